@@ -1,0 +1,26 @@
+"""Cake: a verified schedule language and compiler for warp-specialized GPU kernels.
+
+Python API (imports are lazy so `import cakec` stays cheap):
+    cakec.verify(source_or_path, target=None) -> list[Diagnostic]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from cakec.diagnostics import Diagnostic
+
+
+def verify(source_or_path: str, target: str | None = None) -> list["Diagnostic"]:
+    """Verify a .cake kernel given as a path or as source text; returns its diagnostics
+    (an empty list means it verified)."""
+    from cakec.driver import read_source, verify_source
+
+    if "\n" in source_or_path or source_or_path.lstrip().startswith("@"):
+        src = read_source("<string>", source_or_path)
+    else:
+        src = read_source(source_or_path)
+    return verify_source(src, target).sink.diagnostics

@@ -1,0 +1,127 @@
+"""`cakec`: the command-line driver.
+
+Exit status: 0 no errors (warnings allowed), 1 errors in the input, 2 usage or I/O
+problems. Heavy modules (xDSL, NVRTC, torch) are imported inside the commands that need
+them so that `cakec --help` and `cakec verify` start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cakec import __version__
+
+FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                      show_default=True, help="Diagnostic output format.")
+TARGET = click.option("--target", default=None, metavar="SKU",
+                      help="Target SKU (see `cakec targets`); overrides the kernel's own.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cakec")
+def main() -> None:
+    """Cake: a verified schedule language and compiler for warp-specialized GPU kernels."""
+
+
+def _load(path: str, target: str | None):
+    from cakec.driver import read_source
+
+    try:
+        return read_source(path)
+    except (OSError, UnicodeDecodeError) as e:
+        click.echo(f"cakec: error: cannot read {path}: {getattr(e, 'strerror', None) or e}",
+                   err=True)
+        sys.exit(2)
+
+
+def _report(comps, fmt: str) -> int:
+    from cakec.diagnostics import render_json, render_text
+
+    diags = [d for c in comps for d in c.sink.diagnostics]
+    if fmt == "json":
+        click.echo(render_json(diags))
+    else:
+        sources = {k: v for c in comps for k, v in c.sources.items()}
+        text = render_text(diags, sources)
+        if text:
+            click.echo(text, err=True, nl=False)
+    return 1 if any(not c.ok for c in comps) else 0
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True)
+@TARGET
+@FORMAT
+def verify(files: tuple[str, ...], target: str | None, fmt: str) -> None:
+    """Check FILES (syntax, names, types, and every verifier gate)."""
+    from cakec.driver import verify_source
+
+    comps = [verify_source(_load(f, target), target) for f in files]
+    sys.exit(_report(comps, fmt))
+
+
+@main.command()
+@click.argument("file")
+@TARGET
+@click.option("--pass-pipeline", "pipeline", default="", metavar="NAMES",
+              help="Comma-separated passes or aliases (derive, verify).")
+@click.option("--print-loc", is_flag=True, help="Print loc(...) source locations.")
+@click.option("--generic", is_flag=True, help="Print ops in generic form.")
+@click.option("-o", "output", default="-", metavar="PATH", help="Output file (default stdout).")
+@FORMAT
+def opt(file: str, target: str | None, pipeline: str, print_loc: bool, generic: bool,
+        output: str, fmt: str) -> None:
+    """Print FILE (.cake or .mlir) as MLIR text after an optional pass pipeline."""
+    from cakec.driver import build, run_passes
+
+    comp = build(_load(file, target), target)
+    try:
+        run_passes(comp, pipeline)
+    except ValueError as e:
+        click.echo(f"cakec: error: {e}", err=True)
+        sys.exit(2)
+    status = _report([comp], fmt)
+    if status or comp.module is None:
+        sys.exit(status or 1)
+    from cakec.ir_text import print_module
+
+    text = print_module(comp.module, locations=print_loc, generic=generic)
+    _write(output, text)
+
+
+def _write(output: str, text: str | bytes) -> None:
+    if output == "-":
+        if isinstance(text, bytes):
+            sys.stdout.buffer.write(text)
+        else:
+            click.echo(text, nl=False)
+        return
+    try:
+        with open(output, "wb") as f:
+            f.write(text.encode() if isinstance(text, str) else text)
+    except OSError as e:
+        click.echo(f"cakec: error: cannot write {output}: {e.strerror}", err=True)
+        sys.exit(2)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+              default="text", show_default=True)
+def targets(fmt: str) -> None:
+    """Print the SKU table: instruction families and limits per target."""
+    from cakec.targets import sku_table
+
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(sku_table.targets_json(), indent=2))
+    elif fmt == "markdown":
+        click.echo(sku_table.format_targets_markdown(), nl=False)
+    else:
+        click.echo(sku_table.format_targets_text(), nl=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Compiler diagnostics: spans, the diagnostic record, a collecting sink, and the
+text (clang/rustc style) and JSON renderers.
+
+Every stage of cakec reports through this module, so one root cause gives one
+`path:line:col: error: message [CODE]` with the source line, a caret under the
+span, `note:` lines at the related places and a `help:` line with the fix.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Iterable, Literal
+
+Severity = Literal["error", "warning", "note"]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A named source text (a path, or `<stdin>`), kept for rendering lines."""
+
+    path: str
+    text: str
+
+    def line(self, lineno: int) -> str:
+        lines = self.text.splitlines()
+        return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
+
+
+@dataclass(frozen=True)
+class Span:
+    """A 1-based, end-exclusive source range; `end_col == 0` means 'one token'."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Note:
+    span: Span | None
+    message: str
+
+
+@dataclass
+class Diagnostic:
+    severity: Severity
+    code: str
+    message: str
+    span: Span | None
+    notes: list[Note] = field(default_factory=list)
+    help: str | None = None
+
+    def to_json(self) -> dict:
+        s = self.span
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "file": s.file if s else None,
+            "line": s.line if s else None,
+            "col": s.col if s else None,
+            "end_line": (s.end_line or s.line) if s else None,
+            "end_col": (s.end_col or s.col + 1) if s else None,
+            "notes": [
+                {
+                    "message": n.message,
+                    "file": n.span.file if n.span else None,
+                    "line": n.span.line if n.span else None,
+                    "col": n.span.col if n.span else None,
+                }
+                for n in self.notes
+            ],
+            "help": self.help,
+        }
+
+
+class CompileError(Exception):
+    """Raised to abandon the construct being processed once its diagnostic is filed.
+
+    Callers catch it at statement granularity so that independent errors in
+    later statements are still reported (no cascades, no early exit).
+    """
+
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def error(code: str, message: str, span: Span | None, *, notes: Iterable[Note] = (),
+          help: str | None = None) -> CompileError:
+    return CompileError(Diagnostic("error", code, message, span, list(notes), help))
+
+
+class DiagnosticSink:
+    """Collects diagnostics for one compilation, dropping exact duplicates."""
+
+    def __init__(self) -> None:
+        self.diagnostics: list[Diagnostic] = []
+        self._seen: set[tuple] = set()
+
+    def report(self, diag: Diagnostic) -> None:
+        key = (diag.code, diag.message, diag.span)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.diagnostics.append(diag)
+
+    def error(self, code: str, message: str, span: Span | None, *, notes: Iterable[Note] = (),
+              help: str | None = None) -> None:
+        self.report(Diagnostic("error", code, message, span, list(notes), help))
+
+    def warning(self, code: str, message: str, span: Span | None, *,
+                notes: Iterable[Note] = (), help: str | None = None) -> None:
+        self.report(Diagnostic("warning", code, message, span, list(notes), help))
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
+def _underline(src_line: str, span: Span) -> str:
+    start = max(span.col - 1, 0)
+    if span.end_line in (0, span.line) and span.end_col > span.col:
+        width = span.end_col - span.col
+    else:
+        # Unknown or multi-line end: underline the identifier/number at the caret.
+        width = 1
+        while start + width < len(src_line) and (src_line[start + width].isalnum()
+                                                 or src_line[start + width] == "_"):
+            width += 1
+        if not (src_line[start:start + 1].isalnum() or src_line[start:start + 1] == "_"):
+            width = 1
+    prefix = "".join(c if c == "\t" else " " for c in src_line[:start])
+    return prefix + "^" + "~" * (width - 1)
+
+
+def render_text(diags: Iterable[Diagnostic], sources: dict[str, SourceFile]) -> str:
+    out: list[str] = []
+    for d in diags:
+        where = f"{d.span}: " if d.span else ""
+        out.append(f"{where}{d.severity}: {d.message} [{d.code}]")
+        out.extend(_snippet(d.span, sources))
+        for n in d.notes:
+            where = f"{n.span}: " if n.span else ""
+            out.append(f"{where}note: {n.message}")
+            out.extend(_snippet(n.span, sources))
+        if d.help:
+            out.append(f"help: {d.help}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def _snippet(span: Span | None, sources: dict[str, SourceFile]) -> list[str]:
+    if span is None or span.file not in sources:
+        return []
+    line = sources[span.file].line(span.line)
+    if not line and span.line <= 0:
+        return []
+    return [line, _underline(line, span)]
+
+
+def render_json(diags: Iterable[Diagnostic]) -> str:
+    return json.dumps([d.to_json() for d in diags], indent=2)

@@ -1,0 +1,161 @@
+"""The compilation pipeline shared by the CLI and the Python API:
+read → parse → frontend (IR) → pass pipeline (derive, gates) with one diagnostic sink.
+
+Internal failures become a CAKE-I001 diagnostic naming the file, never a traceback.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+
+from cakec.diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceFile, Span
+
+
+@dataclass
+class Compilation:
+    source: SourceFile
+    sink: DiagnosticSink = field(default_factory=DiagnosticSink)
+    module: ModuleOp | None = None
+    spans: dict[Operation, Span] = field(default_factory=dict)
+    target: str | None = None  # --target, if given
+    ctx: Context | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.sink.has_errors
+
+    @property
+    def sources(self) -> dict[str, SourceFile]:
+        return {self.source.path: self.source}
+
+
+def make_context(comp: Compilation | None = None) -> Context:
+    from xdsl.dialects.arith import Arith
+    from xdsl.dialects.builtin import Builtin
+
+    from cakec.dialects.cake import Cake
+
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Arith)
+    ctx.load_dialect(Cake)
+    if comp is not None:
+        ctx.cake_sink = comp.sink  # type: ignore[attr-defined]
+        ctx.cake_spans = comp.spans  # type: ignore[attr-defined]
+        ctx.cake_target = comp.target  # type: ignore[attr-defined]
+    return ctx
+
+
+def read_source(path: str, text: str | None = None) -> SourceFile:
+    """`-` reads stdin. Raises OSError for unreadable files (the CLI maps it to exit 2)."""
+    if text is not None:
+        return SourceFile(path, text)
+    if path == "-":
+        import sys
+
+        return SourceFile("<stdin>", sys.stdin.read())
+    return SourceFile(path, Path(path).read_text(encoding="utf-8"))
+
+
+def _internal(comp: Compilation, exc: BaseException) -> None:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    origin = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+    comp.sink.report(Diagnostic(
+        "error", "CAKE-I001",
+        f"internal compiler error while compiling {comp.source.path}: "
+        f"{type(exc).__name__}: {exc}{origin}", None,
+        help="this is a bug in cakec; please report it with the input file"))
+
+
+def build(source: SourceFile, target: str | None = None) -> Compilation:
+    """Parse and build IR (syntax, names and types)."""
+    comp = Compilation(source, target=target)
+    if target is not None:
+        from cakec.targets.sku import SKUS
+
+        if target not in SKUS:
+            comp.sink.error("CAKE-T009", f"unknown target `{target}`", None,
+                            help="known targets: " + ", ".join(SKUS))
+            return comp
+    try:
+        if source.path.endswith(".mlir"):
+            comp.module = _parse_mlir(comp)
+        else:
+            from cakec.frontend import Frontend
+            from cakec.syntax import parse
+
+            tree = parse(source.text, source.path)
+            fe = Frontend(source.path, comp.sink)
+            module = fe.build(tree)
+            comp.spans = fe.spans
+            if not comp.sink.has_errors:
+                comp.module = module
+    except CompileError as e:
+        comp.sink.report(e.diagnostic)
+    except RecursionError:
+        comp.sink.error("CAKE-P004", "expression nesting too deep", Span(source.path, 1, 1))
+    except Exception as e:  # noqa: BLE001 - reported as an internal error, never a traceback
+        _internal(comp, e)
+    return comp
+
+
+def _parse_mlir(comp: Compilation) -> ModuleOp | None:
+    from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError, VerifyException
+
+    try:
+        module = Parser(make_context(), comp.source.text, comp.source.path).parse_module()
+        module.verify()
+        return module
+    except ParseError as e:
+        span = e.span
+        line = comp.source.text.count("\n", 0, span.start) + 1
+        col = span.start - (comp.source.text.rfind("\n", 0, span.start) + 1) + 1
+        msg = str(e).strip().splitlines()[-1] if str(e).strip() else "parse error"
+        comp.sink.error("CAKE-P010", f"invalid IR: {msg}", Span(comp.source.path, line, col))
+    except VerifyException as e:
+        comp.sink.error("CAKE-P010", f"invalid IR: {e}", Span(comp.source.path, 1, 1))
+    return None
+
+
+def run_passes(comp: Compilation, pipeline: str) -> None:
+    """Run a comma-separated pass pipeline (aliases allowed) on a built compilation."""
+    if comp.module is None or not pipeline:
+        return
+    from xdsl.passes import PassPipeline
+
+    from cakec.passes import PASSES, expand
+
+    spec = expand(pipeline)
+    if not spec:
+        return
+    try:
+        passes = PassPipeline.parse_spec(PASSES, spec)
+    except Exception as e:  # noqa: BLE001 - unknown names/options are usage errors
+        raise ValueError(f"invalid pass pipeline `{pipeline}`: {e}; available: "
+                         + ", ".join(sorted(PASSES))) from None
+    ctx = make_context(comp)
+    comp.ctx = ctx
+    try:
+        for p in passes.passes:
+            p.apply(ctx, comp.module)
+            if comp.sink.has_errors:
+                break
+    except CompileError as e:
+        comp.sink.report(e.diagnostic)
+    except Exception as e:  # noqa: BLE001
+        _internal(comp, e)
+
+
+def verify_source(source: SourceFile, target: str | None = None) -> Compilation:
+    """Everything `cakec verify` does for one file."""
+    comp = build(source, target)
+    if comp.ok:
+        run_passes(comp, "verify")
+    return comp

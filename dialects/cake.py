@@ -1,0 +1,492 @@
+"""The `cake` dialect: a kernel's schedule as the author declared it.
+
+One op per surface construct: resources (SMEM pool and views, TMEM regions, register
+tiles), roles and their regions, pipelines and mbarriers, loops, and the asynchronous
+operations (TMA, waits, arrivals, MMA, fences). Scalar index arithmetic uses the
+upstream `arith` dialect. Every op built from a .cake file carries its file:line:col.
+
+Derivation passes annotate these ops with discardable `cake.*` attributes (offsets,
+parities, byte counts, descriptors); the gates and the emitters read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr, BFloat16Type, DenseArrayBase, Float16Type, Float32Type, Float8E4M3FNType,
+    Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, i1, i32, i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments, IRDLOperation, irdl_attr_definition, irdl_op_definition,
+    operand_def, opt_operand_def, opt_prop_def, prop_def, region_def, result_def,
+    traits_def, var_operand_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+
+# ---- element types -------------------------------------------------------------------------
+
+#: Surface dtype name → (builtin type, size in bytes). The one place dtype facts live.
+DTYPES: dict[str, tuple[Attribute, int]] = {
+    "bf16": (BFloat16Type(), 2),
+    "f16": (Float16Type(), 2),
+    "f32": (Float32Type(), 4),
+    "tf32": (FloatTF32Type(), 4),
+    "e4m3": (Float8E4M3FNType(), 1),
+    "e5m2": (Float8E5M2Type(), 1),
+    "i8": (IntegerType(8), 1),
+    "i32": (IntegerType(32), 4),
+}
+
+
+def dtype_attr(name: str) -> Attribute:
+    return DTYPES[name][0]
+
+
+def dtype_name(attr: Attribute) -> str:
+    for name, (ty, _) in DTYPES.items():
+        if ty == attr:
+            return name
+    raise KeyError(f"not a cake dtype: {attr}")
+
+
+def dtype_bytes(attr: Attribute) -> int:
+    return DTYPES[dtype_name(attr)][1]
+
+
+SWIZZLES = ("none", "32b", "64b", "128b", "auto")
+
+
+# ---- types ----------------------------------------------------------------------------------
+
+
+class _ShapedType(ParametrizedAttribute, TypeAttribute):
+    """Common syntax `<128x64xbf16, key value, ...>` for the shaped Cake types."""
+
+    shape: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    def dims(self) -> tuple[int, ...]:
+        return tuple(d.data for d in self.shape.data)
+
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.dims():
+            n *= d
+        return n
+
+    def num_bytes(self) -> int:
+        return self.num_elements() * dtype_bytes(self.element_type)
+
+    def _extra(self) -> list[tuple[str, str]]:
+        return []
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + "x".join(str(d) for d in self.dims()) + "x")
+        printer.print_attribute(self.element_type)
+        for key, value in self._extra():
+            printer.print_string(f", {key} {value}")
+        printer.print_string(">")
+
+    @staticmethod
+    def _parse_shape(parser: AttrParser) -> tuple[ArrayAttr[IntAttr], Attribute, dict[str, str]]:
+        extra: dict[str, str] = {}
+        with parser.in_angle_brackets():
+            shape, elt = parser.parse_ranked_shape()
+            while parser.parse_optional_punctuation(","):
+                key = parser.parse_identifier()
+                value = parser.parse_optional_integer()
+                if value is None:
+                    extra[key] = parser.parse_identifier()
+                elif parser.parse_optional_keyword("b"):  # a swizzle span such as 128b
+                    extra[key] = f"{value}b"
+                else:
+                    extra[key] = str(value)
+        return ArrayAttr([IntAttr(d) for d in shape]), elt, extra
+
+
+@irdl_attr_definition
+class TensorType(_ShapedType):
+    """A global-memory tensor parameter; dims are -1 (known at launch). `tma` marks
+    tensors that TMA reads or writes (the runtime builds tensor maps for them)."""
+
+    name = "cake.tensor"
+    tma: IntAttr
+
+    def __init__(self, rank: int, element_type: Attribute, tma: bool):
+        super().__init__(ArrayAttr([IntAttr(-1)] * rank), element_type, IntAttr(int(tma)))
+
+    def _extra(self) -> list[tuple[str, str]]:
+        return [("tma", str(self.tma.data))]
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string("<" + "x".join("?" for _ in self.dims()) + "x")
+        printer.print_attribute(self.element_type)
+        printer.print_string(f", tma {self.tma.data}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        shape, elt, extra = cls._parse_shape(parser)
+        return shape, elt, IntAttr(int(extra.get("tma", "0")))
+
+
+@irdl_attr_definition
+class ViewType(_ShapedType):
+    """`stages` consecutive SMEM buffers of one shape inside a pool."""
+
+    name = "cake.view"
+    stages: IntAttr
+    swizzle: StringAttr
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute, stages: int, swizzle: str):
+        super().__init__(ArrayAttr([IntAttr(d) for d in shape]), element_type, IntAttr(stages),
+                         StringAttr(swizzle))
+
+    def _extra(self) -> list[tuple[str, str]]:
+        return [("stages", str(self.stages.data)), ("swizzle", self.swizzle.data)]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        shape, elt, extra = cls._parse_shape(parser)
+        return shape, elt, IntAttr(int(extra.get("stages", "1"))), StringAttr(
+            extra.get("swizzle", "auto"))
+
+
+@irdl_attr_definition
+class StageType(_ShapedType):
+    """One stage of a view (`view[s]`): an MMA or TMA operand."""
+
+    name = "cake.stage"
+    swizzle: StringAttr
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute, swizzle: str):
+        super().__init__(ArrayAttr([IntAttr(d) for d in shape]), element_type, StringAttr(swizzle))
+
+    def _extra(self) -> list[tuple[str, str]]:
+        return [("swizzle", self.swizzle.data)]
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        shape, elt, extra = cls._parse_shape(parser)
+        return shape, elt, StringAttr(extra.get("swizzle", "auto"))
+
+
+@irdl_attr_definition
+class TmemType(_ShapedType):
+    """A TMEM region: lanes × columns, holding an MMA accumulator (sm_100a/103a)."""
+
+    name = "cake.tmem"
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute):
+        super().__init__(ArrayAttr([IntAttr(d) for d in shape]), element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        shape, elt, _ = cls._parse_shape(parser)
+        return shape, elt
+
+
+@irdl_attr_definition
+class TileType(_ShapedType):
+    """A register tile owned by one role: an MMA accumulator or an epilogue value."""
+
+    name = "cake.tile"
+
+    def __init__(self, shape: Sequence[int], element_type: Attribute):
+        super().__init__(ArrayAttr([IntAttr(d) for d in shape]), element_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        shape, elt, _ = cls._parse_shape(parser)
+        return shape, elt
+
+
+@irdl_attr_definition
+class PoolType(ParametrizedAttribute, TypeAttribute):
+    name = "cake.pool"
+
+
+@irdl_attr_definition
+class RoleType(ParametrizedAttribute, TypeAttribute):
+    name = "cake.role"
+
+
+@irdl_attr_definition
+class PipelineType(ParametrizedAttribute, TypeAttribute):
+    name = "cake.pipeline"
+
+
+@irdl_attr_definition
+class BarrierType(ParametrizedAttribute, TypeAttribute):
+    name = "cake.barrier"
+
+
+def _i64(v: int) -> IntegerAttr:
+    return IntegerAttr(v, i64)
+
+
+def _ints(vs: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(vs))
+
+
+# ---- kernel structure -----------------------------------------------------------------------
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """`@cake.schedule(...) def NAME(lm, params...)`: parameters are the entry block's
+    arguments, named by `param_names`."""
+
+    name = "cake.kernel"
+    sym_name = prop_def(StringAttr)
+    param_names = prop_def(ArrayAttr[StringAttr])
+    target = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+
+@irdl_op_definition
+class GridOp(IRDLOperation):
+    """`lm.grid(x, y, z)`: launch geometry (blocks per dimension)."""
+
+    name = "cake.grid"
+    dims = var_operand_def(i32)
+
+
+@irdl_op_definition
+class BlockIdOp(IRDLOperation):
+    name = "cake.block_id"
+    dim = prop_def(IntegerAttr)
+    result = result_def(i32)
+
+
+@irdl_op_definition
+class NumBlocksOp(IRDLOperation):
+    name = "cake.num_blocks"
+    dim = prop_def(IntegerAttr)
+    result = result_def(i32)
+
+
+@irdl_op_definition
+class SmCountOp(IRDLOperation):
+    """`lm.sm_count()`: multiprocessors on the launching device (for persistent grids)."""
+
+    name = "cake.sm_count"
+    result = result_def(i32)
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    """`T.shape[i]`: a tensor parameter's extent, known at launch."""
+
+    name = "cake.dim"
+    tensor = operand_def(TensorType)
+    index = prop_def(IntegerAttr)
+    result = result_def(i32)
+
+
+@irdl_op_definition
+class SmemOp(IRDLOperation):
+    name = "cake.smem"
+    sym_name = prop_def(StringAttr)
+    bytes = prop_def(IntegerAttr)
+    result = result_def(PoolType)
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    name = "cake.view"
+    sym_name = prop_def(StringAttr)
+    pool = operand_def(PoolType)
+    offset = prop_def(IntegerAttr)
+    result = result_def(ViewType)
+
+
+@irdl_op_definition
+class TmemOp(IRDLOperation):
+    name = "cake.tmem"
+    sym_name = prop_def(StringAttr)
+    cols = prop_def(IntegerAttr)
+    width = prop_def(IntegerAttr)
+    result = result_def(TmemType)
+
+
+@irdl_op_definition
+class RegsOp(IRDLOperation):
+    """`lm.regs(shape=, dtype=, role=)`: a register accumulator owned by `role`."""
+
+    name = "cake.regs"
+    sym_name = prop_def(StringAttr)
+    role = operand_def(RoleType)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class RoleOp(IRDLOperation):
+    name = "cake.role"
+    sym_name = prop_def(StringAttr)
+    warps = prop_def(DenseArrayBase)
+    regs = opt_prop_def(IntegerAttr)
+    result = result_def(RoleType)
+
+
+@irdl_op_definition
+class PipelineOp(IRDLOperation):
+    name = "cake.pipeline"
+    sym_name = prop_def(StringAttr)
+    stages = prop_def(IntegerAttr)
+    result = result_def(PipelineType)
+
+
+@irdl_op_definition
+class BarrierOp(IRDLOperation):
+    """An array of `count` mbarriers, each completing a phase after `init_count` role events."""
+
+    name = "cake.barrier"
+    sym_name = prop_def(StringAttr)
+    count = prop_def(IntegerAttr)
+    init_count = prop_def(IntegerAttr)
+    prod = var_operand_def(RoleType)
+    cons = var_operand_def(RoleType)
+    pipeline = opt_operand_def(PipelineType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    result = result_def(BarrierType)
+
+
+@irdl_op_definition
+class OnRoleOp(IRDLOperation):
+    """`with ROLE:` — code that only the role's warps execute."""
+
+    name = "cake.on_role"
+    role = operand_def(RoleType)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation):
+    """`for i in lm.range(lb, ub, step)`; the induction variable is the block argument."""
+
+    name = "cake.for"
+    lb = operand_def(i32)
+    ub = operand_def(i32)
+    step = operand_def(i32)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """A uniform `if` (every thread of the role takes the same branch)."""
+
+    name = "cake.if"
+    cond = operand_def(i1)
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+    traits = traits_def(NoTerminator())
+
+
+# ---- operations -----------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class StageOp(IRDLOperation):
+    """`view[s]`: one stage of a view."""
+
+    name = "cake.stage"
+    view = operand_def(ViewType)
+    index = operand_def(i32)
+    result = result_def(StageType)
+
+
+@irdl_op_definition
+class TmaLoadOp(IRDLOperation):
+    """`view.tma_load(T, coords=, stage=, barrier=)`: an async copy of one box into
+    `view[stage]`, completing its bytes on `barrier[stage]`. `coords` are tile
+    coordinates, outermost first."""
+
+    name = "cake.tma_load"
+    view = operand_def(ViewType)
+    tensor = operand_def(TensorType)
+    coords = var_operand_def(i32)
+    stage = operand_def(i32)
+    barrier = operand_def(BarrierType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
+class TmaStoreOp(IRDLOperation):
+    """`T.tma_store(tile, coords=)`: store a register tile to a global tile."""
+
+    name = "cake.tma_store"
+    tensor = operand_def(TensorType)
+    value = operand_def(TileType)
+    coords = var_operand_def(i32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
+class WaitOp(IRDLOperation):
+    """`lm.wait(b, stage=s)`: wait for the next phase of `b[s]` this role has not consumed."""
+
+    name = "cake.wait"
+    barrier = operand_def(BarrierType)
+    stage = operand_def(i32)
+
+
+@irdl_op_definition
+class ArriveOp(IRDLOperation):
+    """`lm.arrive(b, stage=s)`: one arrival of this role on `b[s]`."""
+
+    name = "cake.arrive"
+    barrier = operand_def(BarrierType)
+    stage = operand_def(i32)
+
+
+@irdl_op_definition
+class CommitOp(IRDLOperation):
+    """`lm.commit(b, stage=s)`: arrive on `b[s]` once this role's MMAs so far completed."""
+
+    name = "cake.commit"
+    barrier = operand_def(BarrierType)
+    stage = operand_def(i32)
+
+
+@irdl_op_definition
+class FenceProxyOp(IRDLOperation):
+    name = "cake.fence_proxy"
+
+
+@irdl_op_definition
+class MmaOp(IRDLOperation):
+    """`lm.mma(acc, a, b, init=)`: acc[M,N] (+)= a[M,K] · b[N,K]ᵀ, asynchronous."""
+
+    name = "cake.mma"
+    acc = operand_def(TmemType | TileType)
+    a = operand_def(StageType)
+    b = operand_def(StageType)
+    init = operand_def(i1)
+
+
+@irdl_op_definition
+class ConvertOp(IRDLOperation):
+    """`tile.to(dtype)`: elementwise conversion of a register tile (or TMEM load)."""
+
+    name = "cake.convert"
+    source = operand_def(TileType | TmemType)
+    result = result_def(TileType)
+
+
+Cake = Dialect(
+    "cake",
+    [
+        KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
+        RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
+        TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
+    ],
+    [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
+     BarrierType],
+)
