@@ -1,7 +1,8 @@
 """The target capability table: every hardware fact the gates, the emitter and `cakec targets` use.
 
-One place per fact. A fact marked [V] was checked with ptxas 13.0 (test/unit/test_sku_ptxas.py re-checks
-every family on every target); the others come from /work/shared/notes/PTX.md and the sources it names.
+One place per fact. A fact marked [V] was checked with ptxas 13.0 (test/unit/test_sku_ptxas.py
+re-checks every family on every target); the others come from /work/shared/notes/PTX.md and the
+sources it names.
 Dtype names are the language's: bf16, f16, tf32, f32, e4m3, e5m2, i8, i32.
 """
 
@@ -68,7 +69,8 @@ TMA_BOX_DIM_MAX = 256  # every boxDim[i] in [1, 256]
 TMA_GLOBAL_ALIGN = 16  # global base address and every global stride (bytes) are multiples of this
 TMA_INNER_BOX_BYTES_MULTIPLE = 16  # boxDim[0] * elemsize, without interleave
 # Swizzle modes by the language's tag: the span (bytes) the inner box must fit in, and the shared
-# memory alignment a TMA destination needs (the pattern's repeat, so MMA descriptors get base_offset 0).
+# memory alignment a TMA destination needs (the pattern's repeat, so MMA descriptors get
+# base_offset 0).
 SWIZZLE_SPAN: Mapping[str, int] = MappingProxyType({"none": 0, "32b": 32, "64b": 64, "128b": 128})
 SWIZZLE_SMEM_ALIGN: Mapping[str, int] = MappingProxyType(
     {"none": 128, "32b": 256, "64b": 512, "128b": 1024})
@@ -161,8 +163,8 @@ class MmaForm:
     k: int  # K per instruction, in elements
     acc_location: str  # "regs" | "tmem"
     issuer: str  # "warp" | "warpgroup" | "thread" (see ISSUER_THREADS)
-    a_from: tuple[str, ...]  # where A may live: "regs", "smem", "tmem"; B is in smem except for mma.sync
-    transpose: bool  # the instruction reads MN-major smem operands itself (descriptor transpose bit)
+    a_from: tuple[str, ...]  # where A may live ("regs", "smem", "tmem"); B: smem, mma.sync: regs
+    transpose: bool  # reads MN-major smem operands itself (the descriptor transpose bit)
     cta_group: int = 1
 
     def allows(self, a: str, b: str, acc: str, m: int, n: int) -> bool:
@@ -213,7 +215,7 @@ def ptx_version_for(sku: Sku, families_used: Iterable[str]) -> tuple[int, int]:
     return max([sku.min_ptx_version, *(PTX_MIN_VERSION[f] for f in families_used)])
 
 
-# --- MMA forms -------------------------------------------------------------------------------------
+# --- MMA forms ---
 
 _F16 = (("bf16", "bf16"), ("f16", "f16"))
 _TF32 = (("tf32", "tf32"),)
@@ -229,7 +231,8 @@ def _acc(kind: str) -> tuple[str, ...]:
 
 def _mma_sync(kind: str, ab: tuple[tuple[str, str], ...], family: str) -> MmaForm:
     return MmaForm("mma.sync", kind, family, ab, _acc(kind), m=(16,), n=(NRange(8, 8, 8),),
-                   k=_K[kind], acc_location="regs", issuer="warp", a_from=("regs",), transpose=False)
+                   k=_K[kind], acc_location="regs", issuer="warp", a_from=("regs",),
+                   transpose=False)
 
 
 _MMA_SYNC = (
@@ -260,8 +263,9 @@ _WGMMA = (
 
 
 def _tcgen05(kind: str, ab: tuple[tuple[str, str], ...]) -> tuple[MmaForm, ...]:
-    # Dense shapes: cta_group::1 M=64 N%8, M=128 N%16 (DeepGEMM/CUTLASS static_asserts); cta_group::2
-    # M=128/256 with N%32 in [32, 256] (CUTLASS 2-SM atoms; conservative where M=256 may allow N%16).
+    # Dense shapes: cta_group::1 M=64 N%8, M=128 N%16 (DeepGEMM/CUTLASS static_asserts);
+    # cta_group::2 M=128/256 with N%32 in [32, 256] (CUTLASS 2-SM atoms; conservative where
+    # DeepGEMM allows N%16 at M=256).
     shapes = (((64,), NRange(8, 256, 8), 1, "tcgen05"),
               ((128,), NRange(16, 256, 16), 1, "tcgen05"),
               ((128, 256), NRange(32, 256, 32), 2, "cta_group2"))
@@ -275,7 +279,7 @@ def _tcgen05(kind: str, ab: tuple[tuple[str, str], ...]) -> tuple[MmaForm, ...]:
 _TCGEN05 = (*_tcgen05("f16", _F16), *_tcgen05("tf32", _TF32), *_tcgen05("f8f6f4", _FP8))
 _TCGEN05_I8 = _tcgen05("i8", _I8)  # kind::i8: sm_100a only, not sm_103a [V in PTX.md]
 
-# --- targets ---------------------------------------------------------------------------------------
+# --- targets ---
 
 _AMPERE = frozenset({"mma_sync", "ldmatrix", "cp_async", "mbarrier"})
 _ASYNC = frozenset({"mbarrier_tx", "tma", "tma_store", "cluster", "multicast", "setmaxnreg",

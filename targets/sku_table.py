@@ -52,7 +52,8 @@ _FAMILY_HEADERS = ["family", "min PTX", "covers"]
 
 
 def _family_rows() -> Rows:
-    return [[name, _version(table.PTX_MIN_VERSION[name]), covers] for name, covers in table.FAMILIES.items()]
+    return [[name, _version(table.PTX_MIN_VERSION[name]), covers]
+            for name, covers in table.FAMILIES.items()]
 
 
 _LIMIT_HEADERS = ["limit", "value"]
@@ -66,8 +67,8 @@ def _limit_rows() -> Rows:
         ["TMA rank", f"{table.TMA_RANK_MIN}..{table.TMA_RANK_MAX}"],
         ["TMA box", f"each dimension 1..{table.TMA_BOX_DIM_MAX} elements"],
         ["TMA global address and strides", f"multiple of {table.TMA_GLOBAL_ALIGN} B"],
-        ["TMA inner box", f"multiple of {table.TMA_INNER_BOX_BYTES_MULTIPLE} B; at most the swizzle span"
-                          " when swizzled"],
+        ["TMA inner box", f"multiple of {table.TMA_INNER_BOX_BYTES_MULTIPLE} B; at most the "
+                          "swizzle span when swizzled"],
         ["no swizzle", f"smem destination aligned to {table.SWIZZLE_SMEM_ALIGN['none']} B"],
         *swizzles,
         ["TMEM allocation", f"power of two in [{table.TMEM_ALLOC_MIN_COLUMNS}, "
@@ -75,7 +76,8 @@ def _limit_rows() -> Rows:
         ["tcgen05.ld/st lanes", "warp w: lanes [32q, 32q + 32) with q = w % 4"],
         ["warpgroup (wgmma, setmaxnreg)", f"{table.WARPGROUP_WARPS} consecutive warps, the first a "
                                           f"multiple of {table.WARPGROUP_WARPS}"],
-        ["setmaxnreg", f"{table.SETMAXNREG_MIN}..{table.SETMAXNREG_MAX}, multiple of {table.SETMAXNREG_STEP}"],
+        ["setmaxnreg", f"{table.SETMAXNREG_MIN}..{table.SETMAXNREG_MAX}, "
+                       f"multiple of {table.SETMAXNREG_STEP}"],
         ["mbarrier per phase", f"arrivals <= {table.MBARRIER_MAX_ARRIVALS}, "
                                f"tx bytes <= {table.MBARRIER_MAX_TX_BYTES} (2^20 - 1)"],
     ]
@@ -133,10 +135,12 @@ def targets_json() -> dict[str, Any]:
             "mma_forms": [asdict(f) | {"issuer_threads": table.ISSUER_THREADS[f.issuer]}
                           for f in s.mma_forms],
         } for s in table.SKUS.values()],
-        "families": {name: {"min_ptx_version": _version(table.PTX_MIN_VERSION[name]), "covers": covers}
+        "families": {name: {"min_ptx_version": _version(table.PTX_MIN_VERSION[name]),
+                            "covers": covers}
                      for name, covers in table.FAMILIES.items()},
         "limits": {
-            "tma": {"rank": [table.TMA_RANK_MIN, table.TMA_RANK_MAX], "box_dim_max": table.TMA_BOX_DIM_MAX,
+            "tma": {"rank": [table.TMA_RANK_MIN, table.TMA_RANK_MAX],
+                    "box_dim_max": table.TMA_BOX_DIM_MAX,
                     "global_align": table.TMA_GLOBAL_ALIGN,
                     "inner_box_bytes_multiple": table.TMA_INNER_BOX_BYTES_MULTIPLE,
                     "swizzle_span": dict(table.SWIZZLE_SPAN),

@@ -2,8 +2,8 @@
 
 One tiny raw-PTX kernel per instruction family is assembled for every target; ptxas must accept it
 exactly where the capability table (targets/sku.py) says the target has the family. The family's
-minimum `.version` is checked too: the kernel assembles at `ptx_version_for(sku, [family])`, and, where
-the family raises the target's minimum, not one version lower.
+minimum `.version` is checked too: the kernel assembles at `ptx_version_for(sku, [family])`, and,
+where the family raises the target's minimum, not one version lower.
 """
 
 import os
@@ -32,24 +32,28 @@ def _find_ptxas() -> str | None:
 
 PTXAS = _find_ptxas()
 
+MMA_F32 = "{%f0, %f1, %f2, %f3}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f4, %f5, %f6, %f7}"
+MMA_S32 = "{%r11, %r12, %r13, %r14}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%r11, %r12, %r13, %r14}"
+TMA_LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+
 # Every kernel sees: %rd1 a generic global address (also used as the tensor map), %r1 the shared
 # address of an 8-byte mbarrier, %r2 a 1024-aligned shared buffer, %r3/%r4 zero coordinates, %p1 a
 # predicate. Other registers are left undefined; ptxas checks them only for type and declaration.
 KERNELS: dict[str, str] = {
-    "mma_sync": """
-  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f0, %f1, %f2, %f3}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f4, %f5, %f6, %f7};
-  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f0, %f1, %f2, %f3}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f4, %f5, %f6, %f7};
-  mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f0, %f1, %f2, %f3}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f4, %f5, %f6, %f7};
-  mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r11, %r12, %r13, %r14}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%r11, %r12, %r13, %r14};
+    "mma_sync": f"""
+  mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {MMA_F32};
+  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {MMA_F32};
+  mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {MMA_F32};
+  mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {MMA_S32};
 """,
-    "mma_sync_fp8": """
-  mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%f0, %f1, %f2, %f3}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f4, %f5, %f6, %f7};
-  mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32 {%f0, %f1, %f2, %f3}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f4, %f5, %f6, %f7};
+    "mma_sync_fp8": f"""
+  mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {MMA_F32};
+  mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32 {MMA_F32};
 """,
     # An FP4 operand: ptxas 13.0 also takes .kind::f8f6f4 with two fp8 operands on sm_100a/103a, so
     # only FP6/FP4 tells the consumer-Blackwell family apart.
-    "mma_sync_f8f6f4": """
-  mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 {%f0, %f1, %f2, %f3}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f4, %f5, %f6, %f7};
+    "mma_sync_f8f6f4": f"""
+  mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e2m1.f32 {MMA_F32};
 """,
     "ldmatrix": """
   ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r5, %r6, %r7, %r8}, [%r2];
@@ -76,8 +80,8 @@ WAIT:
   mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r1], 0;
   @!%p2 bra WAIT;
 """,
-    "tma": """
-  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r2], [%rd1, {%r3, %r4}], [%r1];
+    "tma": f"""
+  {TMA_LOAD} [%r2], [%rd1, {{%r3, %r4}}], [%r1];
 """,
     "tma_store": """
   fence.proxy.async.shared::cta;
@@ -92,13 +96,14 @@ WAIT:
   mapa.shared::cluster.u32 %r6, %r1, %r5;
   ld.shared::cluster.u32 %r7, [%r6];
 """,
-    "multicast": """
+    "multicast": f"""
   mov.b16 %h1, 3;
-  cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%r2], [%rd1, {%r3, %r4}], [%r1], %h1;
+  {TMA_LOAD}.multicast::cluster [%r2], [%rd1, {{%r3, %r4}}], [%r1], %h1;
 """,
     "wgmma": """
   wgmma.fence.sync.aligned;
-  wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f0, %f1, %f2, %f3}, %rd2, %rd3, %p1, 1, 1, 0, 0;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
+    {%f0, %f1, %f2, %f3}, %rd2, %rd3, %p1, 1, 1, 0, 0;
   wgmma.commit_group.sync.aligned;
   wgmma.wait_group.sync.aligned 0;
 """,
@@ -122,7 +127,8 @@ WAIT:
   mov.b16 %h1, 3;
   tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r2], 32;
   tcgen05.mma.cta_group::2.kind::f16 [%r8], %rd2, %rd3, %r9, %p1;
-  tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r1], %h1;
+  tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64
+    [%r1], %h1;
   tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r8, 32;
 """,
     "tcgen05_ld_red": """

@@ -1,4 +1,4 @@
-"""The target capability table: known hardware facts, the helpers the gates use, and its renderings."""
+"""The target capability table: known hardware facts, the helpers gates use, its renderings."""
 
 import dataclasses
 import json
