@@ -111,7 +111,9 @@ gemm_bf16(const __grid_constant__ CakeTensorMap A_tmap0, const CakeTensor<2> A,
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       int m_tile, n_tile;
       cake_tile_coords(t, tiles_m, tiles_n, m_tile, n_tile);
-      u32 prev = 0;
+#if CAKE_MMA_INFLIGHT
+      u32 prev = 0;                                           // stage whose wgmma may still run
+#endif
       for (int k = 0; k < k_tiles; ++k) {
         // lm.wait(full, stage=k % STAGES)
         cake_mbar_wait(full + 8 * stage, (full_phase >> stage) & 1u);
@@ -128,11 +130,11 @@ gemm_bf16(const __grid_constant__ CakeTensorMap A_tmap0, const CakeTensor<2> A,
 #if CAKE_MMA_INFLIGHT
         cake_wgmma_wait<1>();
         if (k > 0 && leader) cake_mbar_arrive(empty + 8 * prev);
+        prev = stage;
 #else
         cake_wgmma_wait<0>();
         if (leader) cake_mbar_arrive(empty + 8 * stage);
 #endif
-        prev = stage;
         stage = stage + 1 == STAGES ? 0 : stage + 1;
       }
 #if CAKE_MMA_INFLIGHT

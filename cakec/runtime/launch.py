@@ -1,0 +1,189 @@
+"""Launch a compiled Cake kernel on torch tensors through the CUDA driver API.
+
+`Kernel(cubin, metadata)(*args)` checks the arguments (cakec.runtime.args), encodes the
+TMA tensor maps the metadata asks for, evaluates the grid and calls cuLaunchKernel on the
+current torch stream. torch and cuda.bindings are imported lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from cakec.runtime.args import (TENSOR_DTYPES, BoundTensor, Metadata, TmapSpec, bind, launch_grid,
+                                pack_scalar, pack_tensor)
+
+
+class CakeLaunchError(RuntimeError):
+    """The driver refused a step (module load, attribute, tensor map, launch)."""
+
+
+def _drv():
+    from cuda.bindings import driver
+    return driver
+
+
+def _check(result, what: str):
+    err = result[0] if isinstance(result, tuple) else result
+    if int(err) != 0:
+        _, name = _drv().cuGetErrorName(err)
+        raise CakeLaunchError(f"{what} failed: {name.decode() if name else int(err)}")
+    if isinstance(result, tuple):
+        return result[1] if len(result) == 2 else result[1:]
+    return None
+
+
+@dataclass
+class _Loaded:
+    ctx: Any
+    fn: Any
+    sm_count: int
+
+
+_SWIZZLE_ENUM = {"none": 0, "32b": 1, "64b": 2, "128b": 3}
+_L2_ENUM = {"none": 0, "64b": 1, "128b": 2, "256b": 3}
+_OOB_ENUM = {"zero": 0, "nan": 1}
+_TMAP_CACHE_SIZE = 256
+
+
+def encode_tmap(b: BoundTensor, spec: TmapSpec) -> bytes:
+    """The 128-byte CUtensorMap for tensor `b` tiled by `spec` (dims reversed: innermost first)."""
+    drv = _drv()
+    dt = TENSOR_DTYPES[b.param.dtype]
+    rank = len(b.shape)
+    tmap = _check(drv.cuTensorMapEncodeTiled(
+        drv.CUtensorMapDataType(dt.tma), drv.cuuint32_t(rank), b.ptr,
+        [drv.cuuint64_t(s) for s in reversed(b.shape)],
+        [drv.cuuint64_t(b.stride[d] * dt.itemsize) for d in range(rank - 2, -1, -1)],
+        [drv.cuuint32_t(x) for x in reversed(spec.box)],
+        [drv.cuuint32_t(1)] * rank,
+        drv.CUtensorMapInterleave(0),
+        drv.CUtensorMapSwizzle(_SWIZZLE_ENUM[spec.swizzle]),
+        drv.CUtensorMapL2promotion(_L2_ENUM[spec.l2_promotion]),
+        drv.CUtensorMapFloatOOBfill(_OOB_ENUM[spec.oob_fill])),
+        f"cuTensorMapEncodeTiled({b.param.name}, shape {list(b.shape)}, box {list(spec.box)})")
+    return ctypes.string_at(tmap.getPtr(), 128)
+
+
+_TARGET = re.compile(r"^sm_(\d+)(\d)([af]?)$")
+
+
+def _target_runs_on(target: str, major: int, minor: int) -> bool:
+    """sm_XYa runs only on X.Y; sm_XY / sm_XYf on X.Z with Z >= Y (SASS compatibility)."""
+    m = _TARGET.match(target)
+    if not m:
+        return False
+    t_major, t_minor, suffix = int(m.group(1)), int(m.group(2)), m.group(3)
+    if suffix == "a":
+        return (major, minor) == (t_major, t_minor)
+    return major == t_major and minor >= t_minor
+
+
+class Kernel:
+    """A cubin plus its metadata; call it like a function with tensors and scalars.
+
+    The module is loaded once per device (into that device's primary context, the one
+    torch uses). Tensor maps are cached by (pointer, shape, strides, box, ...).
+    """
+
+    def __init__(self, cubin: bytes, metadata: Mapping[str, Any]):
+        self.meta = Metadata.parse(metadata)
+        self.cubin = bytes(cubin)
+        self._loaded: dict[int, _Loaded] = {}
+        self._tmaps: OrderedDict[tuple, bytes] = OrderedDict()
+
+    def __repr__(self) -> str:
+        sig = ", ".join(p.name for p in self.meta.params)
+        return f"<cake Kernel {self.meta.kernel}({sig}) {self.meta.target}>"
+
+    def _load(self, device: int) -> _Loaded:
+        loaded = self._loaded.get(device)
+        if loaded is not None:
+            return loaded
+        drv = _drv()
+        _check(drv.cuInit(0), "cuInit")
+        dev = _check(drv.cuDeviceGet(device), f"cuDeviceGet({device})")
+
+        def attr(a, name):
+            return _check(drv.cuDeviceGetAttribute(a, dev), f"cuDeviceGetAttribute({name})")
+
+        A = drv.CUdevice_attribute
+        cc = (attr(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cc major"),
+              attr(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cc minor"))
+        if not _target_runs_on(self.meta.target, *cc):
+            raise CakeLaunchError(f"{self.meta.kernel} was built for {self.meta.target}; "
+                                  f"cuda:{device} is sm_{cc[0]}{cc[1]}")
+        optin = attr(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "smem opt-in")
+        if self.meta.dynamic_smem > optin:
+            raise CakeLaunchError(f"{self.meta.kernel} needs {self.meta.dynamic_smem} B of "
+                                  f"dynamic shared memory; cuda:{device} allows {optin}")
+        ctx = _check(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        _check(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+        mod = _check(drv.cuModuleLoadData(self.cubin), f"cuModuleLoadData({self.meta.kernel})")
+        fn = _check(drv.cuModuleGetFunction(mod, self.meta.entry.encode()),
+                    f"cuModuleGetFunction({self.meta.entry})")
+        if self.meta.dynamic_smem > 48 * 1024:  # the default limit; above it needs opt-in
+            _check(drv.cuFuncSetAttribute(
+                fn, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.meta.dynamic_smem), "cuFuncSetAttribute(max dynamic smem)")
+        loaded = _Loaded(ctx, fn, attr(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count"))
+        self._loaded[device] = loaded
+        return loaded
+
+    def _tmap(self, b: BoundTensor, spec: TmapSpec) -> bytes:
+        key = (b.ptr, b.shape, b.stride, b.param.dtype, spec)
+        cached = self._tmaps.get(key)
+        if cached is None:
+            cached = self._tmaps[key] = encode_tmap(b, spec)
+            if len(self._tmaps) > _TMAP_CACHE_SIZE:
+                self._tmaps.popitem(last=False)
+        else:
+            self._tmaps.move_to_end(key)
+        return cached
+
+    def function_attributes(self, device: int = 0) -> dict[str, int]:
+        """Registers per thread, local (spill) bytes, static smem: what ptxas settled on."""
+        drv = _drv()
+        fn = self._load(device).fn
+        F = drv.CUfunction_attribute
+        return {name: _check(drv.cuFuncGetAttribute(a, fn), name) for name, a in (
+            ("num_regs", F.CU_FUNC_ATTRIBUTE_NUM_REGS),
+            ("local_size_bytes", F.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES),
+            ("shared_size_bytes", F.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
+            ("max_threads_per_block", F.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK))}
+
+    def __call__(self, *args: Any, stream: Any = None) -> None:
+        meta = self.meta
+        bound = bind(meta, args)
+        loaded = self._load(bound.device)
+        grid = launch_grid(meta, bound.scalars, loaded.sm_count)
+
+        blobs: list[bytes] = []
+        for p in meta.params:
+            if p.kind == "tensor":
+                b = bound.tensors[p.name]
+                blobs.extend(self._tmap(b, spec) for spec in p.tmaps)
+                blobs.append(pack_tensor(b))
+            else:
+                blobs.append(pack_scalar(p, bound.scalars[p.name]))
+        # kernelParams is a void*[] of pointers to each argument's bytes; the driver copies
+        # them at launch, so these buffers only need to outlive the cuLaunchKernel call.
+        bufs = [ctypes.create_string_buffer(blob, len(blob)) for blob in blobs]
+        ptrs = (ctypes.c_void_p * len(bufs))(*(ctypes.addressof(b) for b in bufs))
+
+        drv = _drv()
+        _check(drv.cuCtxSetCurrent(loaded.ctx), "cuCtxSetCurrent")
+        _check(drv.cuLaunchKernel(loaded.fn, *grid, *meta.block, meta.dynamic_smem,
+                                  _stream_handle(stream, bound.device), ctypes.addressof(ptrs), 0),
+               f"cuLaunchKernel({meta.kernel}, grid {list(grid)}, block {list(meta.block)})")
+
+
+def _stream_handle(stream: Any, device: int) -> int:
+    if stream is None:
+        import torch
+        return torch.cuda.current_stream(device).cuda_stream
+    return int(getattr(stream, "cuda_stream", stream))
+
