@@ -1,0 +1,183 @@
+"""Build, check and time the hand-written gemm_bf16 prototype against torch.matmul (cuBLAS).
+
+Everything goes through the project's own toolchain: targets/nvrtc.py compiles
+prelude.cuh + gemm_bf16_handwritten.cu to an sm_90a cubin, cakec.runtime.Kernel launches it
+with a hand-written metadata dict (what the emitter will produce for this kernel).
+
+Shapes are written M x N x K: A [M, K], B [N, K], C [M, N] = A . B^T, all bf16 row-major.
+Checks use fresh random inputs, an fp32 torch reference (relative Frobenius error), a
+NaN-poisoned C that lives inside a larger NaN buffer (every element written, nothing
+outside it touched), and odd strides for C. Prints a table last; --out writes JSON.
+
+    python3 bench/proto/run_proto.py --variants all --out $OUT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+import triton
+
+from cakec.runtime import Kernel
+from cakec.targets import nvrtc
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "gemm_bf16_handwritten.cu"
+
+# name -> -D overrides of the kernel's tuning knobs (first = the default configuration).
+VARIANTS: dict[str, dict[str, int]] = {
+    "s4_g8_inflight1": {"CAKE_STAGES": 4, "CAKE_GROUP_M": 8, "CAKE_MMA_INFLIGHT": 1},
+    "s3_g8_inflight1": {"CAKE_STAGES": 3, "CAKE_GROUP_M": 8, "CAKE_MMA_INFLIGHT": 1},
+    "s4_g8_inflight0": {"CAKE_STAGES": 4, "CAKE_GROUP_M": 8, "CAKE_MMA_INFLIGHT": 0},
+    "s4_g16_inflight1": {"CAKE_STAGES": 4, "CAKE_GROUP_M": 16, "CAKE_MMA_INFLIGHT": 1},
+}
+CHECK_SHAPES = [(1, 4096, 4096), (128, 256, 16), (1000, 1000, 1000), (77, 333, 72),
+                (300, 17, 8), (1024, 1024, 8200), (1000, 3000, 1000), (4096, 4096, 4096),
+                (8192, 8192, 8192)]
+QUICK_CHECK_SHAPES = [(1, 4096, 4096), (77, 333, 72), (1000, 3000, 1000), (4096, 4096, 4096)]
+TIME_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 28672), (4096, 14336, 4096)]
+TOLERANCE = 5e-3  # bf16 output rounding alone gives ~1e-3
+
+
+def metadata(stages: int) -> dict:
+    """What the emitter writes for gemm_bf16 (docs/abi.md)."""
+    return {
+        "kernel": "gemm_bf16", "entry": "gemm_bf16", "target": "sm_90a",
+        "block": [384, 1, 1],
+        "grid": ["min(cdiv(M, 128) * cdiv(N, 256), sm_count)", "1", "1"],
+        "dynamic_smem": 1024 + stages * (16384 + 32768) + 16 * stages,
+        "params": [
+            {"name": "A", "kind": "tensor", "rank": 2, "dtype": "bf16",
+             "tmaps": [{"box": [128, 64], "swizzle": "128b", "oob_fill": "zero"}]},
+            {"name": "B", "kind": "tensor", "rank": 2, "dtype": "bf16",
+             "tmaps": [{"box": [256, 64], "swizzle": "128b", "oob_fill": "zero"}]},
+            {"name": "C", "kind": "tensor", "rank": 2, "dtype": "bf16", "tmaps": [],
+             "shape": ["M", "N"]},
+            {"name": "M", "kind": "scalar", "dtype": "i32"},
+            {"name": "N", "kind": "scalar", "dtype": "i32"},
+            {"name": "K", "kind": "scalar", "dtype": "i32"}],
+        "shape_bindings": {"M": ["A", 0], "K": ["A", 1], "N": ["B", 0]},
+        "constraints": ["K % 8 == 0"],
+    }
+
+
+def build(defines: dict[str, int]) -> tuple[Kernel, bytes, str]:
+    source = nvrtc.prelude_source() + SOURCE.read_text()
+    opts = [f"-D{k}={v}" for k, v in defines.items()]
+    cubin = nvrtc.compile_cuda(source, target="sm_90a", output="cubin",
+                               name="gemm_bf16_handwritten.cu", extra_options=opts)
+    report = nvrtc.ptxas_report(source, target="sm_90a", extra_options=opts)
+    return Kernel(cubin, metadata(defines["CAKE_STAGES"])), cubin, report
+
+
+def sass_counts(cubin: bytes) -> dict[str, int]:
+    tool = shutil.which("cuobjdump")
+    if tool is None:
+        return {}
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        sass = subprocess.run([tool, "--dump-sass", f.name], capture_output=True, text=True).stdout
+    return {op: len(re.findall(rf"\b{op}\b", sass))
+            for op in ("HGMMA", "UTMALDG", "SYNCS", "STG", "LDL", "STL", "BAR")}
+
+
+def check(kernel: Kernel, M: int, N: int, K: int, gen: torch.Generator) -> dict:
+    A = torch.randn(M, K, device="cuda", generator=gen).to(torch.bfloat16)
+    B = torch.randn(N, K, device="cuda", generator=gen).to(torch.bfloat16)
+    # C is a strided window of a NaN-filled buffer: guards on every side catch stray writes.
+    # Row stride N + 4 and a 4-byte offset keep even N on the paired-store path; odd N
+    # (odd stride) exercises the scalar one.
+    buf = torch.full((M + 2, N + 4), float("nan"), device="cuda", dtype=torch.bfloat16)
+    C = buf[1:M + 1, 2:N + 2]
+    kernel(A, B, C, M, N, K)
+    torch.cuda.synchronize()
+    ref = A.float() @ B.float().t()
+    unwritten = int(torch.isnan(C).sum())
+    guard = buf.clone()
+    guard[1:M + 1, 2:N + 2] = float("nan")
+    touched = int((~torch.isnan(guard)).sum())
+    err = float((C.float() - ref).norm() / ref.norm()) if unwritten == 0 else float("nan")
+    cublas = torch.matmul(A, B.t()).float()
+    err_cublas = float((cublas - ref).norm() / ref.norm())
+    ok = unwritten == 0 and touched == 0 and err < TOLERANCE
+    return {"shape": [M, N, K], "rel_err": err, "cublas_rel_err": err_cublas,
+            "unwritten": unwritten, "outside_writes": touched, "ok": ok}
+
+
+def bench_ms(fn) -> float:
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--variants", default="all", help="comma list of variant names, or all")
+    ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for results.json")
+    args = ap.parse_args()
+    names = list(VARIANTS) if args.variants == "all" else args.variants.split(",")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(0)
+    results: dict = {"device": torch.cuda.get_device_name(), "nvrtc": nvrtc.nvrtc_version(),
+                     "variants": {}}
+    kernels: dict[str, Kernel] = {}
+    all_ok = True
+    for i, name in enumerate(names):
+        kernel, cubin, report = build(VARIANTS[name])
+        kernels[name] = kernel
+        spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+        info = {"defines": VARIANTS[name], "ptxas": report.strip().splitlines()[-3:],
+                "spills": spills, "sass": sass_counts(cubin),
+                "attributes": kernel.function_attributes(), "checks": []}
+        print(f"[{name}] ptxas spills {spills} sass {info['sass']} attrs {info['attributes']}",
+              flush=True)
+        for shape in CHECK_SHAPES if i == 0 else QUICK_CHECK_SHAPES:
+            c = check(kernel, *shape, gen)
+            info["checks"].append(c)
+            all_ok &= c["ok"]
+            print(f"[{name}] check {shape}: rel_err {c['rel_err']:.2e} (cublas "
+                  f"{c['cublas_rel_err']:.2e}) unwritten {c['unwritten']} outside "
+                  f"{c['outside_writes']} {'OK' if c['ok'] else 'FAIL'}", flush=True)
+        results["variants"][name] = info
+
+    rows = []
+    for M, N, K in TIME_SHAPES:
+        A = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        B = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
+        C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        flop = 2.0 * M * N * K
+        ms_torch = bench_ms(lambda: torch.matmul(A, B.t()))
+        row = {"shape": [M, N, K], "torch_tflops": flop / ms_torch / 1e9, "cake": {}}
+        for name, kernel in kernels.items():
+            ms = bench_ms(lambda: kernel(A, B, C, M, N, K))
+            row["cake"][name] = flop / ms / 1e9
+        rows.append(row)
+        del A, B, C
+        print(f"timed {M}x{N}x{K}", flush=True)
+    results["timings"] = rows
+
+    if args.out:
+        Path(args.out, "results.json").write_text(json.dumps(results, indent=1))
+    print("\nTFLOP/s, shapes M x N x K (C[M,N] = A[M,K] . B[N,K]^T), median of do_bench")
+    print(f"{'shape':>20} {'torch':>7} " + " ".join(f"{n:>18}" for n in kernels)
+          + "   best/torch")
+    for row in rows:
+        best = max(row["cake"].values())
+        print(f"{'x'.join(map(str, row['shape'])):>20} {row['torch_tflops']:7.1f} "
+              + " ".join(f"{v:18.1f}" for v in row["cake"].values())
+              + f"   {best / row['torch_tflops']:.3f}")
+    print("correctness:", "ALL OK" if all_ok else "FAILURES (see above)")
+    return 0 if all_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

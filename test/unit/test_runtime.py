@@ -1,0 +1,329 @@
+"""Runtime and NVRTC tests: CPU-only parts always run; @pytest.mark.gpu parts need torch + an
+sm_90 GPU and skip cleanly otherwise."""
+
+from __future__ import annotations
+
+import math
+import struct
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from cakec.runtime import CakeArgumentError, Kernel
+from cakec.runtime import expr
+from cakec.runtime.args import Metadata, bind, launch_grid, pack_scalar, pack_tensor
+from cakec.runtime.launch import _target_runs_on
+
+ROOT = Path(__file__).resolve().parents[2]
+PROTO = ROOT / "bench" / "proto" / "gemm_bf16_handwritten.cu"
+
+
+def gemm_meta(stages: int = 4) -> dict:
+    return {
+        "kernel": "gemm_bf16", "entry": "gemm_bf16", "target": "sm_90a",
+        "block": [384, 1, 1],
+        "grid": ["min(cdiv(M, 128) * cdiv(N, 256), sm_count)", "1", "1"],
+        "dynamic_smem": 1024 + stages * 49152 + 16 * stages,
+        "params": [
+            {"name": "A", "kind": "tensor", "rank": 2, "dtype": "bf16",
+             "tmaps": [{"box": [128, 64], "swizzle": "128b", "oob_fill": "zero"}]},
+            {"name": "B", "kind": "tensor", "rank": 2, "dtype": "bf16",
+             "tmaps": [{"box": [256, 64], "swizzle": "128b", "oob_fill": "zero"}]},
+            {"name": "C", "kind": "tensor", "rank": 2, "dtype": "bf16", "tmaps": [],
+             "shape": ["M", "N"]},
+            {"name": "M", "kind": "scalar", "dtype": "i32"},
+            {"name": "N", "kind": "scalar", "dtype": "i32"},
+            {"name": "K", "kind": "scalar", "dtype": "i32"}],
+        "shape_bindings": {"M": ["A", 0], "K": ["A", 1], "N": ["B", 0]},
+        "constraints": ["K % 8 == 0"],
+    }
+
+
+class FakeTensor:
+    """Just enough of torch.Tensor for the argument checks."""
+
+    def __init__(self, shape, dtype="torch.bfloat16", stride=None, ptr=0x10000, device="cuda",
+                 index=0):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self._stride = stride or tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
+        self._ptr = ptr
+        self.device = SimpleNamespace(type=device, index=index)
+
+    def stride(self):
+        return self._stride
+
+    def data_ptr(self):
+        return self._ptr
+
+
+def gemm_args(over=(), M=1000, N=1000, K=1000):
+    """Valid GEMM arguments for an M x N x K problem, with some replaced by `over`."""
+    args = {"A": FakeTensor((M, K)), "B": FakeTensor((N, K), ptr=0x20000),
+            "C": FakeTensor((M, N), ptr=0x30000), "M": M, "N": N, "K": K}
+    args.update(over)
+    return [args[k] for k in "ABCMNK"]
+
+
+# ---------------------------------------------------------------- expressions
+
+@pytest.mark.parametrize("text,env,want", [
+    ("cdiv(M, 128)", {"M": 1000}, 8),
+    ("cdiv(M, 128)", {"M": 1024}, 8),
+    ("min(cdiv(M, 128) * cdiv(N, 256), sm_count)", {"M": 8192, "N": 8192, "sm_count": 132}, 132),
+    ("min(cdiv(M, 128) * cdiv(N, 256), sm_count)", {"M": 1, "N": 17, "sm_count": 132}, 1),
+    ("max(1, M // 3 - 7 % 4)", {"M": 9}, 1),
+    ("-M + 2 * (M + 1)", {"M": 5}, 7),
+    ("K % 8 == 0 and M >= 1", {"K": 16, "M": 1}, 1),
+    ("K % 8 == 0 and M >= 1", {"K": 12, "M": 1}, 0),
+    ("not K or 0 < K <= 4", {"K": 3}, 1),
+])
+def test_expr_evaluate(text, env, want):
+    assert expr.evaluate(text, env) == want
+
+
+@pytest.mark.parametrize("text", ["M ** 2", "M / 2", "__import__('os')", "M.x", "1.5",
+                                  "M if M else 1", "abs(M)", "cdiv(M, b=2)", "[M]", "M +"])
+def test_expr_rejects_everything_else(text):
+    with pytest.raises(expr.ExprError):
+        expr.evaluate(text, {"M": 1})
+
+
+def test_expr_runtime_errors():
+    with pytest.raises(expr.ExprError, match="unknown name 'Q'"):
+        expr.evaluate("Q + 1", {})
+    with pytest.raises(expr.ExprError, match="division by zero"):
+        expr.evaluate("cdiv(M, N)", {"M": 1, "N": 0})
+    with pytest.raises(expr.ExprError, match="division by zero"):
+        expr.evaluate("M % N", {"M": 1, "N": 0})
+    assert expr.names("min(cdiv(M, 128), sm_count)") == {"M", "sm_count"}
+
+
+# ---------------------------------------------------------------- metadata
+
+def test_metadata_parses_gemm():
+    m = Metadata.parse(gemm_meta())
+    assert [p.name for p in m.params] == list("ABCMNK")
+    assert m.params[0].tmaps[0].box == (128, 64) and m.params[0].tmaps[0].l2_promotion == "256b"
+    assert m.shape_bindings["N"] == ("B", 0)
+
+
+def test_metadata_pads_box_to_rank():
+    meta = gemm_meta()
+    meta["params"][0] = {"name": "A", "kind": "tensor", "rank": 3, "dtype": "bf16",
+                         "tmaps": [{"box": [128, 64], "swizzle": "128b"}]}
+    assert Metadata.parse(meta).params[0].tmaps[0].box == (1, 128, 64)
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda m: m["params"][0].update(dtype="bf17"), "dtype"),
+    (lambda m: m["params"][0]["tmaps"][0].update(box=[128, 128]), "swizzle span"),
+    (lambda m: m["params"][0]["tmaps"][0].update(box=[128, 4]), "multiple of 16"),
+    (lambda m: m["params"][0]["tmaps"][0].update(box=[300, 64]), r"\[1, 256\]"),
+    (lambda m: m.update(grid=["cdiv(Q, 128)", "1", "1"]), "Q"),
+    (lambda m: m.update(grid=["M ** 2", "1", "1"]), "not allowed"),
+    (lambda m: m["shape_bindings"].update(M=["A", 2]), "shape_bindings"),
+    (lambda m: m["params"][2].update(shape=["M", "Z"]), "Z"),
+    (lambda m: m.update(block=[1024, 2, 1]), "1024"),
+    (lambda m: m.pop("entry"), "entry"),
+])
+def test_metadata_rejects(edit, match):
+    meta = gemm_meta()
+    edit(meta)
+    with pytest.raises(ValueError, match=match):
+        Metadata.parse(meta)
+
+
+# ---------------------------------------------------------------- argument checks (fake tensors)
+
+def test_bind_accepts_valid_args():
+    bound = bind(Metadata.parse(gemm_meta()), gemm_args())
+    assert bound.scalars == {"M": 1000, "N": 1000, "K": 1000}
+    assert bound.tensors["A"].shape == (1000, 1000) and bound.device == 0
+
+
+@pytest.mark.parametrize("over,match", [
+    ({"A": FakeTensor((1000, 1000), dtype="torch.float32")}, "'A': expected dtype bf16"),
+    ({"B": FakeTensor((1000, 1000, 1))}, "'B': expected rank 2"),
+    ({"C": FakeTensor((1000, 1000), device="cpu")}, "'C': tensor is on"),
+    ({"A": FakeTensor((1000, 1000), stride=(1, 1000))}, "'A': innermost stride is 1000"),
+    ({"A": FakeTensor((1000, 1000), ptr=0x10002)}, "'A': data pointer 0x10002"),
+    ({"B": FakeTensor((1000, 1000), stride=(1004, 1))}, "'B': stride of dim 0 is 2008 bytes"),
+    ({"A": FakeTensor((1000, 1000), index=1)}, "different devices"),
+    ({"M": 999}, "'M' = 999 but A.shape\\[0\\] = 1000"),
+    ({"C": FakeTensor((1000, 999))}, "'C' has shape \\[1000, 999\\]; dim 1 must be N = 1000"),
+    ({"M": 1.0}, "'M': expected an i32 integer, got float"),
+    ({"N": True}, "'N': expected an i32 integer, got bool"),
+    ({"K": 2**31}, "'K': 2147483648 is out of range"),
+    ({"A": 3}, "'A': expected a tensor, got int"),
+])
+def test_bind_rejects(over, match):
+    with pytest.raises(CakeArgumentError, match=match):
+        bind(Metadata.parse(gemm_meta()), gemm_args(over))
+
+
+def test_bind_constraint_and_arity():
+    meta = Metadata.parse(gemm_meta())
+    # K = 12 with rows padded to 16 elements: strides pass, only the constraint fails.
+    args = gemm_args({"A": FakeTensor((4, 12), stride=(16, 1)),
+                      "B": FakeTensor((4, 12), stride=(16, 1), ptr=0x20000)}, M=4, N=4, K=12)
+    with pytest.raises(CakeArgumentError, match=r"constraint 'K % 8 == 0' violated \(K = 12\)"):
+        bind(meta, args)
+    with pytest.raises(CakeArgumentError, match=r"takes 6 arguments \(A, B, C, M, N, K\), got 5"):
+        bind(meta, gemm_args()[:5])
+    with pytest.raises(CakeArgumentError, match="dimension outside"):
+        bind(meta, gemm_args(M=0))
+
+
+def test_launch_grid():
+    meta = Metadata.parse(gemm_meta())
+    assert launch_grid(meta, {"M": 8192, "N": 8192, "K": 64}, 132) == (132, 1, 1)
+    assert launch_grid(meta, {"M": 1, "N": 1, "K": 64}, 132) == (1, 1, 1)
+    meta2 = Metadata.parse({**gemm_meta(), "grid": ["cdiv(M, 128)", "1", "1"]})
+    with pytest.raises(CakeArgumentError, match="empty problem"):
+        launch_grid(meta2, {"M": 0, "N": 1, "K": 8}, 132)
+
+
+def test_pack_layout():
+    b = bind(Metadata.parse(gemm_meta()), gemm_args(M=3, N=5, K=8))
+    blob = pack_tensor(b.tensors["C"])
+    assert struct.unpack("<Qqqqq", blob) == (0x30000, 3, 5, 5, 1)
+    assert pack_scalar(Metadata.parse(gemm_meta()).params[3], 7) == struct.pack("<i", 7)
+
+
+def test_target_compatibility():
+    assert _target_runs_on("sm_90a", 9, 0)
+    assert not _target_runs_on("sm_90a", 10, 0)
+    assert _target_runs_on("sm_80", 8, 6) and not _target_runs_on("sm_80", 9, 0)
+    assert _target_runs_on("sm_100f", 10, 3) and not _target_runs_on("sm_100a", 10, 3)
+
+
+# ---------------------------------------------------------------- NVRTC
+
+nvrtc_mod = pytest.importorskip("cakec.targets.nvrtc")
+
+
+def _have_nvrtc() -> bool:
+    try:
+        nvrtc_mod.nvrtc_version()
+        return True
+    except Exception:
+        return False
+
+
+needs_nvrtc = pytest.mark.skipif(not _have_nvrtc(), reason="NVRTC not available")
+
+
+def proto_source() -> str:
+    return nvrtc_mod.prelude_source() + PROTO.read_text()
+
+
+@needs_nvrtc
+def test_nvrtc_compiles_prototype(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
+    cubin = nvrtc_mod.compile_cuda(proto_source(), target="sm_90a", output="cubin")
+    assert cubin[:4] == b"\x7fELF"
+    ptx = nvrtc_mod.compile_cuda(proto_source(), target="sm_90a", output="ptx").decode()
+    assert ".target sm_90a" in ptx
+    for needle in ("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "setmaxnreg.inc",
+                   "cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "elect.sync"):
+        assert needle in ptx, needle
+    assert len(list(tmp_path.glob("*.cubin"))) == 1 and len(list(tmp_path.glob("*.ptx"))) == 1
+
+
+@needs_nvrtc
+def test_nvrtc_cache_hit(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
+    src = nvrtc_mod.prelude_source() + 'extern "C" __global__ void k(int* x) { x[0] = 1; }\n'
+    first = nvrtc_mod.compile_cuda(src, target="sm_90a", output="cubin")
+
+    def boom(*a, **k):
+        raise AssertionError("cache miss: NVRTC ran again")
+
+    monkeypatch.setattr(nvrtc_mod, "_compile", boom)
+    assert nvrtc_mod.compile_cuda(src, target="sm_90a", output="cubin") == first
+    with pytest.raises(AssertionError, match="cache miss"):  # different options: a new key
+        nvrtc_mod.compile_cuda(src, target="sm_90a", output="cubin", extra_options=["-DX=1"])
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a", "sm_100a", "sm_120a"])
+def test_prelude_compiles_everywhere_unused(tmp_path, monkeypatch, target):
+    """Helpers a kernel does not call must not break other targets (wgmma is sm_90a-only)."""
+    monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
+    src = nvrtc_mod.prelude_source() + (
+        'extern "C" __global__ void k(float* x) { x[0] = cake_bf16_to_f32(cake_f32_to_bf16(x[1])); }\n')
+    assert nvrtc_mod.compile_cuda(src, target=target, output="cubin")[:4] == b"\x7fELF"
+
+
+@needs_nvrtc
+def test_nvrtc_error_carries_log(tmp_path, monkeypatch):
+    monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
+    with pytest.raises(nvrtc_mod.NvrtcError, match="undefined_thing") as info:
+        nvrtc_mod.compile_cuda('extern "C" __global__ void k() { undefined_thing(); }',
+                               target="sm_90a", output="cubin", name="bad.cu")
+    assert "bad.cu" in info.value.log
+
+
+@needs_nvrtc
+def test_ptxas_report_has_no_spills():
+    report = nvrtc_mod.ptxas_report(proto_source(), target="sm_90a")
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
+
+
+def test_arch_option():
+    assert nvrtc_mod.arch_option("sm_90a", "cubin") == "-arch=sm_90a"
+    assert nvrtc_mod.arch_option("sm_90a", "ptx") == "-arch=compute_90a"
+    with pytest.raises(ValueError):
+        nvrtc_mod.arch_option("gfx90a", "cubin")
+
+
+# ---------------------------------------------------------------- GPU
+
+def _gpu_sm90() -> bool:
+    try:
+        import torch
+        return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+    except ImportError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def gemm_kernel():
+    cubin = nvrtc_mod.compile_cuda(proto_source(), target="sm_90a", output="cubin")
+    return Kernel(cubin, gemm_meta())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_sm90(), reason="needs torch and an sm_90 GPU")
+@pytest.mark.parametrize("M,N,K", [(256, 512, 128), (1, 300, 24), (130, 257, 72)])
+def test_gpu_gemm_matches_torch(gemm_kernel, M, N, K):
+    import torch
+    A = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+    B = torch.randn(N, K, device="cuda").to(torch.bfloat16)
+    C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    gemm_kernel(A, B, C, M, N, K)
+    ref = A.float() @ B.float().t()
+    assert not torch.isnan(C).any()
+    assert float((C.float() - ref).norm() / ref.norm()) < 5e-3
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _gpu_sm90(), reason="needs torch and an sm_90 GPU")
+def test_gpu_bad_arguments_raise(gemm_kernel):
+    import torch
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    A, B, C = torch.randn(128, 64, **bf), torch.randn(256, 64, **bf), torch.empty(128, 256, **bf)
+    cases = [
+        ((A.cpu(), B, C, 128, 256, 64), "'A': tensor is on"),
+        ((A.float(), B, C, 128, 256, 64), "'A': expected dtype bf16"),
+        ((A, B.t(), C, 128, 256, 64), "'B'"),
+        ((torch.randn(128, 72, **bf)[:, 1:65], B, C, 128, 256, 64), "'A'"),
+        ((A, B, C, 128, 256, 63), "'K'"),
+        ((A, B, C[:, :255], 128, 256, 64), "'C'"),
+    ]
+    for args, match in cases:
+        with pytest.raises(CakeArgumentError, match=match):
+            gemm_kernel(*args)
+    torch.cuda.synchronize()  # nothing was launched, so nothing can have faulted
