@@ -80,7 +80,7 @@ def build(defines: dict[str, int]) -> tuple[Kernel, bytes, str]:
 
 
 def sass_counts(cubin: bytes) -> dict[str, int]:
-    tool = shutil.which("cuobjdump")
+    tool = shutil.which("cuobjdump") or shutil.which("cuobjdump", path="/usr/local/cuda/bin")
     if tool is None:
         return {}
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
