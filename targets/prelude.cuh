@@ -114,6 +114,35 @@ __device__ __forceinline__ void cake_mbar_wait(u32 bar, u32 parity) {
       : "memory");
 }
 
+// ---------------------------------------------------------------- clusters
+
+// %cluster_ctarank: this CTA's rank inside its cluster.
+__device__ __forceinline__ u32 cake_cluster_ctarank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// barrier.cluster.arrive.release + barrier.cluster.wait.acquire: every thread of every CTA
+// in the cluster meets here (before remote mbarrier use, and before exit).
+__device__ __forceinline__ void cake_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// mapa.shared::cluster.u32: the same shared address in the CTA of cluster rank `rank`.
+__device__ __forceinline__ u32 cake_mapa(u32 addr, u32 rank) {
+  u32 r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+
+// mbarrier.arrive.release.cluster.shared::cluster.b64: one arrival on a (possibly remote)
+// mbarrier given by a cake_mapa address.
+__device__ __forceinline__ void cake_mbar_arrive_cluster(u32 cluster_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar)
+               : "memory");
+}
+
 // ---------------------------------------------------------------- TMA (cp.async.bulk.tensor)
 // Loads: coordinates are element indices, innermost first; out-of-bounds elements are filled
 // per the map and still count towards the barrier's transaction bytes.
@@ -170,6 +199,17 @@ __device__ __forceinline__ void cake_tma_load_5d(u32 dst, const CakeTensorMap* t
       "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];" ::"r"(dst),
       "l"((u64)tmap), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
+// cp.async.bulk.tensor.2d...multicast::cluster: the box lands at `dst` and completes tx on
+// `bar` (same offsets) in every CTA whose bit is set in `cta_mask`.
+__device__ __forceinline__ void cake_tma_load_2d_multicast(u32 dst, const CakeTensorMap* tmap,
+                                                           u32 bar, u16 cta_mask, i32 c0, i32 c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(dst),
+      "l"((u64)tmap), "r"(bar), "h"(cta_mask), "r"(c0), "r"(c1)
       : "memory");
 }
 

@@ -56,7 +56,9 @@ SCALAR_DTYPES: dict[str, tuple[str, tuple[int, int] | None]] = {
 SWIZZLE_SPAN = {"none": 0, "32b": 32, "64b": 64, "128b": 128}
 OOB_FILL = ("zero", "nan")
 L2_PROMOTION = ("none", "64b", "128b", "256b")
-GRID_NAMES = ("sm_count",)  # device facts a grid expression may read besides scalars
+# Device facts a grid expression may read besides scalars: the SM count, and how many
+# clusters (CTAs, for cluster-less kernels) of this kernel can be resident at once.
+GRID_NAMES = ("sm_count", "max_clusters")
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class Metadata:
     target: str
     block: tuple[int, int, int]
     grid: tuple[str, str, str]
+    cluster: tuple[int, int, int]   # compiled in with __cluster_dims__; the grid must divide
     dynamic_smem: int
     params: tuple[Param, ...]
     shape_bindings: Mapping[str, tuple[str, int]]
@@ -156,6 +159,9 @@ def _parse_metadata(raw: Mapping[str, Any]) -> Metadata:
     grid = tuple(str(g) for g in raw["grid"])
     if len(block) != 3 or len(grid) != 3 or min(block) < 1 or block[0] * block[1] * block[2] > 1024:
         _fail(f"block {list(block)} / grid {list(grid)} must have 3 entries, <= 1024 threads")
+    cluster = tuple(int(c) for c in raw.get("cluster", (1, 1, 1)))
+    if len(cluster) != 3 or min(cluster) < 1 or cluster[0] * cluster[1] * cluster[2] > 16:
+        _fail(f"cluster {list(cluster)} must have 3 entries >= 1, at most 16 CTAs")
     constraints = tuple(str(c) for c in raw.get("constraints", ()))
     for text in (*grid, *constraints):
         try:
@@ -179,7 +185,7 @@ def _parse_metadata(raw: Mapping[str, Any]) -> Metadata:
     if smem < 0:
         _fail("dynamic_smem < 0")
     return Metadata(str(raw["kernel"]), str(raw["entry"]), str(raw["target"]), block, grid,
-                    smem, params, bindings, constraints)
+                    cluster, smem, params, bindings, constraints)
 
 
 @dataclass
@@ -294,9 +300,10 @@ def bind(meta: Metadata, args: Sequence[Any]) -> BoundArgs:
 
 
 def launch_grid(meta: Metadata, scalars: Mapping[str, int | float],
-                sm_count: int) -> tuple[int, int, int]:
-    """Evaluate the grid; an empty or oversized grid is an argument error, not a launch fault."""
-    env = {**scalars, "sm_count": sm_count}
+                device: Mapping[str, int]) -> tuple[int, int, int]:
+    """Evaluate the grid with the scalars and the GRID_NAMES facts in `device`; an empty,
+    oversized or cluster-misaligned grid is an argument error, not a launch fault."""
+    env = {**scalars, **device}
     try:
         grid = tuple(expr.evaluate(g, env) for g in meta.grid)
     except expr.ExprError as e:
@@ -306,6 +313,9 @@ def launch_grid(meta: Metadata, scalars: Mapping[str, int | float],
         raise CakeArgumentError(f"{meta.kernel}: grid {list(meta.grid)} evaluates to "
                                 f"{list(grid)} for these arguments (each must be >= 1: "
                                 "empty problem, or too large)")
+    if any(g % c for g, c in zip(grid, meta.cluster)):
+        raise CakeArgumentError(f"{meta.kernel}: grid {list(grid)} is not a multiple of the "
+                                f"cluster shape {list(meta.cluster)}")
     return grid  # type: ignore[return-value]
 
 

@@ -40,7 +40,7 @@ def _check(result, what: str):
 class _Loaded:
     ctx: Any
     fn: Any
-    sm_count: int
+    facts: dict[str, int]   # GRID_NAMES values for this device
 
 
 _SWIZZLE_ENUM = {"none": 0, "32b": 1, "64b": 2, "128b": 3}
@@ -129,9 +129,33 @@ class Kernel:
             _check(drv.cuFuncSetAttribute(
                 fn, drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 self.meta.dynamic_smem), "cuFuncSetAttribute(max dynamic smem)")
-        loaded = _Loaded(ctx, fn, attr(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count"))
+        sm_count = attr(A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "SM count")
+        loaded = _Loaded(ctx, fn, {"sm_count": sm_count,
+                                   "max_clusters": self._max_clusters(fn, sm_count)})
         self._loaded[device] = loaded
         return loaded
+
+    def _max_clusters(self, fn: Any, sm_count: int) -> int:
+        """Clusters (CTAs if cluster-less) resident at once: a persistent grid larger than
+        this would run a second, mostly idle wave. GPCs with odd SM counts leave some SMs
+        unusable for clusters of 2, so this can be below sm_count / 2."""
+        drv = _drv()
+        meta = self.meta
+        if meta.cluster == (1, 1, 1):
+            per_sm = _check(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                fn, meta.block[0] * meta.block[1] * meta.block[2], meta.dynamic_smem),
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+            return sm_count * per_sm
+        cfg = drv.CUlaunchConfig()
+        cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = meta.cluster
+        cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = meta.block
+        cfg.sharedMemBytes = meta.dynamic_smem
+        attr = drv.CUlaunchAttribute()
+        attr.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = meta.cluster
+        cfg.attrs = [attr]
+        cfg.numAttrs = 1
+        return _check(drv.cuOccupancyMaxActiveClusters(fn, cfg), "cuOccupancyMaxActiveClusters")
 
     def _tmap(self, b: BoundTensor, spec: TmapSpec) -> bytes:
         key = (b.ptr, b.shape, b.stride, b.param.dtype, spec)
@@ -143,6 +167,10 @@ class Kernel:
         else:
             self._tmaps.move_to_end(key)
         return cached
+
+    def device_facts(self, device: int = 0) -> dict[str, int]:
+        """The values grid expressions see for sm_count and max_clusters on `device`."""
+        return dict(self._load(device).facts)
 
     def function_attributes(self, device: int = 0) -> dict[str, int]:
         """Registers per thread, local (spill) bytes, static smem: what ptxas settled on."""
@@ -159,7 +187,7 @@ class Kernel:
         meta = self.meta
         bound = bind(meta, args)
         loaded = self._load(bound.device)
-        grid = launch_grid(meta, bound.scalars, loaded.sm_count)
+        grid = launch_grid(meta, bound.scalars, loaded.facts)
 
         blobs: list[bytes] = []
         for p in meta.params:

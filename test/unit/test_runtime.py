@@ -178,11 +178,20 @@ def test_bind_constraint_and_arity():
 
 def test_launch_grid():
     meta = Metadata.parse(gemm_meta())
-    assert launch_grid(meta, {"M": 8192, "N": 8192, "K": 64}, 132) == (132, 1, 1)
-    assert launch_grid(meta, {"M": 1, "N": 1, "K": 64}, 132) == (1, 1, 1)
+    dev = {"sm_count": 132, "max_clusters": 132}
+    assert launch_grid(meta, {"M": 8192, "N": 8192, "K": 64}, dev) == (132, 1, 1)
+    assert launch_grid(meta, {"M": 1, "N": 1, "K": 64}, dev) == (1, 1, 1)
     meta2 = Metadata.parse({**gemm_meta(), "grid": ["cdiv(M, 128)", "1", "1"]})
     with pytest.raises(CakeArgumentError, match="empty problem"):
-        launch_grid(meta2, {"M": 0, "N": 1, "K": 8}, 132)
+        launch_grid(meta2, {"M": 0, "N": 1, "K": 8}, dev)
+    meta3 = Metadata.parse({**gemm_meta(), "cluster": [2, 1, 1],
+                            "grid": ["2 * min(cdiv(cdiv(M, 128), 2) * cdiv(N, 256), max_clusters)",
+                                     "1", "1"]})
+    assert launch_grid(meta3, {"M": 8192, "N": 8192, "K": 64}, {**dev, "max_clusters": 64}) == (128, 1, 1)
+    assert launch_grid(meta3, {"M": 1, "N": 1, "K": 64}, dev) == (2, 1, 1)
+    meta4 = Metadata.parse({**gemm_meta(), "cluster": [2, 1, 1]})
+    with pytest.raises(CakeArgumentError, match="not a multiple of the cluster"):
+        launch_grid(meta4, {"M": 1, "N": 1, "K": 64}, dev)
 
 
 def test_pack_layout():
