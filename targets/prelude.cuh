@@ -136,11 +136,11 @@ __device__ __forceinline__ u32 cake_mapa(u32 addr, u32 rank) {
   return r;
 }
 
-// mbarrier.arrive.release.cluster.shared::cluster.b64: one arrival on a (possibly remote)
-// mbarrier given by a cake_mapa address.
+// mbarrier.arrive.shared::cluster.b64 (release.cta): one arrival on a (possibly remote)
+// mbarrier given by a cake_mapa address. The .cluster-scope release form is not needed to
+// hand a consumed stage back, and in the GEMM prototype it cost ~30% throughput.
 __device__ __forceinline__ void cake_mbar_arrive_cluster(u32 cluster_bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar)
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar) : "memory");
 }
 
 // ---------------------------------------------------------------- TMA (cp.async.bulk.tensor)

@@ -4,6 +4,7 @@ Everything goes through the project's own toolchain: targets/nvrtc.py compiles
 prelude.cuh + gemm_bf16_handwritten.cu to an sm_90a cubin, cakec.runtime.Kernel launches it
 with a hand-written metadata dict (what the emitter will produce for this kernel).
 
+Timings are medians over interleaved rounds of triton's do_bench (itself a median).
 Shapes are written M x N x K: A [M, K], B [N, K], C [M, N] = A . B^T, all bf16 row-major.
 Checks use fresh random inputs, an fp32 torch reference (relative Frobenius error), a
 NaN-poisoned C that lives inside a larger NaN buffer (every element written, nothing
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,6 +55,7 @@ CHECK_SHAPES = [(1, 4096, 4096), (128, 256, 16), (1000, 1000, 1000), (77, 333, 7
 QUICK_CHECK_SHAPES = [(1, 4096, 4096), (77, 333, 72), (1000, 3000, 1000), (4096, 4096, 4096)]
 TIME_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 28672), (4096, 14336, 4096)]
 TOLERANCE = 5e-3  # bf16 output rounding alone gives ~1e-3
+ROUNDS = 3
 
 
 def metadata(stages: int, cluster: int) -> dict:
@@ -173,30 +176,33 @@ def main() -> int:
         B = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
         C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         flop = 2.0 * M * N * K
-        ms_torch = bench_ms(lambda: torch.matmul(A, B.t()))
-        row = {"shape": [M, N, K], "torch_tflops": flop / ms_torch / 1e9, "cake": {}}
+        fns = {"torch": lambda: torch.matmul(A, B.t())}
         for name, kernel in kernels.items():
-            ms = bench_ms(lambda: kernel(A, B, C, M, N, K))
-            row["cake"][name] = flop / ms / 1e9
-        # torch once more: the spread between its two runs is the noise floor of the row
-        row["torch_again_tflops"] = flop / bench_ms(lambda: torch.matmul(A, B.t())) / 1e9
-        rows.append(row)
-        del A, B, C
-        print(f"timed {M}x{N}x{K}", flush=True)
+            fns[name] = lambda kernel=kernel: kernel(A, B, C, M, N, K)
+        # Interleaved rounds: clocks and power drift by several % over a run, so each
+        # contender is timed in every round and the row reports per-contender medians.
+        samples: dict[str, list[float]] = {name: [] for name in fns}
+        for _ in range(ROUNDS):
+            for name, fn in fns.items():
+                samples[name].append(flop / bench_ms(fn) / 1e9)
+        med = {name: statistics.median(v) for name, v in samples.items()}
+        rows.append({"shape": [M, N, K], "torch_tflops": med.pop("torch"), "cake": med,
+                     "samples": samples})
+        del A, B, C, fns
+        print(f"timed {M}x{N}x{K}: " + ", ".join(
+            f"{n} {min(v):.0f}-{max(v):.0f}" for n, v in samples.items()), flush=True)
     results["timings"] = rows
 
     if args.out:
         Path(args.out, f"{args.tag}.json").write_text(json.dumps(results, indent=1))
-    print("\nTFLOP/s, shapes M x N x K (C[M,N] = A[M,K] . B[N,K]^T), median of do_bench")
-    print(f"{'shape':>17} {'torch':>11} " + " ".join(f"{n:>13}" for n in kernels)
+    print(f"\nTFLOP/s, M x N x K (C[M,N] = A[M,K] . B[N,K]^T), median of {ROUNDS} interleaved do_bench medians")
+    print(f"{'shape':>17} {'torch':>7} " + " ".join(f"{n:>13}" for n in kernels)
           + "  best/torch")
     for row in rows:
         best = max(row["cake"].values())
-        torch_tf = (row["torch_tflops"] + row["torch_again_tflops"]) / 2
-        print(f"{'x'.join(map(str, row['shape'])):>17} "
-              f"{row['torch_tflops']:5.0f}/{row['torch_again_tflops']:<5.0f} "
+        print(f"{'x'.join(map(str, row['shape'])):>17} {row['torch_tflops']:7.1f} "
               + " ".join(f"{v:13.1f}" for v in row["cake"].values())
-              + f"  {best / torch_tf:.3f}")
+              + f"  {best / row['torch_tflops']:.3f}")
     print("correctness:", "ALL OK" if all_ok else "FAILURES (see above)")
     return 0 if all_ok else 1
 
