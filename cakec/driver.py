@@ -7,7 +7,8 @@ Internal failures become a CAKE-I001 diagnostic naming the file, never a traceba
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from xdsl.context import Context
@@ -83,6 +84,7 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
             comp.sink.error("CAKE-T009", f"unknown target `{target}`", None,
                             help="known targets: " + ", ".join(SKUS))
             return comp
+    tree = None
     try:
         if source.path.endswith(".mlir"):
             comp.module = _parse_mlir(comp)
@@ -99,10 +101,36 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
     except CompileError as e:
         comp.sink.report(e.diagnostic)
     except RecursionError:
-        comp.sink.error("CAKE-P004", "expression nesting too deep", Span(source.path, 1, 1))
+        # The parser is iterative; the recursive frontend overflows on very long operator
+        # chains. Point at the statement that holds the deepest expression.
+        comp.sink.error("CAKE-P004", "expression nesting too deep",
+                        _deepest_statement(tree) if tree is not None
+                        else Span(source.path, 1, 1),
+                        help="split the expression into named parts")
     except Exception as e:  # noqa: BLE001 - reported as an internal error, never a traceback
         _internal(comp, e)
     return comp
+
+
+def _deepest_statement(tree: object) -> Span:
+    """Start of the simple statement whose expression tree is deepest (iterative walk)."""
+    from cakec import ast
+
+    best = (-1, Span("", 1, 1))
+    stack: list[tuple[object, int, Span]] = [(tree, 0, Span("", 1, 1))]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend((item, depth, where) for item in node)
+            continue
+        if not is_dataclass(node) or isinstance(node, Span):
+            continue
+        if isinstance(node, (ast.Assign, ast.ExprStmt, ast.With, ast.For, ast.If)):
+            where = Span(node.span.file, node.span.line, node.span.col)
+        if depth > best[0]:
+            best = (depth, where)
+        stack.extend((getattr(node, f.name), depth + 1, where) for f in fields(node))
+    return best[1]
 
 
 def _parse_mlir(comp: Compilation) -> ModuleOp | None:
@@ -117,26 +145,51 @@ def _parse_mlir(comp: Compilation) -> ModuleOp | None:
         span = e.span
         line = comp.source.text.count("\n", 0, span.start) + 1
         col = span.start - (comp.source.text.rfind("\n", 0, span.start) + 1) + 1
-        msg = str(e).strip().splitlines()[-1] if str(e).strip() else "parse error"
-        comp.sink.error("CAKE-P010", f"invalid IR: {msg}", Span(comp.source.path, line, col))
+        comp.sink.error("CAKE-P010", f"invalid IR: {e.msg.strip() or 'parse error'}",
+                        Span(comp.source.path, line, col))
     except VerifyException as e:
-        comp.sink.error("CAKE-P010", f"invalid IR: {e}", Span(comp.source.path, 1, 1))
+        op, why = _failing_op(module, e)
+        comp.sink.error("CAKE-P010", f"invalid IR: `{op.name}`: {why}" if op else
+                        f"invalid IR: {why}", _mlir_span(comp.source, op))
     return None
+
+
+def _failing_op(module: ModuleOp, exc: Exception) -> tuple[Operation | None, str]:
+    """xDSL's VerifyException does not name its op: find the first op that fails alone."""
+    from xdsl.utils.exceptions import VerifyException
+
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as e:
+            return op, " ".join(str(e).split())
+    return None, " ".join(str(exc).split())
+
+
+def _mlir_span(source: SourceFile, op: Operation | None) -> Span:
+    """Where the op's text starts in the .mlir file (its result names or its quoted name)."""
+    if op is not None:
+        needle = f'"{op.name}"'
+        if op.results and op.results[0].name_hint:
+            needle = f"%{op.results[0].name_hint} ="
+        for n, text in enumerate(source.text.splitlines(), 1):
+            col = text.find(needle)
+            if col >= 0:
+                return Span(source.path, n, col + 1)
+    return Span(source.path, 1, 1)
 
 
 def run_passes(comp: Compilation, pipeline: str) -> None:
     """Run a comma-separated pass pipeline (aliases allowed) on a built compilation."""
     if comp.module is None or not pipeline:
         return
-    from xdsl.passes import PassPipeline
-
     from cakec.passes import PASSES, expand
 
     spec = expand(pipeline)
     if not spec:
         return
     try:
-        passes = PassPipeline.parse_spec(PASSES, spec)
+        passes = _pipeline(spec)
     except Exception as e:  # noqa: BLE001 - unknown names/options are usage errors
         raise ValueError(f"invalid pass pipeline `{pipeline}`: {e}; available: "
                          + ", ".join(sorted(PASSES))) from None
@@ -153,6 +206,17 @@ def run_passes(comp: Compilation, pipeline: str) -> None:
         comp.sink.report(e.diagnostic)
     except Exception as e:  # noqa: BLE001
         _internal(comp, e)
+
+
+@lru_cache(maxsize=32)
+def _pipeline(spec: str):
+    """Parsed pipelines are reused: passes are frozen dataclasses, and parsing the spec
+    costs as much as a small derive pass."""
+    from xdsl.passes import PassPipeline
+
+    from cakec.passes import PASSES
+
+    return PassPipeline.parse_spec(PASSES, spec)
 
 
 def verify_source(source: SourceFile, target: str | None = None) -> Compilation:
