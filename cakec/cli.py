@@ -15,7 +15,21 @@ from cakec import __version__
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                       show_default=True, help="Diagnostic output format.")
-TARGET = click.option("--target", default=None, metavar="SKU",
+
+
+def _known_target(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # An unknown --target is a usage error (exit 2), reported once, not once per file.
+    if value is None:
+        return None
+    from cakec.targets.sku import SKUS
+
+    if value not in SKUS:
+        raise click.BadParameter(f"unknown target `{value}`; known targets: "
+                                 + ", ".join(SKUS))
+    return value
+
+
+TARGET = click.option("--target", default=None, metavar="SKU", callback=_known_target,
                       help="Target SKU (see `cakec targets`); overrides the kernel's own.")
 
 
