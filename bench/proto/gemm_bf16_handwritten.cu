@@ -19,6 +19,9 @@
 //                                        under the next tile's first 4 K stages (CAKE_DEFER_STORE)
 //
 // Tuning knobs the emitter bakes in as constants; -D overrides let run_proto.py time variants.
+#ifndef CAKE_BK  // K depth of a stage: 64 (128-B rows, 128B swizzle) or 32 (64-B rows, 64B)
+#define CAKE_BK 64
+#endif
 #ifndef CAKE_STAGES
 #define CAKE_STAGES 4
 #endif
@@ -72,13 +75,15 @@ gemm_bf16(const __grid_constant__ CakeTensorMap A_tmap0, const CakeTensor<2> A,
   // followed by compiler scratch: full[STAGES], empty[STAGES] mbarriers (8 B each). Host side:
   // dynamic_smem = 1024 (alignment slack) + POOL_BYTES + 16 * STAGES.
   constexpr u32 STAGES = CAKE_STAGES, CLUSTER = CAKE_CLUSTER;
-  constexpr int BM = 128, BN = 256, BK = 64;
-  constexpr u32 SA_BYTES = BM * BK * 2;                       // 16 KiB per stage
-  constexpr u32 SB_BYTES = BN * BK * 2;                       // 32 KiB per stage
+  constexpr int BM = 128, BN = 256, BK = CAKE_BK;
+  constexpr u32 ROW = BK * 2;                                 // bytes per tile row = swizzle span
+  constexpr u32 SA_BYTES = BM * ROW;                          // 16 KiB per stage at BK = 64
+  constexpr u32 SB_BYTES = BN * ROW;                          // 32 KiB per stage at BK = 64
   constexpr u32 POOL_BYTES = STAGES * (SA_BYTES + SB_BYTES);
-  // K-major operand tile with 128-B rows under 128B swizzle: 8-row atoms 1024 B apart (SBO),
-  // LBO unused (16 by convention); a k16 step inside the atom adds 32 B = 2 encoded units.
-  constexpr u32 SW128 = 1, LBO = 16, SBO = 1024;
+  // K-major operand tile whose rows are one swizzle span: 8-row atoms 8 * ROW bytes apart
+  // (SBO), LBO unused (16 by convention); a k16 step inside the row adds 32 B = 2 encoded
+  // units. Descriptor swizzle code: 1 = 128B, 2 = 64B.
+  constexpr u32 SWIZZLE = ROW == 128 ? 1 : 2, LBO = 16, SBO = 8 * ROW;
 
   extern __shared__ __align__(1024) unsigned char cake_smem[];
   // 128B-swizzled tiles must start on the 1024-B pattern repeat (descriptor base_offset 0).
@@ -179,9 +184,9 @@ gemm_bf16(const __grid_constant__ CakeTensorMap A_tmap0, const CakeTensor<2> A,
         // lm.wait(full, stage=k % STAGES)
         cake_mbar_wait(full + 8 * stage, (full_phase >> stage) & 1u);
         full_phase ^= 1u << stage;
-        // lm.mma(acc, sa[s], sb[s], init=(k == 0)): 4 x k16 steps along the 128-B swizzle row
-        const u64 da = cake_wgmma_desc(sa + stage * SA_BYTES + wg * (64 * 128), LBO, SBO, SW128);
-        const u64 db = cake_wgmma_desc(sb + stage * SB_BYTES, LBO, SBO, SW128);
+        // lm.mma(acc, sa[s], sb[s], init=(k == 0)): BK / 16 k16 steps along the swizzled row
+        const u64 da = cake_wgmma_desc(sa + stage * SA_BYTES + wg * (64 * ROW), LBO, SBO, SWIZZLE);
+        const u64 db = cake_wgmma_desc(sb + stage * SB_BYTES, LBO, SBO, SWIZZLE);
         cake_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)

@@ -36,9 +36,10 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "gemm_bf16_handwritten.cu"
 
 # name -> -D overrides of the kernel's tuning knobs (first = the default configuration).
-def _variant(stages: int = 4, group_m: int = 8, cluster: int = 1, defer: int = 1) -> dict:
+def _variant(stages: int = 4, group_m: int = 8, cluster: int = 1, defer: int = 1,
+             bk: int = 64) -> dict:
     return {"CAKE_STAGES": stages, "CAKE_GROUP_M": group_m, "CAKE_CLUSTER": cluster,
-            "CAKE_DEFER_STORE": defer}
+            "CAKE_DEFER_STORE": defer, "CAKE_BK": bk}
 
 
 VARIANTS: dict[str, dict[str, int]] = {
@@ -48,6 +49,8 @@ VARIANTS: dict[str, dict[str, int]] = {
     "defer_c2_g8": _variant(cluster=2),
     "defer_c2_g16": _variant(cluster=2, group_m=16),
     "sync_c2_g8": _variant(cluster=2, defer=0),
+    "bk32_s8_g16": _variant(bk=32, stages=8, group_m=16),
+    "bk32_s8_c2_g16": _variant(bk=32, stages=8, cluster=2, group_m=16),
 }
 CHECK_SHAPES = [(1, 4096, 4096), (128, 256, 16), (1000, 1000, 1000), (77, 333, 72),
                 (300, 17, 8), (1024, 1024, 8200), (1000, 3000, 1000), (4096, 4096, 4096),
@@ -58,20 +61,21 @@ TOLERANCE = 5e-3  # bf16 output rounding alone gives ~1e-3
 ROUNDS = 3
 
 
-def metadata(stages: int, cluster: int) -> dict:
+def metadata(stages: int, cluster: int, bk: int) -> dict:
     """What the emitter writes for gemm_bf16 (docs/abi.md). With a cluster of 2 each CTA
     loads (and multicasts) half of the B tile, and the grid is whole resident clusters."""
+    swizzle = f"{bk * 2}b"  # one tile row is one swizzle span
     grid = ("min(cdiv(M, 128) * cdiv(N, 256), sm_count)" if cluster == 1 else
             f"{cluster} * min(cdiv(cdiv(M, 128), {cluster}) * cdiv(N, 256), max_clusters)")
     return {
         "kernel": "gemm_bf16", "entry": "gemm_bf16", "target": "sm_90a",
         "block": [384, 1, 1], "grid": [grid, "1", "1"], "cluster": [cluster, 1, 1],
-        "dynamic_smem": 1024 + stages * (16384 + 32768) + 16 * stages,
+        "dynamic_smem": 1024 + stages * (128 + 256) * bk * 2 + 16 * stages,
         "params": [
             {"name": "A", "kind": "tensor", "rank": 2, "dtype": "bf16",
-             "tmaps": [{"box": [128, 64], "swizzle": "128b", "oob_fill": "zero"}]},
+             "tmaps": [{"box": [128, bk], "swizzle": swizzle, "oob_fill": "zero"}]},
             {"name": "B", "kind": "tensor", "rank": 2, "dtype": "bf16",
-             "tmaps": [{"box": [256 // cluster, 64], "swizzle": "128b", "oob_fill": "zero"}]},
+             "tmaps": [{"box": [256 // cluster, bk], "swizzle": swizzle, "oob_fill": "zero"}]},
             {"name": "C", "kind": "tensor", "rank": 2, "dtype": "bf16", "tmaps": [],
              "shape": ["M", "N"]},
             {"name": "M", "kind": "scalar", "dtype": "i32"},
@@ -88,8 +92,8 @@ def build(defines: dict[str, int]) -> tuple[Kernel, bytes, str]:
     cubin = nvrtc.compile_cuda(source, target="sm_90a", output="cubin",
                                name="gemm_bf16_handwritten.cu", extra_options=opts)
     report = nvrtc.ptxas_report(source, target="sm_90a", extra_options=opts)
-    return (Kernel(cubin, metadata(defines["CAKE_STAGES"], defines["CAKE_CLUSTER"])), cubin,
-            report)
+    meta = metadata(defines["CAKE_STAGES"], defines["CAKE_CLUSTER"], defines["CAKE_BK"])
+    return Kernel(cubin, meta), cubin, report
 
 
 def sass_counts(cubin: bytes) -> dict[str, int]:
@@ -176,7 +180,8 @@ def main() -> int:
         B = torch.randn(N, K, device="cuda", dtype=torch.bfloat16)
         C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         flop = 2.0 * M * N * K
-        fns = {"torch": lambda: torch.matmul(A, B.t())}
+        Bt = B.t().contiguous()  # [K, N]: the NN layout, cuBLAS's other code path
+        fns = {"torch": lambda: torch.matmul(A, B.t()), "torch_nn": lambda: torch.matmul(A, Bt)}
         for name, kernel in kernels.items():
             fns[name] = lambda kernel=kernel: kernel(A, B, C, M, N, K)
         # Interleaved rounds: clocks and power drift by several % over a run, so each
@@ -186,9 +191,9 @@ def main() -> int:
             for name, fn in fns.items():
                 samples[name].append(flop / bench_ms(fn) / 1e9)
         med = {name: statistics.median(v) for name, v in samples.items()}
-        rows.append({"shape": [M, N, K], "torch_tflops": med.pop("torch"), "cake": med,
-                     "samples": samples})
-        del A, B, C, fns
+        rows.append({"shape": [M, N, K], "torch_tflops": med.pop("torch"),
+                     "torch_nn_tflops": med.pop("torch_nn"), "cake": med, "samples": samples})
+        del A, B, Bt, C, fns
         print(f"timed {M}x{N}x{K}: " + ", ".join(
             f"{n} {min(v):.0f}-{max(v):.0f}" for n, v in samples.items()), flush=True)
     results["timings"] = rows
@@ -196,12 +201,14 @@ def main() -> int:
     if args.out:
         Path(args.out, f"{args.tag}.json").write_text(json.dumps(results, indent=1))
     print(f"\nTFLOP/s, M x N x K (C[M,N] = A[M,K] . B[N,K]^T), median of {ROUNDS} interleaved do_bench medians")
-    print(f"{'shape':>17} {'torch':>7} " + " ".join(f"{n:>13}" for n in kernels)
+    print("torch = torch.matmul(A, B.t()) (the same problem); torch_nn = A @ B.t().contiguous()")
+    print(f"{'shape':>17} {'torch':>7} {'torch_nn':>8} " + " ".join(f"{n:>14}" for n in kernels)
           + "  best/torch")
     for row in rows:
         best = max(row["cake"].values())
         print(f"{'x'.join(map(str, row['shape'])):>17} {row['torch_tflops']:7.1f} "
-              + " ".join(f"{v:13.1f}" for v in row["cake"].values())
+              f"{row['torch_nn_tflops']:8.1f} "
+              + " ".join(f"{v:14.1f}" for v in row["cake"].values())
               + f"  {best / row['torch_tflops']:.3f}")
     print("correctness:", "ALL OK" if all_ok else "FAILURES (see above)")
     return 0 if all_ok else 1
