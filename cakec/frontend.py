@@ -92,6 +92,7 @@ class Frontend:
 
     def __init__(self, path: str, sink: DiagnosticSink):
         self.path = path
+        self.path_attr = StringAttr(path)  # shared by every op's location
         self.sink = sink
         self.spans: dict[Operation, Span] = {}
         self.block: Block = Block()
@@ -120,10 +121,10 @@ class Frontend:
         if kernels == 0 and not self.sink.has_errors:
             self.sink.error("CAKE-T014", "no kernel in this file", Span(self.path, 1, 1),
                             help="define one: `@cake.schedule()` then `def NAME(lm, ...):`")
-        return ModuleOp(ops)
+        return self._loc(ModuleOp(ops), Span(self.path, 1, 1))
 
     def _loc(self, op: Operation, span: Span) -> Operation:
-        op.location = FileLineColLoc(StringAttr(self.path), IntAttr(span.line), IntAttr(span.col))
+        op.location = FileLineColLoc(self.path_attr, IntAttr(span.line), IntAttr(span.col))
         self.spans[op] = span
         return op
 
@@ -346,6 +347,8 @@ class Frontend:
         self._add(op, _start(s.span))
         iv = op.body.block.args[0]
         iv.name_hint = s.var.id
+        iv.location = FileLineColLoc(self.path_attr, IntAttr(s.var.span.line),
+                                     IntAttr(s.var.span.col))
         consts = {k: v.const for k, v in (("lb", start), ("ub", stop), ("step", step))
                   if v.is_const}
         self._nested(op.body.block, s.body, f"the loop at line {s.span.line}",
