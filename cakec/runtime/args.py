@@ -54,8 +54,13 @@ SCALAR_DTYPES: dict[str, tuple[str, tuple[int, int] | None]] = {
     "f64": ("<d", None),
 }
 SWIZZLE_SPAN = {"none": 0, "32b": 32, "64b": 64, "128b": 128}
-OOB_FILL = ("zero", "nan")
-L2_PROMOTION = ("none", "64b", "128b", "256b")
+# cuda.h's CUtensorMap enum value for each spelling the metadata may use: the Python runtime
+# and the C launcher generator (targets/host_launcher.py) both encode tensor maps from these.
+TMAP_SWIZZLE = {"none": 0, "32b": 1, "64b": 2, "128b": 3}
+TMAP_L2_PROMOTION = {"none": 0, "64b": 1, "128b": 2, "256b": 3}
+TMAP_OOB_FILL = {"zero": 0, "nan": 1}
+OOB_FILL = tuple(TMAP_OOB_FILL)
+L2_PROMOTION = tuple(TMAP_L2_PROMOTION)
 # Device facts a grid expression may read besides scalars: the SM count, and how many
 # clusters (CTAs, for cluster-less kernels) of this kernel can be resident at once.
 GRID_NAMES = ("sm_count", "max_clusters")

@@ -13,8 +13,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from cakec.runtime.args import (TENSOR_DTYPES, BoundTensor, Metadata, TmapSpec, bind, launch_grid,
-                                pack_scalar, pack_tensor)
+from cakec.runtime.args import (TENSOR_DTYPES, TMAP_L2_PROMOTION, TMAP_OOB_FILL, TMAP_SWIZZLE,
+                                BoundTensor, Metadata, TmapSpec, bind, launch_grid, pack_scalar,
+                                pack_tensor)
 
 
 class CakeLaunchError(RuntimeError):
@@ -43,9 +44,6 @@ class _Loaded:
     facts: dict[str, int]   # GRID_NAMES values for this device
 
 
-_SWIZZLE_ENUM = {"none": 0, "32b": 1, "64b": 2, "128b": 3}
-_L2_ENUM = {"none": 0, "64b": 1, "128b": 2, "256b": 3}
-_OOB_ENUM = {"zero": 0, "nan": 1}
 _TMAP_CACHE_SIZE = 256
 
 
@@ -61,9 +59,9 @@ def encode_tmap(b: BoundTensor, spec: TmapSpec) -> bytes:
         [drv.cuuint32_t(x) for x in reversed(spec.box)],
         [drv.cuuint32_t(1)] * rank,
         drv.CUtensorMapInterleave(0),
-        drv.CUtensorMapSwizzle(_SWIZZLE_ENUM[spec.swizzle]),
-        drv.CUtensorMapL2promotion(_L2_ENUM[spec.l2_promotion]),
-        drv.CUtensorMapFloatOOBfill(_OOB_ENUM[spec.oob_fill])),
+        drv.CUtensorMapSwizzle(TMAP_SWIZZLE[spec.swizzle]),
+        drv.CUtensorMapL2promotion(TMAP_L2_PROMOTION[spec.l2_promotion]),
+        drv.CUtensorMapFloatOOBfill(TMAP_OOB_FILL[spec.oob_fill])),
         f"cuTensorMapEncodeTiled({b.param.name}, shape {list(b.shape)}, box {list(spec.box)})")
     return ctypes.string_at(tmap.getPtr(), 128)
 
