@@ -692,6 +692,8 @@ class Frontend:
         if e.op not in _ARITH:
             raise error("CAKE-T007", f"operator `{e.op}` is not defined on integers", e.span,
                         help="use `//` for integer division" if e.op == "/" else None)
+        if e.op in ("//", "%") and rhs.is_const and rhs.const == 0:
+            raise error("CAKE-T010", "division by zero", e.right.span)
         op = _ARITH[e.op](self._i32(lhs), self._i32(rhs))
         self._add(op, e.span)
         return Value("int", e.span, ssa=op.result)
@@ -902,9 +904,9 @@ def _build_sm_count(fe, e, b, recv):
 def _int_binary(op_cls, fold):
     def build(fe, e, b, recv):
         x, y = b["a"], b["b"]
+        if fold is _cdiv and y.is_const and y.const == 0:
+            raise error("CAKE-T010", "division by zero", y.span)
         if x.is_const and y.is_const:
-            if fold is _cdiv and y.const == 0:
-                raise error("CAKE-T010", "division by zero", y.span)
             return Value("int", e.span, const=fold(x.const, y.const))
         op = op_cls(fe._i32(x), fe._i32(y))
         fe._add(op, e.span)
