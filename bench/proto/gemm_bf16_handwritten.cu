@@ -5,9 +5,10 @@
 // emitter, here by run_proto.py), and the kernel uses only prelude helpers plus scalar C++.
 //
 // Schedule (the .cake entities are named in the comments):
-//   lm.grid(min(tiles, sm_count))       persistent CTAs, grouped tile order for L2 reuse
-//   lm.cluster(CAKE_CLUSTER)            optional CTA pair on neighbouring M tiles: each CTA
-//                                        loads half of the shared B tile, multicast to both
+//   lm.grid(...)                         persistent: as many CTAs as can be resident (whole
+//                                        clusters), grouped tile order for L2 reuse
+//   lm.cluster(CAKE_CLUSTER)             CTA pair on neighbouring M tiles: each CTA loads
+//                                        half of the shared B tile, multicast to both
 //   role `load` = warps 0-3, regs=40     one elected thread issues TMA for A and B
 //   role `math` = warps 4-11, regs=232   two warpgroups split the 128x256 tile along M:
 //                                        each does 4 x wgmma m64n256k16 per 64-deep K stage
@@ -19,17 +20,15 @@
 //                                        under the next tile's first 4 K stages (CAKE_DEFER_STORE)
 //
 // Tuning knobs the emitter bakes in as constants; -D overrides let run_proto.py time variants.
-#ifndef CAKE_BK  // K depth of a stage: 64 (128-B rows, 128B swizzle) or 32 (64-B rows, 64B)
-#define CAKE_BK 64
-#endif
+// Defaults = the fastest configuration measured on the H200 (bench/proto/README.md).
 #ifndef CAKE_STAGES
 #define CAKE_STAGES 4
 #endif
 #ifndef CAKE_GROUP_M
-#define CAKE_GROUP_M 8
+#define CAKE_GROUP_M 16
 #endif
 #ifndef CAKE_CLUSTER  // 1 or 2 CTAs per cluster
-#define CAKE_CLUSTER 1
+#define CAKE_CLUSTER 2
 #endif
 #ifndef CAKE_DEFER_STORE
 #define CAKE_DEFER_STORE 1
@@ -75,15 +74,14 @@ gemm_bf16(const __grid_constant__ CakeTensorMap A_tmap0, const CakeTensor<2> A,
   // followed by compiler scratch: full[STAGES], empty[STAGES] mbarriers (8 B each). Host side:
   // dynamic_smem = 1024 (alignment slack) + POOL_BYTES + 16 * STAGES.
   constexpr u32 STAGES = CAKE_STAGES, CLUSTER = CAKE_CLUSTER;
-  constexpr int BM = 128, BN = 256, BK = CAKE_BK;
-  constexpr u32 ROW = BK * 2;                                 // bytes per tile row = swizzle span
-  constexpr u32 SA_BYTES = BM * ROW;                          // 16 KiB per stage at BK = 64
-  constexpr u32 SB_BYTES = BN * ROW;                          // 32 KiB per stage at BK = 64
+  constexpr int BM = 128, BN = 256, BK = 64;
+  constexpr u32 SA_BYTES = BM * BK * 2;                       // 16 KiB per stage
+  constexpr u32 SB_BYTES = BN * BK * 2;                       // 32 KiB per stage
   constexpr u32 POOL_BYTES = STAGES * (SA_BYTES + SB_BYTES);
-  // K-major operand tile whose rows are one swizzle span: 8-row atoms 8 * ROW bytes apart
-  // (SBO), LBO unused (16 by convention); a k16 step inside the row adds 32 B = 2 encoded
-  // units. Descriptor swizzle code: 1 = 128B, 2 = 64B.
-  constexpr u32 SWIZZLE = ROW == 128 ? 1 : 2, LBO = 16, SBO = 8 * ROW;
+  // K-major operand tile with 128-B rows under 128B swizzle: 8-row atoms 1024 B apart (SBO),
+  // LBO unused (16 by convention); a k16 step inside the atom adds 32 B = 2 encoded units.
+  // (BK = 32 with 64B swizzle and 8 stages measured 2-20% slower on the H200.)
+  constexpr u32 SW128 = 1, LBO = 16, SBO = 1024;
 
   extern __shared__ __align__(1024) unsigned char cake_smem[];
   // 128B-swizzled tiles must start on the 1024-B pattern repeat (descriptor base_offset 0).
@@ -184,9 +182,9 @@ gemm_bf16(const __grid_constant__ CakeTensorMap A_tmap0, const CakeTensor<2> A,
         // lm.wait(full, stage=k % STAGES)
         cake_mbar_wait(full + 8 * stage, (full_phase >> stage) & 1u);
         full_phase ^= 1u << stage;
-        // lm.mma(acc, sa[s], sb[s], init=(k == 0)): BK / 16 k16 steps along the swizzled row
-        const u64 da = cake_wgmma_desc(sa + stage * SA_BYTES + wg * (64 * ROW), LBO, SBO, SWIZZLE);
-        const u64 db = cake_wgmma_desc(sb + stage * SB_BYTES, LBO, SBO, SWIZZLE);
+        // lm.mma(acc, sa[s], sb[s], init=(k == 0)): 4 x k16 steps along the 128-B swizzle row
+        const u64 da = cake_wgmma_desc(sa + stage * SA_BYTES + wg * (64 * 128), LBO, SBO, SW128);
+        const u64 db = cake_wgmma_desc(sb + stage * SB_BYTES, LBO, SBO, SW128);
         cake_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)

@@ -19,17 +19,19 @@ ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "bench" / "proto" / "gemm_bf16_handwritten.cu"
 
 
-def gemm_meta(stages: int = 4) -> dict:
+def gemm_meta(cluster: int = 2, stages: int = 4) -> dict:
+    """Metadata of bench/proto/gemm_bf16_handwritten.cu (defaults: 2-CTA cluster, 4 stages)."""
+    grid = ("min(cdiv(M, 128) * cdiv(N, 256), sm_count)" if cluster == 1 else
+            f"{cluster} * min(cdiv(cdiv(M, 128), {cluster}) * cdiv(N, 256), max_clusters)")
     return {
         "kernel": "gemm_bf16", "entry": "gemm_bf16", "target": "sm_90a",
-        "block": [384, 1, 1],
-        "grid": ["min(cdiv(M, 128) * cdiv(N, 256), sm_count)", "1", "1"],
+        "block": [384, 1, 1], "grid": [grid, "1", "1"], "cluster": [cluster, 1, 1],
         "dynamic_smem": 1024 + stages * 49152 + 16 * stages,
         "params": [
             {"name": "A", "kind": "tensor", "rank": 2, "dtype": "bf16",
              "tmaps": [{"box": [128, 64], "swizzle": "128b", "oob_fill": "zero"}]},
             {"name": "B", "kind": "tensor", "rank": 2, "dtype": "bf16",
-             "tmaps": [{"box": [256, 64], "swizzle": "128b", "oob_fill": "zero"}]},
+             "tmaps": [{"box": [256 // cluster, 64], "swizzle": "128b", "oob_fill": "zero"}]},
             {"name": "C", "kind": "tensor", "rank": 2, "dtype": "bf16", "tmaps": [],
              "shape": ["M", "N"]},
             {"name": "M", "kind": "scalar", "dtype": "i32"},
@@ -177,21 +179,19 @@ def test_bind_constraint_and_arity():
 
 
 def test_launch_grid():
-    meta = Metadata.parse(gemm_meta())
-    dev = {"sm_count": 132, "max_clusters": 132}
-    assert launch_grid(meta, {"M": 8192, "N": 8192, "K": 64}, dev) == (132, 1, 1)
-    assert launch_grid(meta, {"M": 1, "N": 1, "K": 64}, dev) == (1, 1, 1)
-    meta2 = Metadata.parse({**gemm_meta(), "grid": ["cdiv(M, 128)", "1", "1"]})
+    dev = {"sm_count": 132, "max_clusters": 66}
+    single = Metadata.parse(gemm_meta(cluster=1))
+    assert launch_grid(single, {"M": 8192, "N": 8192, "K": 64}, dev) == (132, 1, 1)
+    assert launch_grid(single, {"M": 1, "N": 1, "K": 64}, dev) == (1, 1, 1)
+    pair = Metadata.parse(gemm_meta())
+    assert launch_grid(pair, {"M": 8192, "N": 8192, "K": 64}, dev) == (132, 1, 1)
+    assert launch_grid(pair, {"M": 8192, "N": 8192, "K": 64}, {**dev, "max_clusters": 64}) == (128, 1, 1)
+    assert launch_grid(pair, {"M": 1, "N": 1, "K": 64}, dev) == (2, 1, 1)
+    empty = Metadata.parse({**gemm_meta(), "grid": ["cdiv(M, 128)", "1", "1"]})
     with pytest.raises(CakeArgumentError, match="empty problem"):
-        launch_grid(meta2, {"M": 0, "N": 1, "K": 8}, dev)
-    meta3 = Metadata.parse({**gemm_meta(), "cluster": [2, 1, 1],
-                            "grid": ["2 * min(cdiv(cdiv(M, 128), 2) * cdiv(N, 256), max_clusters)",
-                                     "1", "1"]})
-    assert launch_grid(meta3, {"M": 8192, "N": 8192, "K": 64}, {**dev, "max_clusters": 64}) == (128, 1, 1)
-    assert launch_grid(meta3, {"M": 1, "N": 1, "K": 64}, dev) == (2, 1, 1)
-    meta4 = Metadata.parse({**gemm_meta(), "cluster": [2, 1, 1]})
+        launch_grid(empty, {"M": 0, "N": 1, "K": 8}, dev)
     with pytest.raises(CakeArgumentError, match="not a multiple of the cluster"):
-        launch_grid(meta4, {"M": 1, "N": 1, "K": 64}, dev)
+        launch_grid(empty, {"M": 1, "N": 1, "K": 64}, dev)
 
 
 def test_pack_layout():
