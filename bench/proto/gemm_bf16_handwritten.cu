@@ -20,7 +20,7 @@
 //                                        under the next tile's first 4 K stages (CAKE_DEFER_STORE)
 //
 // Tuning knobs the emitter bakes in as constants; -D overrides let run_proto.py time variants.
-// Defaults = the fastest configuration measured on the H200 (bench/proto/README.md).
+// Defaults = the fastest configuration measured on the H200 (table in run_proto.py).
 #ifndef CAKE_STAGES
 #define CAKE_STAGES 4
 #endif
