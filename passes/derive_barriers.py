@@ -1,0 +1,55 @@
+"""`derive-barriers`: the mbarrier facts the author never writes.
+
+On every `cake.barrier`: its offset in barrier storage (8 B per element, in declaration order),
+hardware arrivals and transaction bytes per phase, and whether its consumers' first wait
+passes (an "empty" barrier). On every `cake.wait`: the parity it waits on, per dynamic
+instance when the loops around it have static trip counts, else a closed form or "tracked at
+run time" (the emitter then tracks one phase bit per element, starting from
+`cake.initial_parity`). On the kernel: the bytes of barrier storage. docs/ir.md is the
+contract; passes/protocol.py holds the model that `verify-safety` checks with the same facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i1, i64
+from xdsl.passes import ModulePass
+
+from cakec.dialects import cake
+from cakec.passes.base import target_of
+from cakec.passes.protocol import Kernel, accounting, first_wait_free, parities, traces_for
+
+MBARRIER_BYTES = 8
+
+
+@dataclass(frozen=True)
+class DeriveBarriers(ModulePass):
+    name = "derive-barriers"
+    target: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = target_of(op, ctx, self.target)
+        for kernel in op.ops:
+            if isinstance(kernel, cake.KernelOp):
+                _derive(kernel, target)
+
+
+def _derive(kernel: cake.KernelOp, target: str) -> None:
+    k = Kernel.build(kernel)
+    fwf = first_wait_free(k)
+    # The largest trip-count assignment shows every completion pattern the loops have.
+    acct = accounting(k, traces_for(k, k.assignments()[-1], []), target)
+    for b, free, arrivals, tx in zip(k.barriers, fwf, acct.arrivals, acct.tx_bytes):
+        attrs = b.op.attributes
+        attrs["cake.smem_offset"] = IntegerAttr(MBARRIER_BYTES * b.base, i64)
+        attrs["cake.arrivals"] = IntegerAttr(arrivals, i64)
+        attrs["cake.tx_bytes"] = IntegerAttr(tx, i64)
+        attrs["cake.first_wait_free"] = IntegerAttr(int(free), i1)
+    for wait, parity in parities(k, fwf).items():
+        free = fwf[k.barriers.index(k.barrier_of(wait.operands[0]))]
+        wait.attributes["cake.parity"] = (StringAttr(parity) if isinstance(parity, str)
+                                          else DenseArrayBase.from_list(i64, parity))
+        wait.attributes["cake.initial_parity"] = IntegerAttr(int(free), i64)
+    kernel.attributes["cake.barrier_smem"] = IntegerAttr(MBARRIER_BYTES * k.n_elems, i64)

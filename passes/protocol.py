@@ -1,0 +1,1539 @@
+"""The barrier protocol model shared by `derive-barriers` and `verify-safety`.
+
+A kernel is a set of roles; each role is a sequential program (the ops of its `cake.on_role`
+blocks, in order; kernel-level arith is shared). Cross-role order comes only from mbarriers.
+This module turns the IR into that model and runs it:
+
+* `Kernel.build(kernel_op)` reads the declarations (roles, barriers, views, TMEM regions,
+  register tiles) and compiles each role into a small instruction tree whose scalar operands
+  are closures over an environment (loop variables and trip-count symbols).
+* Loops whose trip count is only known at run time are explored by representatives of every
+  trip-count class that behaves differently (0, 1, fewer than the stages, the stages, more,
+  laps). Bounds that are structurally the same expression share one symbol in every role.
+* `Kernel.trace(role, env)` runs one role alone into an event list; `Kernel.simulate` runs
+  all roles against an abstract mbarrier machine with vector clocks and returns `Finding`s
+  (deadlocks, races, phase lapping, uninitialised reads, ...), each in the author's terms.
+
+Nothing here raises on bad input and nothing unrolls a loop with a huge trip count: static
+counts beyond a few laps of the deepest pipeline are shortened to a representative with the
+same residue modulo twice the lcm of the stage counts, and every run has an event budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain, product
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from cakec.dialects import cake
+
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
+MAX_ASSIGNMENTS = 64  # trip-count assignments explored per kernel
+EVENT_BUDGET = 200_000  # events per assignment, all roles together
+PARITY_LIST_MAX = 1024  # longest per-iteration parity list written on a wait
+
+Env = dict
+Expr = Callable[[Env], "int | None"]
+
+# Event kinds of a role trace.
+WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC = range(6)
+
+
+def line_of(op: Operation) -> int:
+    loc = op.location
+    return loc.line.data if isinstance(loc, FileLineColLoc) else 0
+
+
+def _name(op: Operation) -> str:
+    attr = op.properties.get("sym_name")
+    return attr.data if attr is not None else "?"
+
+
+# ---- declarations ------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Role:
+    op: cake.RoleOp
+    name: str
+    index: int
+    warps: tuple[int, ...]
+
+    @property
+    def warpgroups(self) -> int:
+        return len({w // 4 for w in self.warps})
+
+
+@dataclass(eq=False)
+class Barrier:
+    op: cake.BarrierOp
+    name: str
+    count: int
+    init_count: int
+    prod: frozenset[int]  # role indices
+    cons: frozenset[int]
+    base: int  # index of element 0 among all barrier elements of the kernel
+
+    def elem(self, i: int) -> str:
+        return f"{self.name}[{i}]"
+
+
+@dataclass(eq=False)
+class View:
+    op: cake.ViewOp
+    name: str
+    index: int
+    stages: int
+    stage_bytes: int
+    offset: int
+    pool: cake.SmemOp
+
+
+@dataclass(eq=False)
+class Acc:
+    """An MMA accumulator: a TMEM region or a register tile owned by one role."""
+
+    op: cake.TmemOp | cake.RegsOp
+    name: str
+    index: int
+    owner: int | None  # role index for register tiles
+
+
+# ---- role programs -----------------------------------------------------------------------------
+
+
+class Instr:
+    """One effect in a role program. `kind` is an event kind or "loop" / "branch"."""
+
+    __slots__ = ("op", "kind", "barrier", "stage", "view", "bytes", "acc", "a", "b", "init",
+                 "coords", "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime")
+
+    def __init__(self, op: Operation, kind: int | str, **kw: object):
+        self.op = op
+        self.kind = kind
+        for k in self.__slots__[2:]:
+            setattr(self, k, kw.get(k))
+
+
+@dataclass
+class Finding:
+    """One problem in the author's terms; the gate turns it into a diagnostic."""
+
+    code: str
+    op: Operation
+    message: str
+    notes: list[tuple[Operation | None, str]] = field(default_factory=list)
+    help: str | None = None
+    warning: bool = False
+
+
+# ---- scalar expressions ------------------------------------------------------------------------
+
+
+@dataclass
+class ExprInfo:
+    fn: Expr
+    key: tuple
+    runtime: bool  # depends on kernel parameters, block ids, dims or the SM count
+    ivdep: bool  # depends on a loop variable
+    lo: int
+    hi: int
+    text: str
+
+
+def _c_rem(a: int, b: int) -> int | None:
+    if b == 0:
+        return None
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def _floordiv(a: int, b: int) -> int | None:
+    return None if b == 0 else a // b
+
+
+def _ceildiv(a: int, b: int) -> int | None:
+    return None if b == 0 else -(-a // b)
+
+
+_BINARY: dict[type, tuple[str, Callable[[int, int], int | None]]] = {
+    arith.AddiOp: ("+", lambda a, b: a + b),
+    arith.SubiOp: ("-", lambda a, b: a - b),
+    arith.MuliOp: ("*", lambda a, b: a * b),
+    arith.FloorDivSIOp: ("//", _floordiv),
+    arith.RemSIOp: ("%", _c_rem),  # remsi truncates, as the hardware does
+    arith.CeilDivSIOp: ("lm.cdiv", _ceildiv),
+    arith.MinSIOp: ("lm.min", min),
+    arith.MaxSIOp: ("lm.max", max),
+    arith.AndIOp: ("and", lambda a, b: a & b),
+    arith.OrIOp: ("or", lambda a, b: a | b),
+    arith.XOrIOp: ("^", lambda a, b: a ^ b),
+}
+_CMP = ["==", "!=", "<", "<=", ">", ">=", "<", "<=", ">", ">="]
+_CMP_FN: list[Callable[[int, int], bool]] = [
+    lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, b: a <= b,
+    lambda a, b: a > b, lambda a, b: a >= b] * 2
+# Runtime leaves: value range and the value used when no symbol pins them.
+_LEAVES: dict[type, tuple[str, int, int, int]] = {
+    cake.BlockIdOp: ("lm.block_id", 0, I32_MAX, 0),
+    cake.NumBlocksOp: ("lm.num_blocks", 1, I32_MAX, 1),
+    cake.SmCountOp: ("lm.sm_count", 1, 1024, 1),
+}
+
+
+def _interval(name: str, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """Value range of a binary node from its operands' ranges (conservative)."""
+    (alo, ahi), (blo, bhi) = a, b
+    if name == "+":
+        return alo + blo, ahi + bhi
+    if name == "-":
+        return alo - bhi, ahi - blo
+    if name == "*":
+        ps = (alo * blo, alo * bhi, ahi * blo, ahi * bhi)
+        return min(ps), max(ps)
+    if name in ("//", "lm.cdiv") and blo == bhi and blo > 0:
+        f = _floordiv if name == "//" else _ceildiv
+        return f(alo, blo) or 0, f(ahi, blo) or 0
+    if name == "%" and blo == bhi and blo > 0:
+        return (0 if alo >= 0 else -(blo - 1)), blo - 1
+    if name == "lm.min":
+        return min(alo, blo), min(ahi, bhi)
+    if name == "lm.max":
+        return max(alo, blo), max(ahi, bhi)
+    return I32_MIN, I32_MAX
+
+
+class Exprs:
+    """Compiles SSA scalars to closures `env -> int | None` (None: not computable)."""
+
+    def __init__(self, kernel: cake.KernelOp):
+        self.kernel = kernel
+        self.memo: dict[SSAValue, ExprInfo] = {}
+
+    def __call__(self, v: SSAValue) -> ExprInfo:
+        info = self.memo.get(v)
+        if info is None:
+            info = self._build(v)
+            self.memo[v] = info
+        return info
+
+    def _build(self, v: SSAValue) -> ExprInfo:
+        if isinstance(v, BlockArgument):
+            return self._block_arg(v)
+        op = v.owner
+        assert isinstance(op, Operation)
+        if isinstance(op, arith.ConstantOp):
+            c = op.value.value.data if hasattr(op.value, "value") else 0
+            c = int(c)
+            return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c))
+        if type(op) in _LEAVES:
+            label, lo, hi, default = _LEAVES[type(op)]
+            dim = op.properties["dim"].value.data
+            key = (label, dim)
+            text = v.name_hint or (f"{label}({dim})" if label != "lm.sm_count" else
+                                   "lm.sm_count()")
+            return self._runtime(key, lambda env, d=default: d, lo, hi, text)
+        if isinstance(op, cake.DimOp):
+            t = self(op.tensor)
+            idx = op.index.value.data
+            key = ("dim", t.key, idx)
+            return self._runtime(key, lambda env: 1, 0, I32_MAX,
+                                 v.name_hint or f"{t.text}.shape[{idx}]")
+        if type(op) in _BINARY:
+            return self._binary(v, op)
+        if isinstance(op, arith.CmpiOp):
+            return self._cmp(v, op)
+        if isinstance(op, arith.SelectOp):
+            return self._select(v, op)
+        return ExprInfo(lambda env: None, ("?", id(op)), True, False, I32_MIN, I32_MAX,
+                        v.name_hint or "?")
+
+    def _block_arg(self, v: BlockArgument) -> ExprInfo:
+        parent = v.owner.parent_op() if isinstance(v.owner, Block) else None
+        if isinstance(parent, cake.ForOp):
+            return ExprInfo(lambda env, v=v: env.get(v), ("iv", id(v)), False, True,
+                            I32_MIN, I32_MAX, v.name_hint or "i")
+        key = ("param", v.index)
+        return self._runtime(key, lambda env: 1, I32_MIN, I32_MAX, v.name_hint or "param")
+
+    @staticmethod
+    def _runtime(key: tuple, default: Expr, lo: int, hi: int, text: str) -> ExprInfo:
+        # A symbol assignment in the environment overrides the computed value; no loop
+        # variable feeds this node, so its value is cached in the environment of a run.
+        def fn(env: Env, key=key, default=default) -> int | None:
+            r = env.get(key)
+            if r is None:
+                r = env[key] = default(env)
+            return r
+        return ExprInfo(fn, key, True, False, lo, hi, text)
+
+    def _wrap(self, v: SSAValue, fn: Expr, key: tuple, ops: list[ExprInfo], lo: int, hi: int,
+              text: str) -> ExprInfo:
+        runtime = any(o.runtime for o in ops)
+        ivdep = any(o.ivdep for o in ops)
+        text = v.name_hint or text
+        if runtime and not ivdep:
+            return self._runtime(key, fn, lo, hi, text)
+        if not runtime and not ivdep:
+            c = fn({})
+            if c is not None:
+                return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c))
+        return ExprInfo(fn, key, runtime, ivdep, lo, hi, text)
+
+    def _binary(self, v: SSAValue, op: Operation) -> ExprInfo:
+        name, f = _BINARY[type(op)]
+        a, b = self(op.operands[0]), self(op.operands[1])
+
+        def fn(env: Env, fa=a.fn, fb=b.fn, f=f) -> int | None:
+            x = fa(env)
+            if x is None:
+                return None
+            y = fb(env)
+            return None if y is None else f(x, y)
+        lo, hi = _interval(name, (a.lo, a.hi), (b.lo, b.hi))
+        text = (f"{name}({a.text}, {b.text})" if name.startswith("lm.")
+                else f"{_paren(a)} {name} {_paren(b)}")
+        return self._wrap(v, fn, (name, a.key, b.key), [a, b], lo, hi, text)
+
+    def _cmp(self, v: SSAValue, op: arith.CmpiOp) -> ExprInfo:
+        p = op.predicate.value.data
+        a, b = self(op.lhs), self(op.rhs)
+        f = _CMP_FN[p]
+
+        def fn(env: Env, fa=a.fn, fb=b.fn, f=f) -> int | None:
+            x, y = fa(env), fb(env)
+            return None if x is None or y is None else int(f(x, y))
+        return self._wrap(v, fn, ("cmp", p, a.key, b.key), [a, b], 0, 1,
+                          f"{_paren(a)} {_CMP[p]} {_paren(b)}")
+
+    def _select(self, v: SSAValue, op: arith.SelectOp) -> ExprInfo:
+        c, a, b = self(op.cond), self(op.lhs), self(op.rhs)
+
+        def fn(env: Env, fc=c.fn, fa=a.fn, fb=b.fn) -> int | None:
+            x = fc(env)
+            return None if x is None else (fa(env) if x else fb(env))
+        return self._wrap(v, fn, ("select", c.key, a.key, b.key), [c, a, b],
+                          min(a.lo, b.lo), max(a.hi, b.hi),
+                          f"{a.text} if {c.text} else {b.text}")
+
+    def affine(self, v: SSAValue) -> tuple[int, SSAValue | None, int] | None:
+        """`v` as a*base + c over one runtime base that no loop variable feeds, or None."""
+        info = self(v)
+        if not info.runtime and not info.ivdep:
+            return 0, None, info.fn({}) or 0
+        op = v.owner
+        if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
+            x, y = self.affine(op.operands[0]), self.affine(op.operands[1])
+            if x is not None and y is not None:
+                combined = _combine(type(op), x, y)
+                if combined is not None:
+                    return combined
+        if info.runtime and not info.ivdep:
+            return 1, v, 0
+        return None
+
+    def bases(self, v: SSAValue) -> Iterator[SSAValue]:
+        """The maximal runtime sub-expressions of `v` that no loop variable feeds."""
+        info = self(v)
+        if info.runtime and not info.ivdep:
+            a = self.affine(v)
+            yield a[1] if a is not None and a[1] is not None else v
+        elif info.runtime and isinstance(v.owner, Operation):
+            for o in v.owner.operands:
+                yield from self.bases(o)
+
+
+def _paren(e: ExprInfo) -> str:
+    return f"({e.text})" if " " in e.text and not e.text.startswith("lm.") else e.text
+
+
+def _combine(kind: type, x: tuple[int, SSAValue | None, int],
+             y: tuple[int, SSAValue | None, int]) -> tuple[int, SSAValue | None, int] | None:
+    (a1, b1, c1), (a2, b2, c2) = x, y
+    if kind is arith.MuliOp:
+        if b1 is None:
+            return c1 * a2, b2, c1 * c2
+        if b2 is None:
+            return a1 * c2, b1, c1 * c2
+        return None
+    if b1 is not None and b2 is not None and b1 is not b2:
+        return None
+    sign = 1 if kind is arith.AddiOp else -1
+    return a1 + sign * a2, b1 or b2, c1 + sign * c2
+
+
+# ---- trip-count symbols ------------------------------------------------------------------------
+
+
+@dataclass
+class Symbol:
+    """A runtime base expression whose value the model chooses (a trip-count symbol)."""
+
+    key: tuple
+    text: str
+    lo: int
+    hi: int
+    reps: set[int] = field(default_factory=set)
+
+
+def trip_count(lb: int, ub: int, step: int) -> int:
+    return max(0, -(-(ub - lb) // step)) if step > 0 else 0
+
+
+# ---- the kernel model --------------------------------------------------------------------------
+
+
+class Kernel:
+    """Declarations, compiled role programs and trip-count symbols of one `cake.kernel`."""
+
+    def __init__(self, op: cake.KernelOp):
+        self.op = op
+        self.exprs = Exprs(op)
+        self.roles: list[Role] = []
+        self.barriers: list[Barrier] = []
+        self.views: list[View] = []
+        self.accs: list[Acc] = []
+        self.pools: list[cake.SmemOp] = []
+        self.tmems: list[cake.TmemOp] = []
+        self.elem_barrier: list[tuple[Barrier, int]] = []
+        self.programs: list[list[Instr]] = []
+        self.symbols: dict[tuple, Symbol] = {}
+        self.undecidable: list[Instr] = []  # instructions whose operands never evaluate
+        self._role_of: dict[Operation, Role] = {}
+        self._barrier_of: dict[Operation, Barrier] = {}
+        self._view_of: dict[Operation, View] = {}
+        self._acc_of: dict[Operation, Acc] = {}
+        self._read_declarations()
+        self.programs = [self._compile(list(op.body.block.ops), r, inside=False)
+                         for r in self.roles]
+        self.depths = sorted({b.count for b in self.barriers} | {v.stages for v in self.views}
+                             | {1})
+        self.period = 2 * _lcm(self.depths)
+        self._find_symbols()
+
+    @classmethod
+    def build(cls, op: cake.KernelOp) -> "Kernel":
+        return cls(op)
+
+    @property
+    def n_elems(self) -> int:
+        return len(self.elem_barrier)
+
+    # ---- declarations --------------------------------------------------------------------------
+
+    def _read_declarations(self) -> None:
+        ops = list(self.op.body.block.ops)
+        for o in ops:
+            if isinstance(o, cake.RoleOp):
+                r = Role(o, _name(o), len(self.roles), tuple(o.warps.get_values()))
+                self.roles.append(r)
+                self._role_of[o] = r
+        for o in ops:
+            if isinstance(o, cake.BarrierOp):
+                b = Barrier(o, _name(o), o.count.value.data, o.init_count.value.data,
+                            frozenset(self._role_of[p.owner].index for p in o.prod),
+                            frozenset(self._role_of[c.owner].index for c in o.cons),
+                            len(self.elem_barrier))
+                self.barriers.append(b)
+                self._barrier_of[o] = b
+                self.elem_barrier.extend((b, i) for i in range(b.count))
+            elif isinstance(o, cake.SmemOp):
+                self.pools.append(o)
+            elif isinstance(o, cake.ViewOp):
+                t = o.result.type
+                assert isinstance(t, cake.ViewType)
+                nbytes = o.attributes.get("cake.stage_bytes")
+                v = View(o, _name(o), len(self.views), t.stages.data,
+                         nbytes.value.data if nbytes is not None else t.num_bytes(),
+                         o.offset.value.data, o.pool.owner)
+                self.views.append(v)
+                self._view_of[o] = v
+            elif isinstance(o, (cake.TmemOp, cake.RegsOp)):
+                owner = (self._role_of[o.role.owner].index if isinstance(o, cake.RegsOp)
+                         else None)
+                a = Acc(o, _name(o), len(self.accs), owner)
+                self.accs.append(a)
+                self._acc_of[o] = a
+                if isinstance(o, cake.TmemOp):
+                    self.tmems.append(o)
+
+    def barrier_of(self, v: SSAValue) -> Barrier:
+        return self._barrier_of[v.owner]
+
+    def view_of(self, v: SSAValue) -> View:
+        return self._view_of[v.owner]
+
+    def acc_of(self, v: SSAValue) -> Acc | None:
+        return self._acc_of.get(v.owner)
+
+    # ---- compiling role programs ---------------------------------------------------------------
+
+    def _compile(self, ops: list[Operation], role: Role, inside: bool) -> list[Instr]:
+        out: list[Instr] = []
+        for o in ops:
+            if isinstance(o, cake.OnRoleOp):
+                if not inside and self._role_of.get(o.role.owner) is role:
+                    out.extend(self._compile(list(o.body.block.ops), role, inside=True))
+            elif isinstance(o, cake.ForOp):
+                body = self._compile(list(o.body.block.ops), role, inside)
+                if body:
+                    e = self.exprs
+                    out.append(Instr(o, "loop", lb=e(o.lb), ub=e(o.ub), step=e(o.step),
+                                     iv=o.body.block.args[0], body=body,
+                                     runtime=any(e(x).runtime for x in (o.lb, o.ub, o.step))))
+            elif isinstance(o, cake.IfOp):
+                then = self._compile(list(o.then_region.block.ops), role, inside)
+                orelse = self._compile(list(o.else_region.block.ops), role, inside)
+                if then or orelse:
+                    c = self.exprs(o.cond)
+                    out.append(Instr(o, "branch", cond=c, body=then, orelse=orelse,
+                                     runtime=c.runtime))
+            elif inside:
+                ins = self._effect(o)
+                if ins is not None:
+                    out.append(ins)
+        return out
+
+    def _effect(self, o: Operation) -> Instr | None:
+        e = self.exprs
+        if isinstance(o, (cake.WaitOp, cake.ArriveOp, cake.CommitOp)):
+            kind = {cake.WaitOp: WAIT, cake.ArriveOp: ARRIVE, cake.CommitOp: COMMIT}[type(o)]
+            return Instr(o, kind, barrier=self.barrier_of(o.barrier), stage=e(o.stage))
+        if isinstance(o, cake.TmaLoadOp):
+            view = self.view_of(o.view)
+            return Instr(o, TMA, barrier=self.barrier_of(o.barrier), stage=e(o.stage),
+                         view=view, bytes=view.stage_bytes, coords=[e(c) for c in o.coords])
+        if isinstance(o, cake.MmaOp):
+            return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
+                         b=self._operand(o.b), init=e(o.init))
+        if isinstance(o, cake.ConvertOp):
+            acc = self.acc_of(o.source)
+            return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, cake.TmaStoreOp):
+            acc = self.acc_of(o.value)
+            return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        return None
+
+    def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
+        op = v.owner
+        if isinstance(op, cake.StageOp):
+            return self.view_of(op.view), self.exprs(op.index), op
+        return None
+
+    # ---- trip-count symbols --------------------------------------------------------------------
+
+    def classes(self) -> list[int]:
+        """Trip counts that behave differently: 0, 1, and around each pipeline depth."""
+        out = {0, 1}
+        for s in self.depths[-3:]:
+            out |= {s - 1, s, s + 1, 2 * s + 1}
+        return sorted(out)
+
+    def _symbol(self, v: SSAValue) -> Symbol:
+        info = self.exprs(v)
+        sym = self.symbols.get(info.key)
+        if sym is None:
+            sym = Symbol(info.key, info.text, info.lo, info.hi)
+            self.symbols[info.key] = sym
+        return sym
+
+    def _find_symbols(self) -> None:
+        classes = self.classes()
+        for ins in self._walk_all():
+            if ins.kind == "loop" and ins.runtime:
+                self._loop_symbols(ins, classes)
+            elif ins.kind == "branch" and ins.runtime:
+                self._branch_symbols(ins.op.cond, classes)
+        for sym in self.symbols.values():
+            reps = {v for v in sym.reps if sym.lo <= v <= sym.hi}
+            sym.reps = reps or {min(max(1, sym.lo), sym.hi)}
+
+    def _walk_all(self) -> Iterator[Instr]:
+        for prog in self.programs:
+            yield from _walk(prog)
+
+    def _loop_symbols(self, ins: Instr, classes: list[int]) -> None:
+        op: cake.ForOp = ins.op
+        e = self.exprs
+        lb, ub, step = e(op.lb), e(op.ub), e(op.step)
+        ub_aff, lb_aff = e.affine(op.ub), e.affine(op.lb)
+        step0 = step.fn({}) if not step.runtime else None
+        if ub.runtime and not lb.runtime and ub_aff and ub_aff[1] is not None and step0 \
+                and ub_aff[0] > 0 and not lb.ivdep:
+            a, base, c = ub_aff
+            lb0 = lb.fn({}) or 0
+            self._symbol(base).reps |= {_ceildiv(lb0 + r * step0 - c, a) for r in classes}
+            return
+        if lb.runtime and not ub.runtime and lb_aff and lb_aff[1] is not None and step0 \
+                and lb_aff[0] > 0 and not ub.ivdep:
+            a, base, c = lb_aff
+            ub0 = ub.fn({}) or 0
+            self._symbol(base).reps |= {(ub0 - r * step0 - c) // a for r in classes}
+            return
+        for v in (op.lb, op.ub):
+            for base in e.bases(v):
+                self._symbol(base).reps |= set(classes)
+        for base in e.bases(op.step):
+            sym = self._symbol(base)
+            sym.reps.add(max(1, sym.lo))
+
+    def _branch_symbols(self, cond: SSAValue, classes: list[int]) -> None:
+        e = self.exprs
+        op = cond.owner
+        if isinstance(op, arith.CmpiOp):
+            x, y = e.affine(op.lhs), e.affine(op.rhs)
+            for p, q in ((x, y), (y, x)):
+                if p and q and p[1] is not None and q[1] is None and p[0] != 0:
+                    a, base, c = p
+                    t = q[2]
+                    self._symbol(base).reps |= {(t + d - c) // a for d in (-1, 0, 1)}
+                    return
+        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
+            for o in op.operands:
+                self._branch_symbols(o, classes)
+            return
+        for base in e.bases(cond):
+            self._symbol(base).reps |= set(classes)
+
+    def assignments(self) -> list[dict[tuple, int]]:
+        """Symbol assignments to explore, smallest first, at most MAX_ASSIGNMENTS."""
+        syms = sorted(self.symbols.values(), key=lambda s: s.text)
+        if not syms:
+            return [{}]
+        reps = [sorted(s.reps) for s in syms]
+        total = math.prod(len(r) for r in reps)
+        if total <= MAX_ASSIGNMENTS:
+            combos = list(product(*reps))
+        else:
+            # One symbol varies at a time around the largest representative of the others,
+            # plus the diagonal: every class of every symbol is seen at least once.
+            top = tuple(r[-1] for r in reps)
+            combos = [top[:i] + (v,) + top[i + 1:] for i, r in enumerate(reps) for v in r]
+            width = max(len(r) for r in reps)
+            combos += [tuple(r[min(j, len(r) - 1)] for r in reps) for j in range(width)]
+            combos = list(dict.fromkeys(combos))[:MAX_ASSIGNMENTS]
+        combos.sort(key=lambda c: (sum(c), c))
+        return [{s.key: v for s, v in zip(syms, c)} for c in combos]
+
+    def describe(self, env: Env) -> str:
+        """' with k_tiles = 1' for the symbols of an assignment ('' when none)."""
+        parts = [f"{s.text} = {env[k]}" for k, s in sorted(self.symbols.items(),
+                                                            key=lambda kv: kv[1].text)
+                 if k in env]
+        return " with " + ", ".join(parts) if parts else ""
+
+    # ---- running one role ----------------------------------------------------------------------
+
+    def trace(self, role: int, env: Env, budget: list[int], oob: list[Finding],
+              shortened: set[Operation] | None = None, exact_up_to: int = 0
+              ) -> list[tuple] | None:
+        """The events of one role under `env`; None if an operand cannot be evaluated or
+        the budget ran out. Out-of-range stage indices are appended to `oob`; the ops that
+        ran inside a shortened loop are added to `shortened`. Loops of at most `exact_up_to`
+        (and at most four laps of the deepest pipeline) iterations run in full."""
+        tracer = _Tracer(self, env, budget, oob, shortened, exact_up_to)
+        try:
+            tracer.run(self.programs[role])
+        except _Stop:
+            return None
+        return tracer.events
+
+
+class _Stop(Exception):
+    """Abandons a trace (an operand that cannot be evaluated, or the event budget)."""
+
+
+class _Tracer:
+    def __init__(self, k: Kernel, env: Env, budget: list[int], oob: list[Finding],
+                 shortened: set[Operation] | None, exact_up_to: int):
+        self.k = k
+        self.env = dict(env)
+        self.base_env = env
+        self.budget = budget
+        self.oob = oob
+        self.shortened = shortened
+        self.exact = max(exact_up_to, 4 * k.depths[-1])
+        self.inside_short = 0  # depth of shortened loops around the current op
+        self.events: list[tuple] = []
+        self.seg = 0  # accounting segment: a wait or a loop iteration starts a new one
+
+    def value(self, e: ExprInfo, ins: Instr) -> int:
+        v = e.fn(self.env)
+        if v is None:
+            self.k.undecidable.append(ins)
+            raise _Stop()
+        return v
+
+    def index(self, ins: Instr, s: int, count: int, what: str, decl: Operation) -> bool:
+        if 0 <= s < count:
+            return True
+        where = self.k.describe(self.base_env)
+        loops = ", ".join(f"{iv.name_hint or 'i'} = {v}" for iv, v in self.env.items()
+                          if isinstance(iv, SSAValue))
+        self.oob.append(Finding(
+            "CAKE-S008", ins.op,
+            f"stage {s} is out of range for {what} with {count} "
+            f"{'stage' if what.startswith('view') else 'element'}{'s' if count != 1 else ''}"
+            + (f" (when {loops}{where.replace(' with ', ', ')})" if loops else
+               (f" ({where.strip()})" if where else "")),
+            [(decl, f"`{_name(decl)}` is declared here")],
+            help=f"keep the stage in [0, {count}), e.g. `k % {count}`"))
+        return False
+
+    def run(self, prog: list[Instr]) -> None:
+        ev = self.events
+        for ins in prog:
+            kind = ins.kind
+            if kind == "loop":
+                self.loop(ins)
+                continue
+            if kind == "branch":
+                self.run(ins.body if self.value(ins.cond, ins) else ins.orelse)
+                continue
+            self.budget[0] -= 1
+            if self.budget[0] < 0:
+                raise _Stop()
+            if self.inside_short and self.shortened is not None:
+                self.shortened.add(ins.op)
+            if kind == MMA:
+                ops = []
+                for opnd in (ins.a, ins.b):
+                    if opnd is None:
+                        ops.append(None)
+                        continue
+                    view, idx, _ = opnd
+                    s = self.value(idx, ins)
+                    ok = self.index(ins, s, view.stages, f"view `{view.name}`", view.op)
+                    ops.append((view, s) if ok else None)
+                ev.append((MMA, ins, ops[0], ops[1], bool(self.value(ins.init, ins))))
+                continue
+            if kind == READ_ACC:
+                ev.append((READ_ACC, ins))
+                continue
+            b = ins.barrier
+            s = self.value(ins.stage, ins)
+            if kind == TMA and not self.index(ins, s, ins.view.stages, f"view `{ins.view.name}`",
+                                              ins.view.op):
+                continue
+            if not self.index(ins, s, b.count, f"barrier `{b.name}`", b.op):
+                continue
+            ev.append((kind, ins, b.base + s, self.seg, s))
+            if kind == WAIT:
+                self.seg += 1
+
+    def loop(self, ins: Instr) -> None:
+        lb, ub, step = (self.value(x, ins) for x in (ins.lb, ins.ub, ins.step))
+        if step <= 0:
+            step = 1
+        n = trip_count(lb, ub, step)
+        iv = ins.iv
+        p = self.k.period
+        if n <= self.exact or n < 3 * p:
+            iterations: Iterator[int] = iter(range(n))
+            short = 0
+        else:
+            # The first period, then a tail with the same residue modulo the period: ring
+            # positions and phase parities end where the full loop leaves them.
+            skip = (n - 2 * p) // p * p
+            iterations = chain(range(p), range(p + skip, n))
+            short = 1
+        self.inside_short += short
+        for j in iterations:
+            self.env[iv] = lb + j * step
+            self.seg += 1
+            self.run(ins.body)
+        self.inside_short -= short
+        self.env.pop(iv, None)
+        self.seg += 1
+
+
+def _lcm(xs: list[int]) -> int:
+    out = 1
+    for x in xs:
+        out = out * x // math.gcd(out, x)
+        if out > 64:  # stage counts without a small common period: fall back to the largest
+            return 2 * max(xs)
+    return out
+
+
+def _walk(prog: list[Instr]) -> Iterator[Instr]:
+    for ins in prog:
+        yield ins
+        if ins.kind in ("loop", "branch"):
+            yield from _walk(ins.body)
+            if ins.orelse:
+                yield from _walk(ins.orelse)
+
+
+# ---- structural analyses -----------------------------------------------------------------------
+
+_VERB = {ARRIVE: "`lm.arrive`", COMMIT: "`lm.commit`", TMA: "a TMA load"}
+
+
+def _writes(ins: Instr) -> set[object]:
+    if ins.kind == TMA:
+        return {ins.view}
+    if ins.kind == MMA and ins.acc is not None:
+        return {ins.acc}
+    return set()
+
+
+def _reads(ins: Instr) -> set[object]:
+    if ins.kind == MMA:
+        return {o[0] for o in (ins.a, ins.b) if o is not None}
+    if ins.kind == READ_ACC:
+        return {ins.acc}
+    return set()
+
+
+def first_wait_free(k: Kernel) -> list[bool]:
+    """Per barrier: True for an "empty"-style barrier, whose consumers' first wait passes.
+
+    A barrier is empty-style when its consumer, after waiting on it, writes resources (view
+    stages by TMA, accumulators by MMA) that its producer read before arriving on it. A
+    barrier that TMA loads complete, or that orders reads after writes, is full-style."""
+    out = []
+    for b in k.barriers:
+        guarded: set[object] = set()
+        released: set[object] = set()
+        fills = False
+        for prog in k.programs:
+            waited = False
+            reads: set[object] = set()
+            for ins in _walk(prog):
+                if ins.barrier is b:
+                    waited |= ins.kind == WAIT
+                    fills |= ins.kind == TMA
+                    if ins.kind in (ARRIVE, COMMIT):
+                        released |= reads
+                if waited:
+                    guarded |= _writes(ins)
+                reads |= _reads(ins)
+        out.append(not fills and bool(guarded & released))
+    return out
+
+
+def role_findings(k: Kernel) -> list[Finding]:
+    """Barrier role mismatches (S005/S006) and register tiles used outside their role (S018)."""
+    out: list[Finding] = []
+    for b in k.barriers:
+        out.extend(_mismatches(k, b))
+    seen: set[tuple[int, int]] = set()
+    for r, prog in enumerate(k.programs):
+        for ins in _walk(prog):
+            acc = ins.acc if ins.kind in (MMA, READ_ACC) else None
+            if acc is None or acc.owner is None or acc.owner == r or (acc.index, r) in seen:
+                continue
+            seen.add((acc.index, r))
+            owner = k.roles[acc.owner].name
+            verb = "accumulates into" if ins.kind == MMA else "reads"
+            out.append(Finding(
+                "CAKE-S018", ins.op,
+                f"role {k.roles[r].name} {verb} register tile `{acc.name}`, which lives in the "
+                f"registers of role {owner}",
+                [(acc.op, f"`{acc.name}` is declared here for role {owner}")],
+                help=f"do this inside `with {owner}:`, or hand the data over through SMEM or "
+                     "TMEM"))
+    return out
+
+
+def _mismatches(k: Kernel, b: Barrier) -> list[Finding]:
+    completes: dict[int, Instr] = {}
+    waits: dict[int, Instr] = {}
+    for r, prog in enumerate(k.programs):
+        for ins in _walk(prog):
+            if ins.barrier is not b:
+                continue
+            target = waits if ins.kind == WAIT else completes
+            target.setdefault(r, ins)
+    bad_c = {r: i for r, i in completes.items() if r not in b.prod}
+    bad_w = {r: i for r, i in waits.items() if r not in b.cons}
+    if not bad_c and not bad_w:
+        return []
+    names = lambda rs: "[" + ", ".join(k.roles[r].name for r in sorted(rs)) + "]"
+    if (bad_c and bad_w and set(completes) <= b.cons and set(waits) <= b.prod):
+        rc, rw = min(bad_c), min(bad_w)
+        return [Finding(
+            "CAKE-S005", b.op,
+            f"barrier `{b.name}` declares prod={names(b.prod)} and cons={names(b.cons)}, but "
+            f"role {k.roles[rc].name} completes it (line {line_of(bad_c[rc].op)}) and role "
+            f"{k.roles[rw].name} waits on it (line {line_of(bad_w[rw].op)}): producers and "
+            "consumers are swapped",
+            [(bad_c[rc].op, f"role {k.roles[rc].name} completes `{b.name}` here"),
+             (bad_w[rw].op, f"role {k.roles[rw].name} waits on `{b.name}` here")],
+            help=f"write prod={names(completes)}, cons={names(waits)}")]
+    out = []
+    decl = (b.op, f"`{b.name}` is declared here with prod={names(b.prod)}, "
+                  f"cons={names(b.cons)}")
+    for r, ins in sorted(bad_c.items()):
+        who = k.roles[r].name
+        out.append(Finding(
+            "CAKE-S005", ins.op,
+            f"role {who} completes barrier `{b.name}` ({_VERB[ins.kind]}) but is not one of its "
+            f"producers {names(b.prod)}", [decl],
+            help=f"add {who} to prod=[...] of `{b.name}`, or complete the barrier that role "
+                 f"{who} produces"))
+    for r, ins in sorted(bad_w.items()):
+        who = k.roles[r].name
+        out.append(Finding(
+            "CAKE-S006", ins.op,
+            f"role {who} waits on barrier `{b.name}` but is not one of its consumers "
+            f"{names(b.cons)}", [decl],
+            help=f"add {who} to cons=[...] of `{b.name}`, or wait on the barrier that role "
+                 f"{who} consumes"))
+    return out
+
+
+@dataclass
+class Accounting:
+    """Per barrier: role events per phase, hardware arrivals and transaction bytes."""
+
+    events: list[int]
+    arrivals: list[int]
+    tx_bytes: list[int]
+    findings: list[Finding]
+
+
+def accounting(k: Kernel, traces: list[list[tuple] | None], target: str) -> Accounting:
+    """Groups each role's completions of one barrier element that no wait or loop iteration
+    separates (one phase's worth) and checks them against `init_count`."""
+    groups: dict[tuple[int, int, int], list[Instr]] = {}
+    for r, tr in enumerate(traces):
+        for ev in tr or ():
+            if ev[0] in (ARRIVE, COMMIT, TMA):
+                groups.setdefault((r, ev[2], ev[3]), []).append(ev[1])
+    per_barrier: dict[int, dict[int, list[list[Instr]]]] = {}
+    for (r, e, _), g in groups.items():
+        b = k.elem_barrier[e][0]
+        per_barrier.setdefault(b.base, {}).setdefault(r, []).append(g)
+    acct = Accounting([], [], [], [])
+    for b in k.barriers:
+        roles = per_barrier.get(b.base, {})
+        typical = {r: _typical(gs) for r, gs in roles.items()}
+        events = sum(len(g) for g in typical.values())
+        # On sm_90a every warpgroup of a committing role commits its own wgmma group.
+        arrivals = sum(k.roles[r].warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
+                       for r, g in typical.items() for i in g)
+        nbytes = sum(i.bytes for g in typical.values() for i in g if i.kind == TMA)
+        acct.events.append(events or b.init_count)
+        acct.arrivals.append(b.init_count * arrivals // events if events else b.init_count)
+        acct.tx_bytes.append(nbytes)
+        acct.findings.extend(_account(k, b, roles, typical, events, nbytes))
+    return acct
+
+
+def _typical(gs: list[list[Instr]]) -> list[Instr]:
+    sizes = Counter(len(g) for g in gs)
+    size = sizes.most_common(1)[0][0]
+    return next(g for g in gs if len(g) == size)
+
+
+def _account(k: Kernel, b: Barrier, roles: dict[int, list[list[Instr]]],
+             typical: dict[int, list[Instr]], events: int, nbytes: int) -> list[Finding]:
+    from cakec.targets.sku import MBARRIER_MAX_TX_BYTES
+
+    decl = (b.op, f"`{b.name}` is declared here with init_count={b.init_count}")
+    for r, gs in roles.items():
+        odd = next((g for g in gs if len(g) != len(typical[r])), None)
+        if odd is not None:
+            extra = len(odd) > len(typical[r])
+            at = odd[len(typical[r])] if extra else odd[0]
+            return [Finding(
+                "CAKE-S007", at.op,
+                f"role {k.roles[r].name} completes a phase of `{b.name}` with {len(odd)} "
+                f"event(s) here but with {len(typical[r])} elsewhere; every phase needs "
+                f"init_count={b.init_count}", [decl],
+                help="complete every phase of the barrier with the same events")]
+    if events and events != b.init_count:
+        lines = sorted({line_of(i.op) for g in typical.values() for i in g})
+        where = ", ".join(str(x) for x in lines)
+        if events > b.init_count:
+            r = max(typical)
+            g = typical[r]
+            at = g[min(len(g) - 1, b.init_count)] if len(typical) == 1 else g[0]
+            msg = (f"barrier `{b.name}` expects {b.init_count} arrival(s) per phase "
+                   f"(init_count={b.init_count}) but receives {events} (line{'s' if len(lines) > 1 else ''} "
+                   f"{where}); each TMA load, `lm.arrive` and `lm.commit` counts as one")
+            return [Finding("CAKE-S007", at.op, msg, [decl],
+                            help=f"set init_count={events} on `{b.name}`")]
+        first = next(iter(typical.values()))[0]
+        return [Finding(
+            "CAKE-S007", b.op,
+            f"barrier `{b.name}` expects {b.init_count} arrivals per phase "
+            f"(init_count={b.init_count}) but receives only {events} (line{'s' if len(lines) > 1 else ''} "
+            f"{where}); its phases never complete",
+            [(first.op, f"`{b.name}` is completed here")],
+            help=f"set init_count={events} on `{b.name}`, or add the missing arrival")]
+    if nbytes > MBARRIER_MAX_TX_BYTES:
+        first = next(i for g in typical.values() for i in g if i.kind == TMA)
+        return [Finding(
+            "CAKE-S009", first.op,
+            f"the TMA loads completing one phase of `{b.name}` deliver {nbytes} bytes, more "
+            f"than an mbarrier can count ({MBARRIER_MAX_TX_BYTES})", [decl],
+            help="use smaller views, or spread the loads over more barriers")]
+    return []
+
+
+# ---- the abstract machine ----------------------------------------------------------------------
+
+# Finding categories, most fundamental first: only the first non-empty one is reported, so one
+# mistake does not also surface as its consequences.
+_CATEGORIES = ("deadlock", "race", "lapping", "uninit", "unconsumed")
+
+
+class Simulation:
+    """All roles against the mbarrier machine under one trip-count assignment.
+
+    Vector clocks have one component per role (program order), one per barrier element (how
+    many of its phases are known complete: TMA data lands with its phase) and one per role for
+    its MMA completions (advanced only by `lm.commit`, whose arrival carries it). Roles run
+    round-robin, each until it blocks, so producers run as far ahead as the protocol lets them.
+    """
+
+    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str):
+        self.k, self.traces, self.where = k, traces, where
+        R, E = len(k.roles), k.n_elems
+        self.R, self.E, self.D = R, E, 2 * R + E
+        self.fwf = [int(fwf[k.barriers.index(b)]) for b, _ in k.elem_barrier]
+        self.init = [b.init_count for b, _ in k.elem_barrier]
+        self.vc = [[0] * self.D for _ in range(R)]
+        self.pos = [0] * R
+        self.completed = [0] * E
+        self.pending = [0] * E
+        self.pend_vc = [[0] * self.D for _ in range(E)]
+        self.phase_vc: list[list[list[int]]] = [[] for _ in range(E)]
+        self.completer: list[list[tuple[int, Instr]]] = [[] for _ in range(E)]
+        self.waits: list[dict[int, list[int]]] = [{} for _ in range(E)]
+        self.consumers: list[set[int]] = [set() for _ in range(E)]
+        for r, tr in enumerate(traces):
+            for ev in tr:
+                if ev[0] == WAIT:
+                    self.consumers[ev[2]].add(r)
+        self.commits = [0] * R
+        self.outstanding: list[list[list]] = [[] for _ in range(R)]
+        self.stage: dict[tuple[View, int], list] = {}  # [fills, reads since the last]
+        self.acc: dict[int, list] = {}  # [last write, reads since]
+        self.tma_phases: list[tuple[Instr, int, int, View, int]] = []
+        self.unwritten: list[list] = []
+        self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
+
+    # ---- driver --------------------------------------------------------------------------------
+
+    def run(self) -> list[Finding]:
+        traces, pos = self.traces, self.pos
+        progress = True
+        while progress:
+            progress = False
+            for r, tr in enumerate(traces):
+                i, n = pos[r], len(tr)
+                while i < n:
+                    ev = tr[i]
+                    if ev[0] == WAIT and not self._ready(r, ev[2]):
+                        break
+                    self._step(r, ev)
+                    i += 1
+                if i != pos[r]:
+                    pos[r] = i
+                    progress = True
+        if any(pos[r] < len(tr) for r, tr in enumerate(traces)):
+            self._deadlock()
+        else:
+            self._at_exit()
+        for c in _CATEGORIES:
+            if self.found[c]:
+                return list(self.found[c].values())
+        return []
+
+    def _report(self, cat: str, f: Finding, other: Operation | None = None) -> None:
+        # One finding per place; refills racing the same read are one mistake, not several.
+        found = self.found[cat]
+        if other is not None:
+            if (f.code, id(other)) in found:
+                return
+            found[(f.code, id(other))] = f
+        found.setdefault((f.code, id(f.op)), f)
+
+    def _ready(self, r: int, e: int) -> bool:
+        n = len(self.waits[e].get(r, ()))
+        return self.completed[e] >= n + 1 - self.fwf[e]
+
+    def _step(self, r: int, ev: tuple) -> None:
+        vc = self.vc[r]
+        vc[r] += 1
+        kind = ev[0]
+        if kind == WAIT:
+            self._wait(r, ev)
+        elif kind == TMA:
+            self._tma(r, ev)
+            self._arrive(r, ev, vc[:])
+        elif kind == ARRIVE:
+            self._arrive(r, ev, vc[:])
+        elif kind == COMMIT:
+            self.commits[r] += 1
+            for rec in self.outstanding[r]:
+                rec[2] = self.commits[r]
+            self.outstanding[r] = []
+            arr = vc[:]
+            arr[self.R + self.E + r] = self.commits[r]
+            self._arrive(r, ev, arr)
+        elif kind == MMA:
+            self._mma(r, ev)
+        else:
+            self._read_acc(r, ev)
+
+    # ---- barriers ------------------------------------------------------------------------------
+
+    def _wait(self, r: int, ev: tuple) -> None:
+        e = ev[2]
+        lst = self.waits[e].setdefault(r, [])
+        m = len(lst) + 1 - self.fwf[e]  # completed phases this wait needs
+        vc = self.vc[r]
+        if m >= 1:
+            _join(vc, self.phase_vc[e][m - 1])
+        if self.completed[e] > m:
+            self._lapped(e, m, r, ev[1])
+        lst.append(vc[r])
+
+    def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
+        e = ev[2]
+        self.pending[e] += 1
+        _join(self.pend_vc[e], arr)
+        if self.pending[e] < self.init[e]:
+            return
+        q = self.completed[e]
+        pvc = self.pend_vc[e]
+        pvc[self.R + e] = q + 1
+        self.phase_vc[e].append(pvc)
+        self.completer[e].append((r, ev[1]))
+        self.completed[e] = q + 1
+        self.pending[e] = 0
+        self.pend_vc[e] = [0] * self.D
+        # Completing phase q is safe only after every consumer observed phase q - 1.
+        n = q - 1 + self.fwf[e]
+        for c in self.consumers[e]:
+            lst = self.waits[e].get(c, ())
+            if 0 <= n < len(lst) and pvc[c] < lst[n]:
+                self._lapped(e, q, c, self.traces[c][lst[n] - 1][1])
+
+    def _lapped(self, e: int, m: int, c: int, wait: Instr) -> None:
+        b, i = self.k.elem_barrier[e]
+        p, ins = self.completer[e][m]
+        prod, cons = self.k.roles[p].name, self.k.roles[c].name
+        seen = (f"has waited for phase {m - 1} (line {line_of(wait.op)})" if m >= 1 else
+                f"has made its first wait on it (line {line_of(wait.op)}), which passes only "
+                "while phase 0 is incomplete")
+        self._report("lapping", Finding(
+            "CAKE-S010", ins.op,
+            f"role {prod} completes phase {m} of {b.elem(i)} at line {line_of(ins.op)} before "
+            f"role {cons} {seen}{self.where}; the phase bit wraps and role {cons} misses a "
+            "phase",
+            [(wait.op, f"role {cons} waits on {b.elem(i)} here")],
+            help=f"make role {prod} wait until role {cons} releases {b.elem(i)} (an empty "
+                 "barrier) before completing it again, or use more stages"))
+
+    # ---- data ----------------------------------------------------------------------------------
+
+    def _tma(self, w: int, ev: tuple) -> None:
+        ins: Instr = ev[1]
+        e, s = ev[2], ev[4]
+        vc = self.vc[w]
+        st = self.stage.setdefault((ins.view, s), [[], []])
+        for rec in st[1]:
+            if not self._after_end(vc, rec):
+                self._war(w, ins, rec, s)
+        if st[0] and not st[1]:
+            prev = st[0][-1]
+            if prev[0] != w and vc[self.R + prev[2]] < prev[3] + 1:
+                self._report("race", Finding(
+                    "CAKE-S003", ins.op,
+                    f"role {self.k.roles[w].name} refills {ins.view.name}[{s}] at line "
+                    f"{line_of(ins.op)} before the TMA load of role {self.k.roles[prev[0]].name} "
+                    f"into it (line {line_of(prev[4].op)}) is known to be complete{self.where}",
+                    [(prev[4].op, "the other load is issued here")],
+                    help="order the two loads through a barrier the first one completes"))
+        p = self.completed[e]
+        st[0].append([w, vc[w], e, p, ins])
+        st[1] = []
+        self.tma_phases.append((ins, e, p, ins.view, s))
+
+    def _after_end(self, vc: list[int], rec: list) -> bool:
+        """Whether a clock `vc` is ordered after the end of the access `rec`:
+        [role, clock, end (commit count, None while pending, -1 for a synchronous read), ...]."""
+        q, clock, end = rec[0], rec[1], rec[2]
+        if end == -1:
+            return vc[q] >= clock
+        return end is not None and vc[self.R + self.E + q] >= end
+
+    def _release(self, q: int, clock: int, known: int) -> Instr | None:
+        """The plain `lm.arrive` of role q after its event at `clock` that another role's
+        knowledge (`known`, a clock of q) reaches: a release before async completion."""
+        tr = self.traces[q]
+        for i in range(min(known, len(tr)) - 1, clock - 1, -1):
+            if tr[i][0] == ARRIVE:
+                return tr[i][1]
+        return None
+
+    def _war(self, w: int, ins: Instr, rec: list, s: int) -> None:
+        q, clock, _, reader, _, unwritten = rec
+        roles = self.k.roles
+        name = f"{ins.view.name}[{s}]"
+        if unwritten:
+            self._report("race", Finding(
+                "CAKE-S002", reader.op,
+                f"role {roles[q].name} reads {name} at line {line_of(reader.op)}, which role "
+                f"{roles[w].name} fills at line {line_of(ins.op)} with nothing ordering the "
+                f"read after it{self.where}",
+                [(ins.op, f"role {roles[w].name} fills {name} here")],
+                help=f"wait on `{ins.barrier.name}` (the barrier this load completes) before "
+                     "reading the stage"))
+            return
+        rel = self._release(q, clock, self.vc[w][q])
+        if rel is not None:
+            self._report("race", Finding(
+                "CAKE-S004", rel.op,
+                f"`lm.arrive` at line {line_of(rel.op)} releases {name} while the MMA at line "
+                f"{line_of(reader.op)} may still read it{self.where}",
+                [(reader.op, "this MMA reads the stage asynchronously"),
+                 (ins.op, f"role {roles[w].name} refills {name} here")],
+                help=f"use `lm.commit({rel.barrier.name}, stage=...)`, which arrives only once "
+                     "the role's MMAs have completed"))
+            return
+        self._report("race", Finding(
+            "CAKE-S003", ins.op,
+            f"role {roles[w].name} refills {name} at line {line_of(ins.op)} while role "
+            f"{roles[q].name} may still be reading it (MMA at line {line_of(reader.op)})"
+            f"{self.where}",
+            [(reader.op, f"role {roles[q].name} reads {name} here")],
+            help=f"before refilling, wait on a barrier that role {roles[q].name} releases with "
+                 "`lm.commit` after its MMA (an empty barrier)"))
+
+    def _mma(self, r: int, ev: tuple) -> None:
+        ins: Instr = ev[1]
+        vc = self.vc[r]
+        for opnd in (ev[2], ev[3]):
+            if opnd is not None:
+                self._read_stage(r, ins, *opnd)
+        acc = ins.acc
+        if acc is None:
+            return
+        st = self.acc.setdefault(acc.index, [None, []])
+        if not ev[4] and st[0] is None:
+            self._report("uninit", Finding(
+                "CAKE-S013", ins.op,
+                f"the MMA at line {line_of(ins.op)} accumulates into `{acc.name}` (init=False) "
+                f"before any MMA initialised it{self.where}",
+                [(acc.op, f"`{acc.name}` is declared here")],
+                help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
+        for rec in st[1]:
+            if rec[0] != r and not self._after_end(vc, rec):
+                self._report("race", Finding(
+                    "CAKE-S003", ins.op,
+                    f"role {self.k.roles[r].name} overwrites `{acc.name}` with the MMA at line "
+                    f"{line_of(ins.op)} while role {self.k.roles[rec[0]].name} may still be "
+                    f"reading it (line {line_of(rec[3].op)}){self.where}",
+                    [(rec[3].op, f"role {self.k.roles[rec[0]].name} reads `{acc.name}` here")],
+                    help=f"wait on a barrier that role {self.k.roles[rec[0]].name} arrives on "
+                         f"after reading `{acc.name}` (an empty barrier)"))
+        prev = st[0]
+        if prev is not None and prev[0] != r and not self._after_end(vc, prev):
+            self._acc_race(r, ins, prev, acc, "overwrites")
+        rec = [r, vc[r], None, ins]
+        st[0], st[1] = rec, []
+        self.outstanding[r].append(rec)
+
+    def _read_stage(self, r: int, ins: Instr, view: View, s: int) -> None:
+        vc = self.vc[r]
+        st = self.stage.setdefault((view, s), [[], []])
+        writes = st[0]
+        rec = [r, vc[r], None, ins, (view, s), not writes]
+        st[1].append(rec)
+        self.outstanding[r].append(rec)
+        if not writes:
+            self.unwritten.append(rec)
+            return
+        # The newest fill this read is ordered after; a newer one is a refill that raced it.
+        seen = next((i for i in range(len(writes) - 1, -1, -1)
+                     if vc[self.R + writes[i][2]] >= writes[i][3] + 1), None)
+        if seen == len(writes) - 1:
+            return
+        name = f"{view.name}[{s}]"
+        roles = self.k.roles
+        if seen is not None:
+            w = writes[seen + 1]
+            self._report("race", Finding(
+                "CAKE-S003", w[4].op,
+                f"role {roles[w[0]].name} refills {name} at line {line_of(w[4].op)} before role "
+                f"{roles[r].name} has read its previous contents (MMA at line {line_of(ins.op)})"
+                f"{self.where}",
+                [(ins.op, f"role {roles[r].name} reads {name} here")],
+                help=f"before refilling, wait on a barrier that role {roles[r].name} releases "
+                     "with `lm.commit` after its MMA (an empty barrier)"), other=ins.op)
+            return
+        w = writes[0]
+        b, i = self.k.elem_barrier[w[2]]
+        self._report("race", Finding(
+            "CAKE-S002", ins.op,
+            f"role {roles[r].name} reads {name} at line {line_of(ins.op)} before the TMA load "
+            f"that fills it (line {line_of(w[4].op)}, completing phase {w[3]} of {b.elem(i)}) "
+            f"is known to be complete{self.where}",
+            [(w[4].op, f"role {roles[w[0]].name} fills {name} here")],
+            help=f"add `lm.wait({b.name}, stage=...)` for that stage before line "
+                 f"{line_of(ins.op)}"))
+
+    def _read_acc(self, r: int, ev: tuple) -> None:
+        ins: Instr = ev[1]
+        acc = ins.acc
+        vc = self.vc[r]
+        st = self.acc.setdefault(acc.index, [None, []])
+        w = st[0]
+        if w is None:
+            self._report("uninit", Finding(
+                "CAKE-S014", ins.op,
+                f"role {self.k.roles[r].name} reads `{acc.name}` at line {line_of(ins.op)} but "
+                f"no MMA has written it{self.where}",
+                [(acc.op, f"`{acc.name}` is declared here")],
+                help="make sure an MMA with init=True runs first; a K loop that may run 0 "
+                     "times needs at least one iteration, e.g. `lm.max(lm.cdiv(K, 64), 1)`"))
+        elif w[0] != r and not self._after_end(vc, w):
+            self._acc_race(r, ins, w, acc, "reads")
+        st[1].append([r, vc[r], -1, ins])
+
+    def _acc_race(self, r: int, ins: Instr, w: list, acc: Acc, verb: str) -> None:
+        roles = self.k.roles
+        rel = self._release(w[0], w[1], self.vc[r][w[0]])
+        if rel is not None:
+            self._report("race", Finding(
+                "CAKE-S004", rel.op,
+                f"`lm.arrive` at line {line_of(rel.op)} signals role {roles[r].name} while the "
+                f"MMA at line {line_of(w[3].op)} may still write `{acc.name}`{self.where}",
+                [(w[3].op, "this MMA writes the accumulator asynchronously"),
+                 (ins.op, f"role {roles[r].name} {verb} `{acc.name}` here")],
+                help=f"use `lm.commit({rel.barrier.name}, stage=...)`, which arrives only once "
+                     "the role's MMAs have completed"))
+            return
+        self._report("race", Finding(
+            "CAKE-S002", ins.op,
+            f"role {roles[r].name} {verb} `{acc.name}` at line {line_of(ins.op)} while the MMA "
+            f"at line {line_of(w[3].op)} (role {roles[w[0]].name}) may still write it"
+            f"{self.where}",
+            [(w[3].op, f"role {roles[w[0]].name} writes `{acc.name}` here")],
+            help=f"have role {roles[w[0]].name} `lm.commit` to a barrier after its MMAs and wait "
+                 f"on that barrier in role {roles[r].name} first"))
+
+    # ---- the end -------------------------------------------------------------------------------
+
+    def _at_exit(self) -> None:
+        roles = self.k.roles
+        for rec in self.unwritten:
+            view, s = rec[4]
+            if not self.stage[(view, s)][0]:
+                self._report("uninit", Finding(
+                    "CAKE-S015", rec[3].op,
+                    f"role {roles[rec[0]].name} reads {view.name}[{s}] at line "
+                    f"{line_of(rec[3].op)} but nothing ever writes it{self.where}",
+                    [(view.op, f"`{view.name}` is declared here")],
+                    help="fill the stage with a TMA load before reading it, or read a stage "
+                         "that is filled"))
+        for ins, e, p, view, s in self.tma_phases:
+            observed = max((len(lst) + 1 - self.fwf[e] for lst in self.waits[e].values()),
+                           default=0)
+            if p >= observed:
+                b, i = self.k.elem_barrier[e]
+                self._report("unconsumed", Finding(
+                    "CAKE-S019", ins.op,
+                    f"the TMA load at line {line_of(ins.op)} into {view.name}[{s}] completes "
+                    f"phase {p} of {b.elem(i)}, which no role waits for{self.where}",
+                    [(b.op, f"`{b.name}` is declared here")],
+                    help=f"wait on `{b.name}` before using the data, or drop the load: the "
+                         "block must not exit while a copy may still be in flight"))
+
+    def _deadlock(self) -> None:
+        blocked = [(r, self.traces[r][self.pos[r]]) for r in range(self.R)
+                   if self.pos[r] < len(self.traces[r])]
+        roots = [(r, ev) for r, ev in blocked if not self._may_arrive(ev[2])]
+        for r, ev in roots or blocked:
+            self._report("deadlock", self._blocked(r, ev, blocked))
+
+    def _may_arrive(self, e: int) -> bool:
+        """Whether some unfinished role still has a completion of element e ahead of it."""
+        return any(ev[0] in (ARRIVE, COMMIT, TMA) and ev[2] == e
+                   for r, tr in enumerate(self.traces) for ev in tr[self.pos[r]:])
+
+    def _blocked(self, r: int, ev: tuple, blocked: list[tuple[int, tuple]]) -> Finding:
+        k = self.k
+        e, ins = ev[2], ev[1]
+        b, i = k.elem_barrier[e]
+        m = len(self.waits[e].get(r, ())) + 1 - self.fwf[e]
+        head = (f"role {k.roles[r].name} waits on {b.elem(i)} (phase {m - 1}) at line "
+                f"{line_of(ins.op)}{self.where}")
+        notes: list[tuple[Operation | None, str]] = []
+        waiting = [(q, qev) for q, qev in blocked if q != r and any(
+            x[0] in (ARRIVE, COMMIT, TMA) and x[2] == e for x in self.traces[q][self.pos[q]:])]
+        if waiting:
+            q, qev = waiting[0]
+            qb, qi = k.elem_barrier[qev[2]]
+            qm = len(self.waits[qev[2]].get(q, ())) + 1 - self.fwf[qev[2]]
+            story = (f"role {k.roles[q].name}, which completes it, is itself waiting on "
+                     f"{qb.elem(qi)} (phase {qm - 1}) at line {line_of(qev[1].op)}")
+            notes.append((qev[1].op, f"role {k.roles[q].name} waits here"))
+            fix = "break the cycle: one of these waits must be satisfiable first"
+        else:
+            story, fix = self._completions(e, b, i)
+            if self.completer[e]:
+                last = self.completer[e][-1][1]
+                notes.append((last.op, f"the last completion of {b.elem(i)} is here"))
+        notes.append((b.op, f"`{b.name}` is declared here"))
+        return Finding("CAKE-S001", ins.op, f"deadlock: {head}; {story}", notes, help=fix)
+
+    def _completions(self, e: int, b: Barrier, i: int) -> tuple[str, str]:
+        k = self.k
+        c = self.completed[e]
+        who = sorted({k.roles[p].name for p, _ in self.completer[e]})
+        fix = ("every wait needs a phase completion: check that the roles' trip counts and "
+               "stage indices match")
+        if c:
+            phases = "phase 0" if c == 1 else (f"phases 0 and 1" if c == 2 else
+                                                f"phases 0 to {c - 1}")
+            last = self.completer[e][-1][1]
+            return (f"role {', '.join(who)} completes only {phases}, at line "
+                    f"{line_of(last.op)}"), fix
+        if self.pending[e]:
+            return (f"{b.elem(i)} receives only {self.pending[e]} of its {b.init_count} "
+                    "arrivals for phase 0"), fix
+        arrivers = {k.roles[r].name for r, prog in enumerate(k.programs) for x in _walk(prog)
+                    if x.barrier is b and x.kind != WAIT}
+        if arrivers:
+            return f"no role ever completes {b.elem(i)}", fix
+        return (f"no role ever arrives on `{b.name}`",
+                f"complete `{b.name}` in a producer role (`lm.arrive`, `lm.commit` or a TMA "
+                f"load with barrier={b.name})")
+
+
+def _join(dst: list[int], src: list[int]) -> None:
+    for j, x in enumerate(src):
+        if x > dst[j]:
+            dst[j] = x
+
+
+# ---- entry points ------------------------------------------------------------------------------
+
+
+def traces_for(k: Kernel, env: Env, oob: list[Finding]) -> list[list[tuple] | None]:
+    budget = [EVENT_BUDGET]
+    return [k.trace(r, env, budget, oob) for r in range(len(k.roles))]
+
+
+def simulate_all(k: Kernel, fwf: list[bool]) -> tuple[list[Finding], bool]:
+    """Runs every trip-count assignment; returns the findings of the first one that fails
+    and whether some assignment could not be explored completely."""
+    partial = False
+    for env in k.assignments():
+        oob: list[Finding] = []
+        traces = traces_for(k, env, oob)
+        if oob:
+            return _unique(oob), partial
+        if any(t is None for t in traces):
+            partial = True
+            continue
+        found = Simulation(k, fwf, traces, k.describe(env)).run()
+        if found:
+            return found, partial
+    return [], partial
+
+
+def _unique(fs: list[Finding]) -> list[Finding]:
+    seen: dict[int, Finding] = {}
+    for f in fs:
+        seen.setdefault(id(f.op), f)
+    return list(seen.values())
+
+
+def parities(k: Kernel, fwf: list[bool]) -> dict[Operation, list[int] | str]:
+    """The parity of every wait: per dynamic instance (a list) when the loops around it and
+    before it have static trip counts, else a closed form or "tracked at run time"."""
+    out: dict[Operation, list[int] | str] = {}
+    for r, prog in enumerate(k.programs):
+        static = _static_waits(prog)
+        shortened: set[Operation] = set()
+        trace = k.trace(r, {}, [EVENT_BUDGET], [], shortened, PARITY_LIST_MAX)
+        lists: dict[Operation, list[int]] = {}
+        counts: dict[int, int] = {}
+        for ev in trace or ():
+            if ev[0] == WAIT:
+                n = counts.get(ev[2], 0)
+                counts[ev[2]] = n + 1
+                lists.setdefault(ev[1].op, []).append((n & 1) ^ int(fwf[
+                    k.barriers.index(ev[1].barrier)]))
+        for ins, loops in _waits_with_loops(prog, []):
+            got = lists.get(ins.op, [])
+            if (trace is not None and static.get(ins.op) and ins.op not in shortened
+                    and len(got) <= PARITY_LIST_MAX):
+                out[ins.op] = got
+            else:
+                out[ins.op] = _closed_form(k, prog, ins, loops,
+                                           fwf[k.barriers.index(ins.barrier)])
+    return out
+
+
+def _static_waits(prog: list[Instr]) -> dict[Operation, bool]:
+    """Waits whose instance count and position do not depend on a runtime value: no runtime
+    loop or branch encloses them or precedes them with a wait on the same barrier."""
+    out: dict[Operation, bool] = {}
+    tainted: set[int] = set()
+
+    def visit(block: list[Instr], dynamic: bool) -> None:
+        for ins in block:
+            if ins.kind in ("loop", "branch"):
+                inner = dynamic or bool(ins.runtime)
+                visit(ins.body, inner)
+                visit(ins.orelse or [], inner)
+                if inner:
+                    tainted.update(id(x.barrier) for x in _walk(ins.body + (ins.orelse or []))
+                                   if x.kind == WAIT)
+            elif ins.kind == WAIT:
+                out[ins.op] = not dynamic and id(ins.barrier) not in tainted
+    visit(prog, False)
+    return out
+
+
+def _waits_with_loops(block: list[Instr], loops: list[Instr]
+                      ) -> Iterator[tuple[Instr, list[Instr]]]:
+    for ins in block:
+        if ins.kind == "loop":
+            yield from _waits_with_loops(ins.body, loops + [ins])
+        elif ins.kind == "branch":
+            yield from _waits_with_loops(ins.body + (ins.orelse or []), loops + [ins])
+        elif ins.kind == WAIT:
+            yield ins, loops
+
+
+def _closed_form(k: Kernel, prog: list[Instr], ins: Instr, loops: list[Instr],
+                 fwf: bool) -> str:
+    """`(k // S) & 1` when the wait is the role's only wait on its barrier, inside one loop
+    from 0 with step 1, at stage `k % S` (S = barrier count) or at a constant stage."""
+    unknown = "tracked at run time"
+    same = [x for x in _walk(prog) if x.kind == WAIT and x.barrier is ins.barrier]
+    if len(loops) != 1 or loops[0].kind != "loop" or len(same) != 1:
+        return unknown
+    loop = loops[0]
+    if loop.lb.fn({}) != 0 or loop.step.fn({}) != 1 or loop.lb.runtime or loop.step.runtime:
+        return unknown
+    iv = loop.iv
+    var = iv.name_hint or "i"
+    stage = ins.op.stage
+    op = stage.owner
+    count = ins.barrier.count
+    if (isinstance(op, arith.RemSIOp) and op.lhs is iv
+            and k.exprs(op.rhs).key == ("c", count)):
+        form = f"({var} // {count}) & 1"
+    elif k.exprs(stage).key[0] == "c":
+        form = f"{var} & 1"
+    else:
+        return unknown
+    return f"({form}) ^ 1" if fwf else form

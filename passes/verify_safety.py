@@ -1,0 +1,139 @@
+"""`verify-safety`: the program-safety gate (codes CAKE-S001..S049, docs/diagnostics/safety.md).
+
+Declarations first (views inside their pool and apart, TMEM regions apart, static TMA
+coordinates), then the barrier protocol of passes/protocol.py: which roles may complete and
+wait on each barrier, how many events complete one phase, and finally every role run against
+the mbarrier machine for every trip-count class (deadlocks, races, phase lapping,
+uninitialised reads). Protocol errors found structurally stop the simulation, so one mistake
+is reported once rather than again as the deadlock or race it causes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from cakec.diagnostics import Note
+from cakec.dialects import cake
+from cakec.passes.base import sink_of, span_of, target_of
+from cakec.passes.protocol import (
+    Finding, Kernel, accounting, first_wait_free, role_findings, simulate_all, traces_for,
+)
+
+
+@dataclass(frozen=True)
+class VerifySafety(ModulePass):
+    name = "verify-safety"
+    target: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = target_of(op, ctx, self.target)
+        sink = sink_of(ctx)
+        for kernel in op.ops:
+            if not isinstance(kernel, cake.KernelOp):
+                continue
+            for f in check_kernel(kernel, target):
+                report = sink.warning if f.warning else sink.error
+                report(f.code, f.message, span_of(f.op, ctx),
+                       notes=[Note(span_of(o, ctx) if o is not None else None, m)
+                              for o, m in f.notes], help=f.help)
+
+
+def check_kernel(kernel: cake.KernelOp, target: str) -> list[Finding]:
+    k = Kernel.build(kernel)
+    out = _declarations(k)
+    protocol = role_findings(k)
+    if not protocol:
+        oob: list[Finding] = []
+        traces = traces_for(k, k.assignments()[-1], oob)
+        if not oob:
+            protocol = accounting(k, traces, target).findings
+    if not protocol:
+        protocol, partial = simulate_all(k, first_wait_free(k))
+        if partial:
+            protocol.append(Finding(
+                "CAKE-S020", kernel,
+                f"the barrier protocol of `{k.op.sym_name.data}` was checked only in part: some "
+                "trip counts need more events than the simulation budget, or a stage index "
+                "that cannot be evaluated", warning=True,
+                help="use smaller static trip counts, or report this kernel"))
+    return out + protocol
+
+
+# ---- declarations ------------------------------------------------------------------------------
+
+
+def _declarations(k: Kernel) -> list[Finding]:
+    return _views(k) + _tmem(k) + _coords(k)
+
+
+def _views(k: Kernel) -> list[Finding]:
+    out: list[Finding] = []
+    placed: list[tuple[int, int, object]] = []
+    for v in k.views:
+        end = v.offset + v.stages * v.stage_bytes
+        pool_bytes = v.pool.bytes.value.data
+        pool = v.pool.sym_name.data
+        if end > pool_bytes:
+            out.append(Finding(
+                "CAKE-S011", v.op,
+                f"view `{v.name}` occupies bytes [{v.offset}, {end}) of pool `{pool}`, which has "
+                f"only {pool_bytes} bytes",
+                [(v.pool, f"`{pool}` is declared here")],
+                help=f"grow the pool to at least {end} bytes, or use fewer or smaller stages"))
+        for lo, hi, other in placed:
+            if other.pool is v.pool and v.offset < hi and lo < end:
+                out.append(Finding(
+                    "CAKE-S017", v.op,
+                    f"view `{v.name}` (bytes [{v.offset}, {end})) overlaps view `{other.name}` "
+                    f"(bytes [{lo}, {hi})) in pool `{pool}`; both are live for the whole kernel",
+                    [(other.op, f"`{other.name}` is declared here")],
+                    help=f"place `{v.name}` at offset={hi} or later"))
+                break
+        placed.append((v.offset, end, v))
+    return out
+
+
+def _tmem(k: Kernel) -> list[Finding]:
+    out: list[Finding] = []
+    placed: list[tuple[int, int, cake.TmemOp]] = []
+    for t in k.tmems:
+        lo, width = t.cols.value.data, t.width.value.data
+        hi = lo + width
+        for plo, phi, other in placed:
+            if lo < phi and plo < hi:
+                out.append(Finding(
+                    "CAKE-S016", t,
+                    f"TMEM region `{t.sym_name.data}` (columns [{lo}, {hi})) overlaps "
+                    f"`{other.sym_name.data}` (columns [{plo}, {phi})); both are live for the "
+                    "whole kernel",
+                    [(other, f"`{other.sym_name.data}` is declared here")],
+                    help=f"move `{t.sym_name.data}` to cols={phi} or later"))
+                break
+        placed.append((lo, hi, t))
+    return out
+
+
+def _coords(k: Kernel) -> list[Finding]:
+    out: list[Finding] = []
+    for o in k.op.walk():
+        if not isinstance(o, cake.TmaLoadOp):
+            continue
+        for c in o.coords:
+            info = k.exprs(c)
+            if info.key[0] == "c" and info.key[1] < 0:
+                out.append(_negative(o, info.key[1]))
+                break
+    return out
+
+
+def _negative(o: Operation, value: int) -> Finding:
+    tensor = o.tensor.name_hint or "the tensor"
+    return Finding(
+        "CAKE-S012", o,
+        f"tile coordinate {value} is outside tensor `{tensor}`: tile coordinates start at 0",
+        help="use a coordinate in [0, cdiv(extent, box)) along every dimension")
