@@ -137,5 +137,24 @@ def targets(fmt: str) -> None:
         click.echo(sku_table.format_targets_text(), nl=False)
 
 
+@main.command()
+@click.argument("file")
+@TARGET
+def inspect(file: str, target: str | None) -> None:
+    """Print what FILE's schedule implies as JSON: SMEM/TMEM layout, barriers, waits with
+    their parity, TMA boxes and coordinates, MMA instructions and descriptors."""
+    from cakec.driver import build, run_passes
+
+    comp = build(_load(file, target), target)
+    if comp.ok:
+        run_passes(comp, "verify")  # derive, then the gates: a ledger only for a valid kernel
+    status = _report([comp], "text")
+    if status or comp.module is None:
+        sys.exit(status or 1)
+    from cakec.ledger import ledger_json
+
+    click.echo(ledger_json(comp.module))
+
+
 if __name__ == "__main__":
     main()

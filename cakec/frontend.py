@@ -236,14 +236,33 @@ class Frontend:
         for s in stmts:
             try:
                 self._stmt(s)
+                continue
             except Poisoned:
                 pass
             except CompileError as e:
                 self.sink.report(e.diagnostic)
-                # Bind the targets of a failed assignment so later uses do not cascade.
-                if isinstance(s, ast.Assign):
-                    for t in s.targets:
-                        self.scope.names.setdefault(t.id, Value("poison", t.span))
+            # Bind the targets of a failed assignment, including one that failed only
+            # because it used an earlier failure, so later uses do not cascade.
+            if isinstance(s, ast.Assign):
+                for t in s.targets:
+                    self.scope.names.setdefault(t.id, Value("poison", t.span))
+            elif isinstance(s, (ast.With, ast.For, ast.If)):
+                self._check_body_only(s)
+
+    def _check_body_only(self, s: ast.With | ast.For | ast.If) -> None:
+        """A block whose header failed is still checked, into a discarded block, so that
+        independent mistakes inside it surface; its loop variable is poisoned."""
+        label = f"the block at line {s.span.line}"
+        role = Value("role", s.span) if isinstance(s, ast.With) and self.in_role is None else None
+        bind = (s.var, Value("poison", s.var.span)) if isinstance(s, ast.For) else None
+        try:
+            self._nested(Block(), s.body, label, role=role, bind=bind)
+            if isinstance(s, ast.If):
+                self._nested(Block(), s.orelse, label)
+        except CompileError as e:
+            self.sink.report(e.diagnostic)
+        except Poisoned:
+            pass
 
     def _stmt(self, s: ast.Stmt) -> None:
         if isinstance(s, ast.Assign):

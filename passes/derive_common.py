@@ -1,0 +1,220 @@
+"""Helpers the derive-smem/tmem/tma/descriptors passes and the `cakec inspect` ledger share:
+walking kernels and roles, reading and writing `cake.*` attributes, the target a kernel
+compiles for, and printing index values as expressions of the author's .cake names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    ArrayAttr, DenseArrayBase, FileLineColLoc, IntegerAttr, IntegerType, ModuleOp, StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from cakec.dialects.cake import (
+    BlockIdOp, DimOp, KernelOp, NumBlocksOp, OnRoleOp, RoleOp, SmCountOp,
+)
+
+U64 = (1 << 64) - 1
+
+
+def kernels(module: ModuleOp) -> list[KernelOp]:
+    return [op for op in module.ops if isinstance(op, KernelOp)]
+
+
+def ops_of(kernel: KernelOp, cls: type[Operation]) -> Iterator[Operation]:
+    return (op for op in kernel.walk() if isinstance(op, cls))
+
+
+def sym(op: Operation) -> str:
+    name = op.properties.get("sym_name")
+    return name.data if isinstance(name, StringAttr) else "?"
+
+
+def line_of(op: Operation) -> int | None:
+    loc = op.location
+    return loc.line.data if isinstance(loc, FileLineColLoc) else None
+
+
+def role_of(op: Operation) -> RoleOp | None:
+    """The role whose `with` block contains `op` (None at kernel level)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, OnRoleOp):
+        parent = parent.parent_op()
+    if parent is None:
+        return None
+    owner = parent.role.owner
+    return owner if isinstance(owner, RoleOp) else None
+
+
+def warps_of(role: RoleOp) -> list[int]:
+    return list(role.warps.get_values())
+
+
+def resolve_target(kernel: KernelOp, ctx: Context, option: str) -> str:
+    """`--target` (pass option, then the driver's) wins, then the kernel's own, then the
+    default: the order of `passes.base.target_of`, applied per kernel."""
+    from cakec.targets.sku import DEFAULT_TARGET
+
+    forced = option or getattr(ctx, "cake_target", None)
+    if forced:
+        return forced
+    return kernel.target.data if kernel.target is not None else DEFAULT_TARGET
+
+
+def kernel_target(kernel: KernelOp, ctx: Context, option: str) -> str:
+    """The target derive-smem recorded; later passes read it so all agree."""
+    recorded = kernel.attributes.get("cake.target")
+    if isinstance(recorded, StringAttr) and not option:
+        return recorded.data
+    return resolve_target(kernel, ctx, option)
+
+
+# ---- attributes ------------------------------------------------------------------------------
+
+
+def set_int(op: Operation, name: str, value: int) -> None:
+    # i64 attributes hold two's complement: descriptors with bit 63 set read back negative.
+    if value > (1 << 63) - 1:
+        value -= 1 << 64
+    op.attributes[name] = IntegerAttr(value, i64)
+
+
+def set_str(op: Operation, name: str, value: str) -> None:
+    op.attributes[name] = StringAttr(value)
+
+
+def set_ints(op: Operation, name: str, values: Sequence[int]) -> None:
+    op.attributes[name] = DenseArrayBase.from_list(i64, list(values))
+
+
+def set_strs(op: Operation, name: str, values: Sequence[str]) -> None:
+    op.attributes[name] = ArrayAttr([StringAttr(v) for v in values])
+
+
+def get_int(op: Operation, name: str) -> int | None:
+    attr = op.attributes.get(name)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def get_u64(op: Operation, name: str) -> int | None:
+    """A 64-bit descriptor attribute as the unsigned bit pattern."""
+    value = get_int(op, name)
+    return None if value is None else value & U64
+
+
+def get_str(op: Operation, name: str) -> str | None:
+    attr = op.attributes.get(name)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def get_ints(op: Operation, name: str) -> list[int] | None:
+    attr = op.attributes.get(name)
+    return list(attr.get_values()) if isinstance(attr, DenseArrayBase) else None
+
+
+def get_strs(op: Operation, name: str) -> list[str] | None:
+    attr = op.attributes.get(name)
+    if not isinstance(attr, ArrayAttr):
+        return None
+    return [a.data for a in attr.data if isinstance(a, StringAttr)]
+
+
+def attr_json(attr: Attribute) -> object:
+    """A derived attribute as plain JSON (ints, strings, lists, dicts)."""
+    from xdsl.dialects.builtin import DictionaryAttr
+
+    if isinstance(attr, IntegerAttr):
+        # i1 flags read back as -1/0 (signless, printed signed): show them as booleans.
+        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+            return bool(attr.value.data)
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, DenseArrayBase):
+        return list(attr.get_values())
+    if isinstance(attr, ArrayAttr):
+        return [attr_json(a) for a in attr.data]
+    if isinstance(attr, DictionaryAttr):
+        return {k: attr_json(v) for k, v in attr.data.items()}
+    return str(attr)
+
+
+# ---- index expressions -----------------------------------------------------------------------
+
+# Python precedence, so printed expressions read back as the author would write them.
+_INFIX: dict[type[Operation], tuple[str, int]] = {
+    arith.AddiOp: ("+", 1), arith.SubiOp: ("-", 1), arith.MuliOp: ("*", 2),
+    arith.FloorDivSIOp: ("//", 2), arith.RemSIOp: ("%", 2),
+}
+_CALLS: dict[type[Operation], str] = {
+    arith.CeilDivSIOp: "lm.cdiv", arith.MinSIOp: "lm.min", arith.MaxSIOp: "lm.max",
+}
+
+
+def const_int(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def expr(value: SSAValue) -> str:
+    """`value` as an expression of .cake names: `k%3`, `m_tile`, `lm.cdiv(K, 64)`."""
+    return _expr(value, 0)
+
+
+def _expr(value: SSAValue, prec: int) -> str:
+    const = const_int(value)
+    if const is not None:
+        return str(const)
+    if value.name_hint:  # a name the author bound (loop variable, parameter, assignment)
+        return value.name_hint
+    owner = value.owner
+    if isinstance(owner, Block):
+        return "?"
+    if type(owner) in _INFIX:
+        op, p = _INFIX[type(owner)]
+        text = f"{_expr(owner.operands[0], p)}{op}{_expr(owner.operands[1], p + 1)}"
+        return f"({text})" if p < prec else text
+    if type(owner) in _CALLS:
+        args = ", ".join(_expr(o, 0) for o in owner.operands)
+        return f"{_CALLS[type(owner)]}({args})"
+    return _builtin_expr(owner)
+
+
+def _builtin_expr(owner: Operation) -> str:
+    if isinstance(owner, (BlockIdOp, NumBlocksOp)):
+        name = "block_id" if isinstance(owner, BlockIdOp) else "num_blocks"
+        return f"lm.{name}({owner.dim.value.data})"
+    if isinstance(owner, SmCountOp):
+        return "lm.sm_count()"
+    if isinstance(owner, DimOp):
+        return f"{_expr(owner.tensor, 3)}.shape[{owner.index.value.data}]"
+    if isinstance(owner, arith.SelectOp):
+        a, b = (_expr(o, 0) for o in owner.operands[1:])
+        return f"({a} if {_expr(owner.operands[0], 0)} else {b})"
+    return "?"
+
+
+def scaled(coord: SSAValue, factor: int) -> str:
+    """`coord × factor` as an expression, folding constants (`k*64`, `0`, `m_tile`)."""
+    const = const_int(coord)
+    if const is not None:
+        return str(const * factor)
+    if factor == 1:
+        return expr(coord)
+    return f"{_expr(coord, 2)}*{factor}"
+
+
+def plus(base: str, offset: int) -> str:
+    """`base + offset` for a printed expression; folds when `base` is a literal."""
+    if offset == 0:
+        return base
+    if base.lstrip("-").isdigit():
+        return str(int(base) + offset)
+    return f"{base}+{offset}"

@@ -1,0 +1,149 @@
+"""derive-tma: what each TMA copy moves and the tensor maps the runtime must encode.
+
+The author writes tile coordinates (numpy order); a copy's box is the tile shape padded with
+leading 1s to the tensor's rank and its element coordinates are tile coordinate × tile
+extent per dimension, printed innermost first as PTX takes them. A view stored as several
+128B-swizzled column blocks (`cake.atoms` > 1) is loaded with one box per block: the box's
+inner extent is the block width and copy j starts `j * cake.copy_step` elements further in.
+Stores stage the register tile unswizzled in the buffer derive-smem reserved.
+
+Tensor maps are shared per (tensor, box, swizzle); `cake.tmap` indexes the tensor's list in
+the kernel's `cake.tmaps`. Needs derive-smem's view attributes; copies whose box cannot be
+formed (a view of higher rank than its tensor) get nothing: the consistency gate reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64,
+)
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from cakec.dialects.cake import (
+    KernelOp, TensorType, TmaLoadOp, TmaStoreOp, ViewOp, dtype_bytes, dtype_name,
+)
+from cakec.passes.derive_common import (
+    get_int, get_str, kernels, ops_of, scaled, set_int, set_ints, set_strs,
+)
+
+#: Fixed tensor-map parameters (runtime TmapSpec / cuTensorMapEncodeTiled): dense boxes,
+#: zero fill out of bounds so tails need no masking, the runtime's default L2 promotion.
+TMAP_FIXED = {"interleave": "none", "oob_fill": "zero", "l2_promotion": "256b"}
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One TMA operation as the hardware sees it."""
+
+    tensor: str
+    dtype: str
+    rank: int
+    box: tuple[int, ...]  # one copy's box, numpy order
+    swizzle: str
+    copies: int
+    tile: tuple[int, ...]  # the whole tile (box padded, before the atom split), numpy order
+    tx_bytes: int
+
+
+@dataclass(frozen=True)
+class DeriveTma(ModulePass):
+    """Annotates TMA loads and stores (`cake.box`, `cake.copies`, `cake.copy_step`,
+    `cake.tx_bytes`, `cake.coords`, `cake.tmap`) and kernels (`cake.tmaps`)."""
+
+    name = "derive-tma"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in kernels(op):
+            _TensorMaps(kernel).run()
+
+
+class _TensorMaps:
+    def __init__(self, kernel: KernelOp):
+        self.kernel = kernel
+        self.maps: dict[str, list[tuple[tuple[int, ...], str]]] = {}
+        self.specs: list[Attribute] = []
+
+    def run(self) -> None:
+        for op in self.kernel.walk():
+            copy = _load(self.kernel, op) if isinstance(op, TmaLoadOp) else (
+                _store(self.kernel, op) if isinstance(op, TmaStoreOp) else None)
+            if copy is not None:
+                self._annotate(op, copy)
+        self.kernel.attributes["cake.tmaps"] = ArrayAttr(self.specs)
+
+    def _annotate(self, op: Operation, copy: Copy) -> None:
+        coords = [scaled(c, extent) for c, extent in zip(op.coords, copy.tile)]
+        set_ints(op, "cake.box", copy.box)
+        set_int(op, "cake.copies", copy.copies)
+        set_int(op, "cake.copy_step", copy.box[-1] if copy.copies > 1 else 0)
+        set_int(op, "cake.tx_bytes", copy.tx_bytes)
+        set_strs(op, "cake.coords", coords[::-1])
+        set_int(op, "cake.tmap", self._tmap(copy))
+
+    def _tmap(self, copy: Copy) -> int:
+        maps = self.maps.setdefault(copy.tensor, [])
+        key = (copy.box, copy.swizzle)
+        if key not in maps:
+            maps.append(key)
+            self.specs.append(DictionaryAttr({
+                "tensor": StringAttr(copy.tensor),
+                "index": IntegerAttr(len(maps) - 1, i64),
+                "dtype": StringAttr(copy.dtype),
+                "rank": IntegerAttr(copy.rank, i64),
+                "box": DenseArrayBase.from_list(i64, list(copy.box)),
+                "swizzle": StringAttr(copy.swizzle),
+                **{k: StringAttr(v) for k, v in TMAP_FIXED.items()},
+            }))
+        return maps.index(key)
+
+
+def _tensor(kernel: KernelOp, value: SSAValue) -> tuple[str, TensorType] | None:
+    if not (isinstance(value, BlockArgument) and isinstance(value.type, TensorType)):
+        return None
+    names = kernel.param_names.data
+    name = names[value.index].data if value.index < len(names) else f"arg{value.index}"
+    return name, value.type
+
+
+def _padded(shape: tuple[int, ...], rank: int) -> tuple[int, ...] | None:
+    return (1,) * (rank - len(shape)) + shape if len(shape) <= rank else None
+
+
+def _load(kernel: KernelOp, op: TmaLoadOp) -> Copy | None:
+    tensor, view = _tensor(kernel, op.tensor), op.view.owner
+    if tensor is None or not isinstance(view, ViewOp):
+        return None
+    name, tt = tensor
+    swizzle, atoms = get_str(view, "cake.swizzle"), get_int(view, "cake.atoms")
+    stage_bytes = get_int(view, "cake.stage_bytes")
+    tile = _padded(view.result.type.dims(), len(tt.dims()))
+    if tile is None or swizzle is None or atoms is None or stage_bytes is None:
+        return None
+    box = tile[:-1] + (tile[-1] // atoms,)
+    elem = view.result.type.element_type
+    dtype = dtype_name(tt.element_type if _is_dtype(tt.element_type) else elem)
+    return Copy(name, dtype, len(tile), box, swizzle, atoms, tile, stage_bytes)
+
+
+def _store(kernel: KernelOp, op: TmaStoreOp) -> Copy | None:
+    tensor = _tensor(kernel, op.tensor)
+    if tensor is None or not _is_dtype(op.value.type.element_type):
+        return None
+    name, tt = tensor
+    tile = _padded(op.value.type.dims(), len(tt.dims()))
+    if tile is None:
+        return None
+    dtype = dtype_name(op.value.type.element_type)
+    return Copy(name, dtype, len(tile), tile, "none", 1, tile, op.value.type.num_bytes())
+
+
+def _is_dtype(attr: Attribute) -> bool:
+    try:
+        dtype_bytes(attr)
+    except KeyError:
+        return False
+    return True
