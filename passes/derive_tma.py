@@ -27,7 +27,7 @@ from cakec.dialects.cake import (
     KernelOp, TensorType, TmaLoadOp, TmaStoreOp, ViewOp, dtype_bytes, dtype_name,
 )
 from cakec.passes.derive_common import (
-    get_int, get_str, kernels, ops_of, scaled, set_int, set_ints, set_strs,
+    get_int, get_str, kernels, scaled, set_int, set_ints, set_strs,
 )
 
 #: Fixed tensor-map parameters (runtime TmapSpec / cuTensorMapEncodeTiled): dense boxes,
