@@ -2,6 +2,7 @@
 
 Python API (imports are lazy so `import cakec` stays cheap):
     cakec.verify(source_or_path, target=None) -> list[Diagnostic]
+    cakec.compile(source_or_path, target=None) -> Kernel   (raises CakeCompileError)
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from cakec.diagnostics import Diagnostic
+    from cakec.runtime import Kernel
 
 
 def verify(source_or_path: str, target: str | None = None) -> list["Diagnostic"]:
@@ -24,3 +26,11 @@ def verify(source_or_path: str, target: str | None = None) -> list["Diagnostic"]
     else:
         src = read_source(source_or_path)
     return verify_source(src, target).sink.diagnostics
+
+
+def compile(source_or_path: str, target: str | None = None) -> "Kernel":
+    """Verify, emit and build a .cake kernel (a path or source text) into a launchable
+    `Kernel`; raises cakec.api.CakeCompileError with the diagnostics if it does not verify."""
+    from cakec.api import compile as _compile
+
+    return _compile(source_or_path, target)

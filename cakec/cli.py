@@ -156,5 +156,85 @@ def inspect(file: str, target: str | None) -> None:
     click.echo(ledger_json(comp.module))
 
 
+# ---- emit: verified .cake → CUDA C++ / PTX / cubin / launch metadata / derived IR ----------
+
+
+@main.command()
+@click.argument("file")
+@TARGET
+@click.option("--emit", "kind", type=click.Choice(["cuda", "ptx", "cubin", "metadata", "mlir"]),
+              default="cuda", show_default=True, help="What to produce.")
+@click.option("-o", "output", default="-", metavar="PATH", help="Output file (default stdout).")
+@FORMAT
+def emit(file: str, target: str | None, kind: str, output: str, fmt: str) -> None:
+    """Verify FILE, then write its code for the target (no GPU needed). Input that fails
+    verification is refused with its diagnostics (exit 1)."""
+    from cakec import api
+
+    result = api.emit(_load(file, target), target)
+    comp = result.comp
+    if kind == "mlir" and comp.module is not None and comp.ok:
+        from cakec.ir_text import print_module
+
+        _report([comp], fmt)
+        _write(output, print_module(comp.module, locations=True, generic=False))
+        return
+    if _report([comp], fmt) or result.unit is None:
+        sys.exit(1)
+    unit = result.unit
+    if kind == "cuda":
+        _write(output, unit.source)
+    elif kind == "metadata":
+        import json
+
+        _write(output, json.dumps(unit.metadata, indent=2) + "\n")
+    else:
+        from cakec.targets.nvrtc import NvrtcError
+
+        try:
+            _write(output, api.binary(unit, kind))
+        except NvrtcError as e:  # our CUDA did not compile: a compiler bug, said so
+            click.echo(f"{file}: error: NVRTC rejected the generated CUDA for {unit.target} "
+                       f"[CAKE-I003]\n{e}\nhelp: this is a bug in cakec; please report it with "
+                       "the input file", err=True)
+            sys.exit(1)
+
+
+# ---- run: compile, launch on fresh inputs, check against the reference, time -----------------
+
+
+@main.command()
+@click.argument("file")
+@TARGET
+@click.option("--shape", "shape", default=None, metavar="NAME=INT,...",
+              help="Problem size, e.g. M=4096,N=4096,K=4096 (default: the example's first).")
+@FORMAT
+def run(file: str, target: str | None, shape: str | None, fmt: str) -> None:
+    """Compile FILE, run it on fresh random inputs from its sibling FILE.py, check every output
+    element against the reference, and time it against the baselines (one line of facts)."""
+    from cakec import api
+
+    try:
+        facts = api.run_example(file, target, shape)
+    except api.CakeCompileError as e:
+        if fmt == "json":
+            from cakec.diagnostics import render_json
+
+            click.echo(render_json(e.diagnostics))
+        else:
+            click.echo(str(e), err=True)
+        sys.exit(1)
+    except api.RunUsageError as e:
+        click.echo(f"cakec: error: {e}", err=True)
+        sys.exit(2)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(facts, indent=2))
+    else:
+        click.echo(api.facts_line(facts))
+    sys.exit(0 if facts["correct"] else 1)
+
+
 if __name__ == "__main__":
     main()

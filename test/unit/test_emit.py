@@ -1,0 +1,251 @@
+"""The sm_90a CUDA emitter, its launch metadata and `cakec emit`, without a GPU: what the
+GEMM example lowers to, that NVRTC builds it, and that everything the emitter cannot
+lower correctly is a diagnostic instead of code."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cakec import api
+from cakec.runtime.args import Metadata
+
+ROOT = Path(__file__).resolve().parents[2]
+GEMM = ROOT / "examples" / "gemm_bf16.cake"
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    result = api.emit(api.load(str(GEMM)))
+    assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
+    return result.unit
+
+
+def emit_text(text: str, target: str | None = None) -> api.Emitted:
+    return api.emit(api.load(text), target)
+
+
+def codes(result: api.Emitted) -> list[str]:
+    return [d.code for d in result.comp.sink.diagnostics]
+
+
+def cakec(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cakec.cli", *args], capture_output=True,
+                          text=True, cwd=ROOT)
+
+
+# ---- the GEMM --------------------------------------------------------------------------------
+
+
+def test_gemm_roles_dispatch_with_register_budgets(gemm):
+    src = gemm.source
+    assert "if (cake_warp < 4u) {" in src
+    assert "} else if (cake_warp >= 4u && cake_warp < 12u) {" in src
+    assert "cake_setmaxnreg_dec<40>();" in src and "cake_setmaxnreg_inc<232>();" in src
+    assert "__launch_bounds__(384, 1)" in src
+
+
+def test_gemm_barriers_use_derived_counts_and_parities(gemm):
+    src = gemm.source
+    assert "cake_mbar_init(full + 8u * i, 2);" in src    # two TMA loads per phase
+    assert "cake_mbar_init(empty + 8u * i, 2);" in src   # one commit per math warpgroup
+    assert "u32 empty_phase = 0x7u;" in src              # first lap of `empty` passes
+    assert "u32 full_phase = 0u;" in src
+    assert "cake_mbar_wait(full + 8u * s, (u32)(full_phase >> s) & 1u);" in src
+    assert "full_phase ^= 1u << s;" in src
+
+
+def test_gemm_tma_expects_the_derived_bytes_per_copy(gemm):
+    src = gemm.source
+    assert re.search(r"cake_mbar_arrive_expect_tx\(full \+ 8u \* s, 16384u\);\n\s*"
+                     r"cake_tma_load_2d\(sa \+ \(u32\)s \* 16384u, &A_tmap0, full \+ 8u \* s, "
+                     r"k \* 64, m_tile \* 128\);", src)
+    assert "cake_tma_load_2d(sb + (u32)s * 32768u, &B_tmap0, full + 8u * s, k * 64, " \
+           "n_tile * 256);" in src
+    # The producer role is one elected thread.
+    assert "if (cake_warp == 0u && cake_elect_one()) {" in src
+
+
+def test_gemm_wgmma_descriptors_and_k_steps(gemm):
+    src = gemm.source
+    calls = re.findall(r"cake_wgmma_m64n256k16_bf16\(acc\[0\], (0x[0-9a-f]+)ull \+ \(\(\(cake_a"
+                       r"(?: \+ (\d+)u)?\)", src)
+    assert [int(off or 0) for _, off in calls] == [0, 32, 64, 96]
+    from cakec.targets.descriptors import decode_fields
+
+    fields = decode_fields("wgmma_smem", int(calls[0][0], 16))
+    assert (fields["swizzle"], fields["sbo"], fields["lbo"], fields["addr"]) == \
+        ("128b", 1024, 16, 0)
+    assert "const u32 cake_a = sa + (u32)s * 16384u + cake_wg * 8192u;" in src
+    assert "(u32)!(k == 0));" in src  # init: scale-d 0 on the first K step only
+
+
+def test_gemm_keeps_one_wgmma_group_in_flight(gemm):
+    src = gemm.source
+    assert "cake_wgmma_wait<1>();" in src
+    assert "if (cake_wg_leader) cake_mbar_arrive(empty + 8u * empty_held);" in src
+    # A wait on the stage still held releases it first (no wait blocks on its own release).
+    assert "if (empty_held == (u32)s) {" in src
+
+
+def test_gemm_epilogue_is_bounds_checked_per_warpgroup(gemm):
+    src = gemm.source
+    assert "const i32 cake_row = m_tile * 128 + (i32)cake_wg * 64;" in src
+    assert "cake_store_wgmma_tile<256, CakeOutBf16>(acc[0], C, cake_row, cake_col);" in src
+
+
+def test_gemm_names_and_source_lines(gemm):
+    src = gemm.source
+    assert "// gemm_bf16.cake:56: lm.mma(acc, sa[s], sb[s], init=(k == 0))" in src
+    for name in ("tiles_m", "k_tiles", "m_tile", "n_tile", "group", "rows"):
+        assert re.search(rf"const i32 {name} = ", src), name
+
+
+def test_gemm_metadata(gemm):
+    meta = gemm.metadata
+    assert meta["block"] == [384, 1, 1]
+    assert meta["grid"] == ["min(cdiv(M, 128) * cdiv(N, 256), sm_count)", "1", "1"]
+    assert [p["name"] for p in meta["params"]] == ["A", "B", "C", "M", "N", "K"]
+    a, b, c = meta["params"][:3]
+    assert a["tmaps"] == [{"box": [128, 64], "swizzle": "128b", "oob_fill": "zero",
+                           "l2_promotion": "256b"}]
+    assert b["tmaps"][0]["box"] == [256, 64]
+    assert c["tmaps"] == []  # the epilogue stores directly: C may have any row stride
+    assert meta["dynamic_smem"] >= 147456
+    Metadata.parse(meta)  # what the runtime accepts
+
+
+def test_gemm_signature_follows_the_metadata(gemm):
+    sig = gemm.source[gemm.source.index("gemm_bf16(\n"):].split(") {", 1)[0]
+    names = [line.split()[-1].rstrip(",") for line in sig.splitlines()[1:]]
+    assert names == ["A_tmap0", "A", "B_tmap0", "B", "C", "M", "N", "K"]
+
+
+def test_gemm_builds_with_nvrtc_without_spills(gemm):
+    from cakec.targets import nvrtc
+
+    cubin = api.binary(gemm, "cubin")
+    assert cubin[:4] == b"\x7fELF"
+    report = nvrtc.ptxas_report(gemm.source, target="sm_90a")
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
+    ptx = api.binary(gemm, "ptx").decode()
+    for instr in ("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+                  "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                  "mbarrier.try_wait.parity.shared::cta.b64", "setmaxnreg.inc.sync.aligned.u32",
+                  "wgmma.wait_group.sync.aligned 1"):
+        assert instr in ptx, instr
+
+
+# ---- what is not lowered is a diagnostic --------------------------------------------------------
+
+
+def test_other_targets_are_not_yet_supported():
+    result = api.emit(api.load(str(ROOT / "examples" / "fmha_fwd.cake")), "sm_100a")
+    assert result.unit is None
+    diag = result.comp.sink.diagnostics[-1]
+    assert diag.code == "CAKE-H100"
+    assert "code generation for sm_100a is not yet supported" in diag.message
+
+
+BROKEN = GEMM.read_text().replace("lm.wait(full, stage=s)", "lm.wait(fulll, stage=s)")
+
+
+def test_input_that_fails_verification_is_not_emitted():
+    result = emit_text(BROKEN)
+    assert result.unit is None and codes(result) == ["CAKE-T001"]
+
+
+def test_an_op_without_a_lowering_is_reported_at_its_line(monkeypatch):
+    from cakec.dialects.cake import CommitOp
+    from cakec.targets import cuda_emit
+
+    table = {k: v for k, v in cuda_emit.LOWERINGS["sm_90a"].items() if k is not CommitOp}
+    monkeypatch.setitem(cuda_emit.LOWERINGS, "sm_90a", table)
+    result = api.emit(api.load(str(GEMM)))
+    assert result.unit is None
+    (diag,) = result.comp.sink.diagnostics
+    assert diag.code == "CAKE-H100" and diag.span.line == 57
+    assert diag.message == "`lm.commit` is not yet supported for sm_90a code generation"
+
+
+def test_missing_derived_attribute_is_an_internal_error():
+    from cakec.dialects.cake import MmaOp
+    from cakec.driver import verify_source
+    from cakec.targets.cuda_emit import emit_cuda
+
+    comp = verify_source(api.load(str(GEMM)))
+    mma = next(op for op in comp.module.walk() if isinstance(op, MmaOp))
+    del mma.attributes["cake.a_desc"]
+    assert emit_cuda(comp.module, comp.ctx, comp.sources) is None
+    diag = comp.sink.diagnostics[-1]
+    assert diag.code == "CAKE-I002" and "cake.a_desc" in diag.message
+
+
+def test_arrival_counts_are_cross_checked():
+    from xdsl.dialects.builtin import IntegerAttr, i64
+
+    from cakec.dialects.cake import BarrierOp
+    from cakec.driver import verify_source
+    from cakec.targets.cuda_emit import emit_cuda
+
+    comp = verify_source(api.load(str(GEMM)))
+    empty = next(op for op in comp.module.walk()
+                 if isinstance(op, BarrierOp) and op.sym_name.data == "empty")
+    empty.attributes["cake.arrivals"] = IntegerAttr(1, i64)
+    assert emit_cuda(comp.module, comp.ctx, comp.sources) is None
+    assert "initialised for 1 arrival(s) per phase" in comp.sink.diagnostics[-1].message
+
+
+def test_cake_names_that_are_not_c_names_are_renamed():
+    from cakec.targets.cuda_emit import _Names
+
+    names = _Names()
+    assert [names.fresh(n) for n in ("int", "cake_smem", "k", "k")] == \
+        ["int_", "cake_smem_", "k", "k_1"]
+    with names.scope():
+        assert names.fresh("t") == "t"
+    assert names.fresh("t") == "t"  # a sibling scope may reuse it
+
+
+def test_compile_raises_with_the_diagnostics():
+    with pytest.raises(api.CakeCompileError) as info:
+        api.compile(BROKEN)
+    assert [d.code for d in info.value.diagnostics] == ["CAKE-T001"]
+    assert "undefined name `fulll` [CAKE-T001]" in str(info.value)
+
+
+# ---- the CLI -----------------------------------------------------------------------------------
+
+
+def test_cli_emit_metadata_and_mlir():
+    r = cakec("emit", str(GEMM), "--emit", "metadata")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["kernel"] == "gemm_bf16"
+    r = cakec("emit", str(GEMM), "--emit", "mlir")
+    assert r.returncode == 0 and "cake.initial_parity" in r.stdout
+
+
+def test_cli_emit_refuses_unverified_input(tmp_path):
+    bad = tmp_path / "bad.cake"
+    bad.write_text(BROKEN)
+    r = cakec("emit", str(bad), "-o", str(tmp_path / "out.cu"))
+    assert r.returncode == 1 and "[CAKE-T001]" in r.stderr
+    assert not (tmp_path / "out.cu").exists()
+
+
+def test_cli_run_without_an_example_module_is_a_usage_error(tmp_path):
+    lonely = tmp_path / "lonely.cake"
+    lonely.write_text(GEMM.read_text())
+    r = cakec("run", str(lonely))
+    assert r.returncode == 2 and "cakec: error:" in r.stderr
+
+
+def test_run_shape_parsing():
+    assert api.parse_shape("M=1, N=2", {"M": 8, "K": 4}) == {"M": 1, "N": 2, "K": 4}
+    with pytest.raises(api.RunUsageError):
+        api.parse_shape("M=x", {})
