@@ -1,0 +1,674 @@
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H016).
+
+A kernel must use only what its target has and stay inside the target's limits. Every fact
+comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
+families (TMEM and tcgen05, TMA, wgmma or mma.sync, FP8 forms, setmaxnreg), shared memory and
+threads per block, the TMEM allocation, MMA shapes per instruction and dtype, TMA boxes,
+warpgroup alignment and the lane quarter each warp may read from TMEM.
+
+Derived attributes (docs/ir.md) are read where a derive pass left them; without one a check
+falls back to what the declarations say, or is skipped. Layout errors that a derive pass
+already reports (view alignment and swizzle spans: derive-smem; TMEM capacity and region
+shape: derive-tmem) are not repeated here. docs/diagnostics/hardware.md lists every code
+with a failing and a fixed example.
+
+The kernel index and the naming helpers at the top are shared with verify-consistency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseArrayBase, FileLineColLoc, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from cakec.diagnostics import DiagnosticSink, Note, Span
+from cakec.dialects import cake
+from cakec.passes.base import sink_of, span_of, target_of
+from cakec.targets import sku as hw
+
+# ---- what both data gates read: one walk of a kernel ----------------------------------------
+
+
+@dataclass
+class KernelIndex:
+    """A kernel's ops grouped by what the gates ask about, and the role each op runs in."""
+
+    kernel: cake.KernelOp
+    pools: list[cake.SmemOp] = field(default_factory=list)
+    views: list[cake.ViewOp] = field(default_factory=list)
+    tmems: list[cake.TmemOp] = field(default_factory=list)
+    roles: list[cake.RoleOp] = field(default_factory=list)
+    barriers: list[cake.BarrierOp] = field(default_factory=list)
+    tma_loads: list[cake.TmaLoadOp] = field(default_factory=list)
+    tma_stores: list[cake.TmaStoreOp] = field(default_factory=list)
+    mmas: list[cake.MmaOp] = field(default_factory=list)
+    tmem_reads: list[cake.ConvertOp] = field(default_factory=list)
+    role_blocks: list[tuple[cake.RoleOp, cake.OnRoleOp]] = field(default_factory=list)
+    role_of: dict[Operation, cake.RoleOp] = field(default_factory=dict)
+
+
+_BUCKETS: dict[type[Operation], str] = {
+    cake.SmemOp: "pools", cake.ViewOp: "views", cake.TmemOp: "tmems", cake.RoleOp: "roles",
+    cake.BarrierOp: "barriers", cake.TmaLoadOp: "tma_loads", cake.TmaStoreOp: "tma_stores",
+    cake.MmaOp: "mmas",
+}
+
+
+def index_kernel(kernel: cake.KernelOp) -> KernelIndex:
+    idx = KernelIndex(kernel)
+    # An explicit stack instead of recursion: nesting depth is the author's, not ours.
+    stack: list[tuple[Operation, cake.RoleOp | None]] = [
+        (op, None) for op in reversed(list(kernel.body.block.ops))]
+    while stack:
+        op, role = stack.pop()
+        bucket = _BUCKETS.get(type(op))
+        if bucket is not None:
+            getattr(idx, bucket).append(op)
+        elif isinstance(op, cake.ConvertOp) and isinstance(op.source.type, cake.TmemType):
+            idx.tmem_reads.append(op)
+        if role is not None:
+            idx.role_of[op] = role
+        inner = role
+        if isinstance(op, cake.OnRoleOp) and isinstance(op.role.owner, cake.RoleOp):
+            inner = op.role.owner
+            idx.role_blocks.append((inner, op))
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend((child, inner) for child in reversed(list(block.ops)))
+    return idx
+
+
+def name_of(value: SSAValue) -> str:
+    """The .cake name behind a value; a stage `v[s]` is named by its view `v`."""
+    owner = value.owner
+    if isinstance(owner, cake.StageOp):
+        return name_of(owner.view)
+    if isinstance(owner, Operation):
+        sym = owner.properties.get("sym_name")
+        if isinstance(sym, StringAttr) and sym.data:
+            return sym.data
+    return value.name_hint or "?"
+
+
+def decl_span(value: SSAValue, ctx: Context) -> Span | None:
+    """Where a value was declared: its op, or for a kernel parameter the parameter itself."""
+    owner = value.owner
+    if isinstance(owner, cake.StageOp):
+        return decl_span(owner.view, ctx)
+    if isinstance(owner, Operation):
+        return span_of(owner, ctx)
+    loc = value.location if isinstance(value, BlockArgument) else None
+    if isinstance(loc, FileLineColLoc):
+        return Span(loc.filename.data, loc.line.data, loc.column.data)
+    return None
+
+
+def dtype_of(type_: Attribute) -> str | None:
+    """The .cake dtype name of a shaped type's elements (None for an unknown element type)."""
+    try:
+        return cake.dtype_name(type_.element_type)  # type: ignore[attr-defined]
+    except (AttributeError, KeyError):
+        return None
+
+
+def elem_bytes(type_: Attribute) -> int:
+    """Bytes per element of a shaped type (0 for an unknown element type)."""
+    return cake.DTYPES.get(dtype_of(type_) or "", (None, 0))[1]
+
+
+def dims_of(value: SSAValue) -> tuple[int, ...]:
+    dims = getattr(value.type, "dims", None)
+    return dims() if dims is not None else ()
+
+
+def view_of(value: SSAValue) -> cake.ViewOp | None:
+    """The view an MMA operand (a stage `v[s]`) belongs to."""
+    stage = value.owner
+    view = stage.view.owner if isinstance(stage, cake.StageOp) else None
+    return view if isinstance(view, cake.ViewOp) else None
+
+
+def get_int(op: Operation, key: str) -> int | None:
+    attr = op.attributes.get(key)
+    return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+def get_str(op: Operation, key: str) -> str | None:
+    attr = op.attributes.get(key)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+def get_ints(op: Operation, key: str) -> tuple[int, ...] | None:
+    attr = op.attributes.get(key)
+    return tuple(attr.get_values()) if isinstance(attr, DenseArrayBase) else None
+
+
+def view_swizzle(view: cake.ViewOp) -> str | None:
+    """The swizzle a view is stored with: derive-smem's choice, else the author's explicit
+    tag; None while `auto` is unresolved."""
+    resolved = get_str(view, "cake.swizzle")
+    if resolved in hw.SWIZZLE_SPAN:
+        return resolved
+    tag = view.result.type.swizzle.data
+    return tag if tag in hw.SWIZZLE_SPAN else None
+
+
+def warps_of(role: cake.RoleOp) -> list[int]:
+    return sorted(role.warps.get_values())
+
+
+def whole_warpgroups(warps: Sequence[int]) -> bool:
+    """Whether `warps` (sorted) split into aligned warpgroups of 4 consecutive warps."""
+    n = hw.WARPGROUP_WARPS
+    return bool(warps) and len(warps) % n == 0 and all(
+        hw.is_warpgroup(warps[i:i + n]) for i in range(0, len(warps), n))
+
+
+def mma_dtypes(mma: cake.MmaOp) -> tuple[str, str, str] | None:
+    a, b, acc = dtype_of(mma.a.type), dtype_of(mma.b.type), dtype_of(mma.acc.type)
+    return (a, b, acc) if a and b and acc else None
+
+
+def mma_dims(mma: cake.MmaOp) -> tuple[int, int, int] | None:
+    """(M, N, K) when acc [M,N], a [M,K] and b [N,K] agree; otherwise verify-consistency
+    reports the disagreement and the shape checks here stand down."""
+    acc, a, b = dims_of(mma.acc), dims_of(mma.a), dims_of(mma.b)
+    if not (len(acc) == len(a) == len(b) == 2):
+        return None
+    (m, n), (am, k), (bn, bk) = acc, a, b
+    return (m, n, k) if (am, bn, bk) == (m, n, k) else None
+
+
+def acc_location(mma: cake.MmaOp) -> str:
+    return "tmem" if isinstance(mma.acc.type, cake.TmemType) else "regs"
+
+
+def mma_forms(sku: hw.Sku, mma: cake.MmaOp) -> tuple[hw.MmaForm, ...]:
+    """The forms of the instruction the target uses for this MMA: one CTA, the accumulator
+    where the author put it, the preferred instruction first (wgmma before mma.sync)."""
+    dts = mma_dtypes(mma)
+    if dts is None:
+        return ()
+    forms = [f for f in sku.mma_forms_for(*dts)
+             if f.acc_location == acc_location(mma) and f.cta_group == 1]
+    return tuple(f for f in forms if f.instruction == forms[0].instruction)
+
+
+def dtypes_legal_somewhere(a: str, b: str, acc: str) -> bool:
+    """Whether any target multiplies these dtypes; if none does, it is a data error
+    (verify-consistency), not a property of the target."""
+    return any(s.mma_forms_for(a, b, acc) for s in hw.SKUS.values())
+
+
+def targets_with(family: str) -> list[str]:
+    return [s.name for s in hw.SKUS.values() if family in s.families]
+
+
+def or_list(names: Sequence[str], word: str = "or") -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {word} {names[-1]}"
+
+
+def and_list(names: Sequence[str]) -> str:
+    return or_list(names, "and")
+
+
+def line_of(op: Operation) -> int | None:
+    loc = op.location
+    return loc.line.data if isinstance(loc, FileLineColLoc) else None
+
+
+def at_line(op: Operation) -> str:
+    line = line_of(op)
+    return f" at line {line}" if line else ""
+
+
+# ---- the pass -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerifyConformance(ModulePass):
+    """Reports CAKE-H001..H016: constructs the target lacks and limits it imposes."""
+
+    name = "verify-conformance"
+    target: str = ""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        sink = sink_of(ctx)
+        name = target_of(op, ctx, self.target)
+        sku = hw.SKUS.get(name)
+        if sku is None:
+            sink.error("CAKE-T009", f"unknown target `{name}`", None,
+                       help="known targets: " + ", ".join(hw.SKUS))
+            return
+        for kernel in op.ops:
+            if isinstance(kernel, cake.KernelOp):
+                _Conformance(ctx, sink, sku, index_kernel(kernel)).run()
+
+
+#: At most this many "also here" notes, so one root cause stays one readable error.
+_MAX_NOTES = 3
+
+
+@dataclass
+class _Conformance:
+    ctx: Context
+    sink: DiagnosticSink
+    sku: hw.Sku
+    idx: KernelIndex
+    #: role → the notes saying why it must be whole warpgroups (wgmma, setmaxnreg).
+    warpgroup_needs: dict[cake.RoleOp, list[tuple[str, Operation]]] = field(default_factory=dict)
+
+    def run(self) -> None:
+        self.check_tmem()
+        self.check_tma()
+        self.check_registers()
+        self.check_mmas()
+        self.check_warpgroups()
+        self.check_threads()
+        self.check_smem()
+        self.check_tmem_reads()
+        self.check_barriers()
+
+    # -- reporting --
+
+    def error(self, code: str, message: str, where: Operation, notes: Iterable[Note] = (),
+              help: str | None = None) -> None:
+        self.sink.error(f"CAKE-{code}", message, span_of(where, self.ctx), notes=list(notes),
+                        help=help)
+
+    def note(self, op: Operation, message: str) -> Note:
+        return Note(span_of(op, self.ctx), message)
+
+    @property
+    def target(self) -> str:
+        return self.sku.name
+
+    # -- H001, H011: Tensor Memory --
+
+    def check_tmem(self) -> None:
+        if self.sku.has("tmem") and self.sku.has("tcgen05"):
+            self.check_tmem_alloc()
+            return
+        for region in self.idx.tmems:
+            self.tmem_missing(region)
+
+    def tmem_missing(self, region: cake.TmemOp) -> None:
+        name = name_of(region.result)
+        notes = []
+        for use in sorted(region.result.uses, key=lambda u: line_of(u.operation) or 0):
+            if isinstance(use.operation, cake.MmaOp):
+                notes.append(self.note(use.operation, f"`{name}` is the accumulator of this "
+                                       "`lm.mma`, which only tcgen05.mma can write"))
+            elif isinstance(use.operation, cake.ConvertOp):
+                notes.append(self.note(use.operation, f"`{name}` is read here (tcgen05.ld)"))
+        self.error("H001", f"`lm.tmem` needs Tensor Memory, which {self.target} does not have",
+                   region, notes[:_MAX_NOTES],
+                   help=f"target {or_list(targets_with('tmem'))}, or accumulate in registers "
+                   "with `lm.regs(...)`")
+
+    def check_tmem_alloc(self) -> None:
+        # derive-tmem sizes the allocation against this same table and reports demand it cannot
+        # meet (CAKE-H050); this re-checks the number it recorded before anything emits it.
+        columns = get_int(self.idx.kernel, "cake.tmem_alloc")
+        if not columns or not self.idx.tmems:
+            return
+        if hw.is_valid_tmem_alloc(columns) and columns <= self.sku.tmem_columns:
+            return
+        widest = max(self.idx.tmems, key=lambda r: r.cols.value.data + r.width.value.data)
+        self.error("H011", f"the kernel would allocate {columns} TMEM columns, but tcgen05.alloc "
+                   f"on {self.target} takes a power of two from {hw.TMEM_ALLOC_MIN_COLUMNS} to "
+                   f"{self.sku.tmem_columns}", widest,
+                   help=f"keep every TMEM region within columns [0, {self.sku.tmem_columns})")
+
+    # -- H002, H012..H014: TMA --
+
+    def check_tma(self) -> None:
+        self.family_needed("tma", self.idx.tma_loads, "tma_load")
+        self.family_needed("tma_store", self.idx.tma_stores, "tma_store")
+        if self.sku.has("tma"):
+            for load in self.idx.tma_loads:
+                self.check_box(load)
+
+    def family_needed(self, family: str, ops: Sequence[Operation], what: str) -> None:
+        if not ops or self.sku.has(family):
+            return
+        notes = [self.note(op, f"`{what}` is also used here") for op in ops[1:1 + _MAX_NOTES]]
+        self.error("H002", f"`{what}` needs the Tensor Memory Accelerator (TMA), which "
+                   f"{self.target} does not have", ops[0], notes,
+                   help=f"target {or_list(targets_with(family))}")
+
+    def check_box(self, load: cake.TmaLoadOp) -> None:
+        view, tensor = load.view.owner, load.tensor
+        rank = len(dims_of(tensor))
+        vname, tname = name_of(load.view), name_of(tensor)
+        declared = [Note(decl_span(load.view, self.ctx), f"`{vname}` is declared here")]
+        if not hw.TMA_RANK_MIN <= rank <= hw.TMA_RANK_MAX:
+            self.error("H013", f"tensor `{tname}` has rank {rank}, but TMA copies tensors of "
+                       f"rank {hw.TMA_RANK_MIN} to {hw.TMA_RANK_MAX}", load,
+                       [Note(decl_span(tensor, self.ctx), f"`{tname}` is declared here")])
+            return
+        elem = elem_bytes(load.view.type)
+        box = self.copy_box(load, rank)
+        if box is None or not elem or not isinstance(view, cake.ViewOp):
+            return  # a view of higher rank than its tensor: verify-consistency reports it
+        swizzle = view_swizzle(view)
+        # While `auto` is unresolved, the inner extent of a copy is not known yet.
+        checked = box if swizzle is not None or get_ints(load, "cake.box") else box[:-1]
+        for axis, extent in enumerate(checked):
+            if extent > hw.TMA_BOX_DIM_MAX:
+                self.error("H012", f"this TMA copy of `{vname}` has a box of {extent} elements "
+                           f"along dimension {axis} of `{tname}` ({_axis_name(axis, rank)}); "
+                           f"a TMA box has at most {hw.TMA_BOX_DIM_MAX} per dimension", load,
+                           declared, help=f"split `{vname}` into views of at most "
+                           f"{hw.TMA_BOX_DIM_MAX} along that dimension, each with its own "
+                           "`tma_load`")
+        inner = box[-1] * elem
+        if swizzle is not None and not hw.tma_inner_box_fits(swizzle, inner):
+            self.error("H014", f"the innermost extent of this TMA copy of `{vname}` is {inner} "
+                       f"bytes ({box[-1]} × {dtype_of(load.view.type)}); "
+                       + _inner_rule(swizzle, inner), load, declared,
+                       help=_inner_help(swizzle, elem))
+
+    def copy_box(self, load: cake.TmaLoadOp, rank: int) -> tuple[int, ...] | None:
+        """One copy's box in numpy order: derive-tma's, else the view's shape padded with
+        leading 1s, its rows split into swizzle atoms as derive-tma splits them."""
+        derived = get_ints(load, "cake.box")
+        if derived:
+            return derived
+        shape = dims_of(load.view)
+        if not shape or len(shape) > rank:
+            return None
+        box = (1,) * (rank - len(shape)) + shape
+        elem = elem_bytes(load.view.type)
+        span = hw.SWIZZLE_SPAN.get(view_swizzle(load.view.owner) or "none", 0)
+        rows = box[-1] * elem
+        if span and rows > span and rows % span == 0:
+            box = box[:-1] + (span // elem,)
+        return box
+
+    # -- H006..H008: register budgets (setmaxnreg) --
+
+    def check_registers(self) -> None:
+        budgeted: list[tuple[cake.RoleOp, int]] = []
+        for role in self.idx.roles:
+            if role.regs is None:
+                continue
+            regs, name = role.regs.value.data, name_of(role.result)
+            if not self.sku.has("setmaxnreg"):
+                self.error("H006", f"`regs=` on role `{name}` needs setmaxnreg, which "
+                           f"{self.target} does not have", role, help="remove `regs=`, or "
+                           f"target {or_list(targets_with('setmaxnreg'))}")
+            elif not hw.is_valid_setmaxnreg(regs):
+                self.error("H007", f"role `{name}` asks for {regs} registers per thread; "
+                           f"setmaxnreg takes {hw.SETMAXNREG_MIN} to {hw.SETMAXNREG_MAX} in steps "
+                           f"of {hw.SETMAXNREG_STEP}", role,
+                           help=f"use `regs={_nearest_regs(regs)}`")
+            else:
+                needs = self.warpgroup_needs.setdefault(role, [])
+                needs.append(("sets `regs=` (setmaxnreg)", role))
+                budgeted.append((role, regs))
+        self.check_register_budget(budgeted)
+
+    def check_register_budget(self, budgeted: list[tuple[cake.RoleOp, int]]) -> None:
+        threads = {role: hw.WARP_SIZE * len(warps_of(role)) for role, _ in budgeted}
+        total = sum(regs * threads[role] for role, regs in budgeted)
+        if total <= self.sku.registers_per_sm:
+            return
+        parts = " + ".join(f"`{name_of(r.result)}` {regs} × {threads[r]}" for r, regs in budgeted)
+        last = budgeted[-1][0]
+        self.error("H008", f"the roles' `regs=` budgets add up to {total} registers ({parts} "
+                   f"threads), more than the {self.sku.registers_per_sm} registers of an SM on "
+                   f"{self.target}", last,
+                   [self.note(r, f"`{name_of(r.result)}` asks for {regs} per thread here")
+                    for r, regs in budgeted[:-1]][:_MAX_NOTES],
+                   help="lower `regs=` on some role so that the sum of regs × threads fits")
+
+    # -- H003, H004: MMA instruction, dtypes and shapes --
+
+    def check_mmas(self) -> None:
+        for mma in self.idx.mmas:
+            if acc_location(mma) == "tmem" and not self.sku.has("tcgen05"):
+                continue  # H001 at the TMEM declaration is the root cause
+            dts = mma_dtypes(mma)
+            if dts is None or not dtypes_legal_somewhere(*dts):
+                continue  # verify-consistency names the wrong dtype
+            forms = mma_forms(self.sku, mma)
+            if not forms:
+                self.no_instruction(mma, dts)
+            else:
+                self.check_mma_shape(mma, forms)
+
+    def no_instruction(self, mma: cake.MmaOp, dts: tuple[str, str, str]) -> None:
+        loc = acc_location(mma)
+        where = "in TMEM" if loc == "tmem" else "in registers"
+        having = [s.name for s in hw.SKUS.values()
+                  if any(f.acc_location == loc for f in s.mma_forms_for(*dts))]
+        a, b, acc = dts
+        operands = a if a == b else f"{a} × {b}"
+        help = (f"target {or_list(having)}" if having else
+                "accumulate " + ("in registers with `lm.regs(...)`" if loc == "tmem"
+                                 else "in TMEM with `lm.tmem(...)`"))
+        operand_views = [mma.a] if view_of(mma.a) is view_of(mma.b) else [mma.a, mma.b]
+        notes = [Note(decl_span(v, self.ctx), f"`{name_of(v)}` holds {dtype_of(v.type)}")
+                 for v in operand_views]
+        self.error("H003", f"{self.target} has no MMA instruction for {operands} operands "
+                   f"accumulating into {acc} {where}", mma, notes, help=help)
+
+    def check_mma_shape(self, mma: cake.MmaOp, forms: tuple[hw.MmaForm, ...]) -> None:
+        dims = mma_dims(mma)
+        if dims is None:
+            return
+        m, n, k = dims
+        instr, acc = forms[0].instruction, name_of(mma.acc)
+        on = f"{instr} on {self.target}"
+        if instr == "wgmma":
+            groups = self.wgmma_groups(mma)
+            if groups is None:
+                return
+            problems = _wgmma_shape(on, forms[0], m, n, groups, acc)
+        elif instr == "tcgen05.mma":
+            problems = _tcgen05_shape(on, forms, m, n, acc)
+        else:
+            problems = _mma_sync_shape(on, forms[0], m, n, acc)
+        if k % forms[0].k:
+            problems.append((f"`lm.mma` reduces over K={k}, which is not a multiple of the "
+                             f"{forms[0].k}-element K step of {on} for {dtype_of(mma.a.type)}",
+                             f"make K a multiple of {forms[0].k}"))
+        acc_note = Note(decl_span(mma.acc, self.ctx),
+                        f"`{acc}` is declared here with shape ({m}, {n})")
+        for message, help in problems:
+            self.error("H004", message, mma, [acc_note], help=help)
+
+    def wgmma_groups(self, mma: cake.MmaOp) -> int | None:
+        """The issuing role's warpgroups, recording that the role needs whole ones."""
+        role = self.idx.role_of.get(mma)
+        if role is None:
+            return None
+        self.warpgroup_needs.setdefault(role, []).append(("issues wgmma", mma))
+        warps = warps_of(role)
+        return len(warps) // hw.WARPGROUP_WARPS if whole_warpgroups(warps) else None
+
+    # -- H005: warpgroup alignment --
+
+    def check_warpgroups(self) -> None:
+        for role, needs in self.warpgroup_needs.items():
+            warps = warps_of(role)
+            if whole_warpgroups(warps):
+                continue
+            reasons = list(dict.fromkeys(why for why, _ in needs))
+            notes = [self.note(op, "wgmma is issued here") for why, op in needs
+                     if why == "issues wgmma"][:_MAX_NOTES]
+            name = name_of(role.result)
+            self.error("H005", f"role `{name}` {' and '.join(reasons)}, which runs on whole "
+                       f"warpgroups, but its warps {warps} are not groups of "
+                       f"{hw.WARPGROUP_WARPS} consecutive warps starting at a multiple of "
+                       f"{hw.WARPGROUP_WARPS}", role, notes,
+                       help=f"give role `{name}` aligned warps, e.g. {_aligned_warps(warps)}")
+
+    # -- H010: threads per block --
+
+    def check_threads(self) -> None:
+        roles = [r for r in self.idx.roles if warps_of(r)]
+        if not roles:
+            return
+        top = max(roles, key=lambda r: warps_of(r)[-1])
+        warp = warps_of(top)[-1]
+        threads = get_int(self.idx.kernel, "cake.block_threads") or hw.WARP_SIZE * (warp + 1)
+        limit = self.sku.max_threads_per_block
+        if threads > limit:
+            self.error("H010", f"role `{name_of(top.result)}` uses warp {warp}, so a block has "
+                       f"{threads} threads; {self.target} allows at most {limit}", top,
+                       help=f"use warps 0 to {limit // hw.WARP_SIZE - 1} only")
+
+    # -- H009: shared memory per block --
+
+    def check_smem(self) -> None:
+        kernel = self.idx.kernel
+        dynamic = get_int(kernel, "cake.dynamic_smem")
+        if dynamic is None:
+            dynamic = sum(p.bytes.value.data for p in self.idx.pools)
+        barriers = get_int(kernel, "cake.barrier_smem")
+        if barriers is None:
+            barriers = 8 * sum(b.count.value.data for b in self.idx.barriers)
+        total, limit = dynamic + barriers, self.sku.smem_per_block_optin
+        if total <= limit:
+            return
+        where = max(self.idx.pools, key=lambda p: p.bytes.value.data, default=kernel)
+        biggest = max(self.idx.views, key=lambda v: v.result.type.num_bytes()
+                      * v.result.type.stages.data, default=None)
+        notes = [] if biggest is None else [self.note(biggest, (
+            f"view `{name_of(biggest.result)}` takes {biggest.result.type.stages.data} × "
+            f"{biggest.result.type.num_bytes()} bytes"))]
+        self.error("H009", f"this kernel needs {total} bytes of shared memory per block "
+                   f"({dynamic} for pools and staging, {barriers} for mbarriers), more than the "
+                   f"{limit} bytes {self.target} allows", where, notes,
+                   help=f"shrink the pool (fewer stages or smaller tiles) by at least "
+                   f"{total - limit} bytes")
+
+    # -- H015: tcgen05.ld lane quarters --
+
+    def check_tmem_reads(self) -> None:
+        if not self.sku.has("tmem"):
+            return  # H001 covers every use of TMEM
+        for read in self.idx.tmem_reads:
+            role = self.idx.role_of.get(read)
+            if role is None:
+                continue
+            warps, rows = warps_of(role), dims_of(read.source)[:1]
+            quarters = {w % hw.WARPGROUP_WARPS for w in warps}
+            missing = [q for q in _quarters_needed(rows[0] if rows else 0) if q not in quarters]
+            if not missing:
+                continue
+            lanes = and_list([f"{r.start}-{r.stop - 1}"
+                              for r in map(hw.tmem_lanes_for_warp, missing)])
+            name, region = name_of(role.result), name_of(read.source)
+            self.error("H015", f"role `{name}` reads TMEM region `{region}` (tcgen05.ld), but a "
+                       f"warp reads only the lane quarter of its index mod 4 and no warp of "
+                       f"`{name}` reaches lanes {lanes}", read,
+                       [self.note(role, f"`{name}` has warps {warps}")],
+                       help=f"give role `{name}` {hw.WARPGROUP_WARPS} consecutive warps, one per "
+                       "lane quarter")
+
+    # -- H016: mbarrier counters --
+
+    def check_barriers(self) -> None:
+        for barrier in self.idx.barriers:
+            name = name_of(barrier.result)
+            arrivals = get_int(barrier, "cake.arrivals") or barrier.init_count.value.data
+            if arrivals > hw.MBARRIER_MAX_ARRIVALS:
+                self.error("H016", f"barrier `{name}` expects {arrivals} arrivals per phase; an "
+                           f"mbarrier counts at most {hw.MBARRIER_MAX_ARRIVALS}", barrier,
+                           help="lower `init_count` to the arrivals one phase receives")
+            tx = get_int(barrier, "cake.tx_bytes") or 0
+            if tx > hw.MBARRIER_MAX_TX_BYTES:
+                self.error("H016", f"barrier `{name}` receives {tx} bytes from TMA per phase; an "
+                           f"mbarrier's transaction count holds at most "
+                           f"{hw.MBARRIER_MAX_TX_BYTES}", barrier,
+                           help="complete the copies on more barrier phases or stages")
+
+
+# ---- rules, worded ---------------------------------------------------------------------------
+
+
+def _axis_name(axis: int, rank: int) -> str:
+    return "innermost" if axis == rank - 1 else "outermost" if axis == 0 else "middle"
+
+
+def _inner_rule(swizzle: str, inner: int) -> str:
+    if inner % hw.TMA_INNER_BOX_BYTES_MULTIPLE:
+        return f"TMA needs a multiple of {hw.TMA_INNER_BOX_BYTES_MULTIPLE} bytes"
+    return f"with {swizzle} swizzle it must fit in one {hw.SWIZZLE_SPAN[swizzle]}-byte span"
+
+
+def _inner_help(swizzle: str, elem: int) -> str:
+    step = hw.TMA_INNER_BOX_BYTES_MULTIPLE // elem
+    return (f"make the view's inner dimension a multiple of {step} elements"
+            if swizzle == "none" else "use a wider swizzle or narrower rows")
+
+
+def _nearest_regs(regs: int) -> int:
+    step = hw.SETMAXNREG_STEP
+    return min(max(regs // step * step, hw.SETMAXNREG_MIN), hw.SETMAXNREG_MAX)
+
+
+def _aligned_warps(warps: Sequence[int]) -> list[int]:
+    """As many whole warpgroups as `warps` needs, from the first aligned warp not below it."""
+    n = hw.WARPGROUP_WARPS
+    first = -(-warps[0] // n) * n
+    return list(range(first, first + -(-len(warps) // n) * n))
+
+
+def _quarters_needed(rows: int) -> range:
+    # M=128 puts row m in lane m; M=64 puts rows in lanes 0-15 of every quarter
+    # (PTX "Data path layout"); both span all four quarters.
+    if rows >= 64:
+        return range(hw.WARPGROUP_WARPS)
+    return range(-(-rows // hw.WARP_SIZE))
+
+
+def _n_set(form: hw.MmaForm) -> str:
+    return " or ".join(f"{r.min}..{r.max} in steps of {r.step}" if r.min != r.max else str(r.min)
+                       for r in form.n)
+
+
+Problem = tuple[str, str]  # (message, help)
+
+
+def _wgmma_shape(on: str, form: hw.MmaForm, m: int, n: int, groups: int,
+                 acc: str) -> list[Problem]:
+    slice_m = form.m[0]
+    out: list[Problem] = []
+    if m % (slice_m * groups):
+        out.append((f"{on} computes M in slices of {slice_m} rows per warpgroup, and "
+                    f"accumulator `{acc}` has M={m}, which does not split over the issuing "
+                    f"role's {groups} warpgroup(s)",
+                    f"make M a multiple of {slice_m * groups}"))
+    if not any(n in r for r in form.n):
+        out.append((f"{on} takes N = {_n_set(form)}, and accumulator `{acc}` has N={n}",
+                    "split the accumulator along N"))
+    return out
+
+
+def _tcgen05_shape(on: str, forms: Sequence[hw.MmaForm], m: int, n: int,
+                   acc: str) -> list[Problem]:
+    with_m = [f for f in forms if m in f.m]
+    if not with_m:
+        ms = sorted({x for f in forms for x in f.m})
+        return [(f"{on} takes M = {' or '.join(map(str, ms))} per CTA, and accumulator "
+                 f"`{acc}` has M={m}", f"use an accumulator of {' or '.join(map(str, ms))} rows")]
+    if not any(n in r for f in with_m for r in f.n):
+        return [(f"{on} takes N = {_n_set(with_m[0])} with M={m}, and accumulator "
+                 f"`{acc}` has N={n}", f"with M={m}, pick an N from that set")]
+    return []
+
+
+def _mma_sync_shape(on: str, form: hw.MmaForm, m: int, n: int, acc: str) -> list[Problem]:
+    tile_n = form.n[0].min
+    if m % form.m[0] or n % tile_n:
+        return [(f"{on} computes {form.m[0]}×{tile_n} tiles, and accumulator `{acc}` is "
+                 f"{m}×{n}", f"make M a multiple of {form.m[0]} and N a multiple of {tile_n}")]
+    return []

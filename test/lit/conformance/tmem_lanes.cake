@@ -1,0 +1,41 @@
+# A warp reads only the TMEM lane quarter warp % 4: two warps reach half of a
+# 128-lane accumulator.
+# RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
+@cake.schedule(target="sm_100a")
+def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
+    k_tiles = lm.max(lm.cdiv(K, 64), 1)
+    pool = lm.smem(98304)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=3)
+    sb = pool.view(offset=49152, shape=(128, 64), dtype=lm.bf16, stage=3)
+    acc = lm.tmem(cols=0, width=128, shape=(128, 128), dtype=lm.f32)
+    load = lm.role(warps=[0])
+    mma = lm.role(warps=[1])
+    epi = lm.role(warps=[4, 5])
+    done = lm.barrier(count=1, prod=[mma], cons=[epi], init_count=1)
+    pipe = lm.pipeline(stages=3)
+    full = lm.barrier(count=3, prod=[load], cons=[mma], init_count=2, pipeline=pipe)
+    empty = lm.barrier(count=3, prod=[mma], cons=[load], init_count=1, pipeline=pipe)
+
+    with load:
+        for k in lm.range(0, k_tiles):
+            lm.wait(empty, stage=k % 3)
+            sa.tma_load(A, coords=(0, k), stage=k % 3, barrier=full)
+            sb.tma_load(B, coords=(0, k), stage=k % 3, barrier=full)
+
+    with mma:
+        for k in lm.range(0, k_tiles):
+            lm.wait(full, stage=k % 3)
+            lm.mma(acc, sa[k % 3], sb[k % 3], init=(k == 0))
+            lm.commit(empty, stage=k % 3)
+        lm.commit(done)
+
+    with epi:
+        lm.wait(done)
+        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
+# CHECK: tmem_lanes.cake:34:21: error: role `epi` reads TMEM region `acc` (tcgen05.ld), but a warp reads only the lane quarter of its index mod 4 and no warp of `epi` reaches lanes 64-95 and 96-127 [CAKE-H015]
+# CHECK-NEXT: {{^}}        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
+# CHECK-NEXT: {{^}}                    ^~~~~~~~~~~~~~~
+# CHECK-NEXT: tmem_lanes.cake:13:11: note: `epi` has warps [4, 5]
+# CHECK-NEXT: {{^}}    epi = lm.role(warps=[4, 5])
+# CHECK-NEXT: {{^}}          ^~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: help: give role `epi` 4 consecutive warps, one per lane quarter

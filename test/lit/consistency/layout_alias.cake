@@ -1,0 +1,38 @@
+# TMA writes `sa` with 128B swizzle; the MMA reads the same bytes through `sa64`,
+# declared with 64B swizzle: the data would arrive scrambled.
+# RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
+@cake.schedule(target="sm_100a")
+def gemm(lm, A: LM.tma2d, B: LM.tma2d, K: LM.i32):
+    k_tiles = lm.max(lm.cdiv(K, 64), 1)
+    pool = lm.smem(98304)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=3)
+    sb = pool.view(offset=49152, shape=(128, 64), dtype=lm.bf16, stage=3)
+    sa64 = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=3, swizzle=64b)
+    acc = lm.tmem(cols=0, width=128, shape=(128, 128), dtype=lm.f32)
+    load = lm.role(warps=[0])
+    mma = lm.role(warps=[1])
+    pipe = lm.pipeline(stages=3)
+    full = lm.barrier(count=3, prod=[load], cons=[mma], init_count=2, pipeline=pipe)
+    empty = lm.barrier(count=3, prod=[mma], cons=[load], init_count=1, pipeline=pipe)
+
+    with load:
+        for k in lm.range(0, k_tiles):
+            lm.wait(empty, stage=k % 3)
+            sa.tma_load(A, coords=(0, k), stage=k % 3, barrier=full)
+            sb.tma_load(B, coords=(0, k), stage=k % 3, barrier=full)
+
+    with mma:
+        for k in lm.range(0, k_tiles):
+            lm.wait(full, stage=k % 3)
+            lm.mma(acc, sa64[k % 3], sb[k % 3], init=(k == 0))
+            lm.commit(empty, stage=k % 3)
+# CHECK: layout_alias.cake:27:13: error: `lm.mma` reads `sa64` as 128×64 bf16 with 64b swizzle, but those bytes are written by TMA through `sa` as 128×64 bf16 with 128b swizzle [CAKE-D007]
+# CHECK-NEXT: {{^}}            lm.mma(acc, sa64[k % 3], sb[k % 3], init=(k == 0))
+# CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: layout_alias.cake:21:13: note: TMA writes `sa` here
+# CHECK-NEXT: {{^}}            sa.tma_load(A, coords=(0, k), stage=k % 3, barrier=full)
+# CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: layout_alias.cake:10:12: note: `sa64` overlaps `sa` in the pool
+# CHECK-NEXT: {{^}}    sa64 = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=3, swizzle=64b)
+# CHECK-NEXT: {{^}}           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: help: read the stage through `sa` itself, or declare `sa64` with the same shape, dtype and swizzle
