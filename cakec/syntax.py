@@ -267,6 +267,12 @@ def _syntax_error(exc: UnexpectedInput, path: str, text: str,
     if tok.type in _CLOSE and not opened:
         return error("CAKE-P001", f"unmatched `{tok.value}`",
                      Span(path, line, col, line, col + 1), help="remove it")
+    if tok.type in _CLOSE and _PAIRS[opened[-1].value] != tok.value:
+        bracket = opened[-1]
+        return error("CAKE-P001", f"`{tok.value}` does not close `{bracket.value}`",
+                     Span(path, line, col, line, col + 1),
+                     notes=[Note(_tok_span(path, bracket), f"`{bracket.value}` opened here")],
+                     help=f"close it with `{_PAIRS[bracket.value]}`")
     end = col + len(str(tok.value)) if tok.type not in ("$END", "_NL", "_DEDENT") else col + 1
     what = "end of file" if at_end else _token_text(tok)
     message = f"unexpected {what}; expected {_expected(expected)}"
@@ -294,10 +300,11 @@ def _unclosed(path: str, bracket: Token) -> CompileError:
 
 
 def _end_position(lines: list[str]) -> tuple[int, int]:
-    """Just after the last character of the last non-blank line."""
+    """Just after the last code of the file, before trailing comments and blank lines."""
     for n in range(len(lines), 0, -1):
-        if lines[n - 1].strip():
-            return n, len(lines[n - 1].rstrip()) + 1
+        code = lines[n - 1].split("#", 1)[0].rstrip()
+        if code:
+            return n, len(code) + 1
     return 1, 1
 
 
