@@ -296,16 +296,18 @@ class _FenceScan:
         self.scan(block, {})
 
     def scan(self, block: Block, pending: Pending) -> Pending:
+        # Exact type tests throughout: this visits every op of every role.
         for op in block.ops:
-            if isinstance(op, cake.FenceProxyOp):
+            kind = type(op)
+            if kind is cake.FenceProxyOp:
                 pending = {}
-            elif isinstance(op, cake.ForOp):
+            elif kind is cake.ForOp:
                 pending = {**pending, **self.summary(op.body.block)[1]}
                 self.scan(op.body.block, dict(pending))
-            elif isinstance(op, cake.IfOp):
+            elif kind is cake.IfOp:
                 then = self.scan(op.then_region.block, dict(pending))
                 pending = {**self.scan(op.else_region.block, dict(pending)), **then}
-            elif isinstance(op, _ASYNC_ACCESS):
+            elif kind in _ASYNC_ACCESS:
                 self.check_access(op, pending)
             else:
                 pending.update((view, op) for view in _generic_writes(op))
@@ -317,16 +319,17 @@ class _FenceScan:
             return self.summaries[block]
         survives, left = True, {}
         for op in block.ops:
-            if isinstance(op, cake.FenceProxyOp):
+            kind = type(op)
+            if kind is cake.FenceProxyOp:
                 survives, left = False, {}
-            elif isinstance(op, cake.ForOp):
+            elif kind is cake.ForOp:
                 left.update(self.summary(op.body.block)[1])  # may run zero times
-            elif isinstance(op, cake.IfOp):
+            elif kind is cake.IfOp:
                 (s1, then), (s2, other) = (self.summary(op.then_region.block),
                                            self.summary(op.else_region.block))
                 left = {**(left if s1 or s2 else {}), **then, **other}
                 survives = survives and (s1 or s2)
-            elif not isinstance(op, _ASYNC_ACCESS):
+            elif kind not in _ASYNC_ACCESS:
                 left.update((view, op) for view in _generic_writes(op))
         self.summaries[block] = (survives, left)
         return survives, left
@@ -351,12 +354,14 @@ class _FenceScan:
 
 
 def _generic_writes(op: Operation) -> list[cake.ViewOp]:
-    if isinstance(op, _NO_ACCESS):
+    if type(op) in _NO_ACCESS:
         return []
     views = []
     for value in op.operands:
-        view = value.owner if isinstance(value.type, cake.ViewType) else view_of(value)
-        if isinstance(view, cake.ViewOp):
+        kind = type(value.type)
+        view = (value.owner if kind is cake.ViewType else
+                view_of(value) if kind is cake.StageType else None)
+        if type(view) is cake.ViewOp:
             views.append(view)
     return views
 
