@@ -8,7 +8,6 @@ span, `note:` lines at the related places and a `help:` line with the fix.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
@@ -57,27 +56,26 @@ class Diagnostic:
     help: str | None = None
 
     def to_json(self) -> dict:
-        s = self.span
+        """The schema of `--format json` (ARCHITECTURE.md): notes carry the same position
+        fields as the diagnostic, so a tool can underline them too."""
         return {
             "severity": self.severity,
             "code": self.code,
             "message": self.message,
-            "file": s.file if s else None,
-            "line": s.line if s else None,
-            "col": s.col if s else None,
-            "end_line": (s.end_line or s.line) if s else None,
-            "end_col": (s.end_col or s.col + 1) if s else None,
-            "notes": [
-                {
-                    "message": n.message,
-                    "file": n.span.file if n.span else None,
-                    "line": n.span.line if n.span else None,
-                    "col": n.span.col if n.span else None,
-                }
-                for n in self.notes
-            ],
+            **_position(self.span),
+            "notes": [{"message": n.message, **_position(n.span)} for n in self.notes],
             "help": self.help,
         }
+
+
+def _position(s: Span | None) -> dict:
+    """file, line, col and the end-exclusive end_line/end_col (one column if unknown)."""
+    if s is None:
+        return {"file": None, "line": None, "col": None, "end_line": None, "end_col": None}
+    one_line = s.end_line in (0, s.line)
+    return {"file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line or s.line,
+            "end_col": s.end_col if s.end_col and (s.end_col > s.col or not one_line)
+            else s.col + 1}
 
 
 class CompileError(Exception):
@@ -164,4 +162,6 @@ def _snippet(span: Span | None, sources: dict[str, SourceFile]) -> list[str]:
 
 
 def render_json(diags: Iterable[Diagnostic]) -> str:
+    import json  # only the JSON path pays for it
+
     return json.dumps([d.to_json() for d in diags], indent=2)
