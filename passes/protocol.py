@@ -35,7 +35,8 @@ from cakec.dialects import cake
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 MAX_ASSIGNMENTS = 64  # trip-count assignments explored per kernel
-EVENT_BUDGET = 200_000  # events per assignment, all roles together
+EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
+TOTAL_BUDGET = 120_000  # events over all assignments of one kernel
 PARITY_LIST_MAX = 1024  # longest per-iteration parity list written on a wait
 
 Env = dict
@@ -93,6 +94,10 @@ class View:
     stage_bytes: int
     offset: int
     pool: cake.SmemOp
+
+    def buffer(self, s: int) -> tuple[int, int, int]:
+        """The bytes of stage s; views that alias a buffer share its key."""
+        return id(self.pool), self.offset + s * self.stage_bytes, self.stage_bytes
 
 
 @dataclass(eq=False)
@@ -683,7 +688,8 @@ class _Tracer:
             + (f" (when {loops}{where.replace(' with ', ', ')})" if loops else
                (f" ({where.strip()})" if where else "")),
             [(decl, f"`{_name(decl)}` is declared here")],
-            help=f"keep the stage in [0, {count}), e.g. `k % {count}`"))
+            help=(f"keep the stage in [0, {count}), e.g. `k % {count}`" if count > 1 else
+                  "it has a single element: use stage=0 (the default)")))
         return False
 
     def run(self, prog: list[Instr]) -> None:
@@ -778,7 +784,7 @@ _VERB = {ARRIVE: "`lm.arrive`", COMMIT: "`lm.commit`", TMA: "a TMA load"}
 
 def _writes(ins: Instr) -> set[object]:
     if ins.kind == TMA:
-        return {ins.view}
+        return {ins.view.buffer(0)}
     if ins.kind == MMA and ins.acc is not None:
         return {ins.acc}
     return set()
@@ -786,7 +792,7 @@ def _writes(ins: Instr) -> set[object]:
 
 def _reads(ins: Instr) -> set[object]:
     if ins.kind == MMA:
-        return {o[0] for o in (ins.a, ins.b) if o is not None}
+        return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
     if ins.kind == READ_ACC:
         return {ins.acc}
     return set()
@@ -834,7 +840,7 @@ def role_findings(k: Kernel) -> list[Finding]:
             owner = k.roles[acc.owner].name
             verb = "accumulates into" if ins.kind == MMA else "reads"
             out.append(Finding(
-                "CAKE-S018", ins.op,
+                "CAKE-S017", ins.op,
                 f"role {k.roles[r].name} {verb} register tile `{acc.name}`, which lives in the "
                 f"registers of role {owner}",
                 [(acc.op, f"`{acc.name}` is declared here for role {owner}")],
@@ -1017,7 +1023,7 @@ class Simulation:
                     self.consumers[ev[2]].add(r)
         self.commits = [0] * R
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
-        self.stage: dict[tuple[View, int], list] = {}  # [fills, reads since the last]
+        self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         self.tma_phases: list[tuple[Instr, int, int, View, int]] = []
         self.unwritten: list[list] = []
@@ -1143,7 +1149,7 @@ class Simulation:
         ins: Instr = ev[1]
         e, s = ev[2], ev[4]
         vc = self.vc[w]
-        st = self.stage.setdefault((ins.view, s), [[], []])
+        st = self.stage.setdefault(ins.view.buffer(s), [[], []])
         for rec in st[1]:
             if not self._after_end(vc, rec):
                 self._war(w, ins, rec, s)
@@ -1222,34 +1228,40 @@ class Simulation:
         acc = ins.acc
         if acc is None:
             return
-        st = self.acc.setdefault(acc.index, [None, []])
-        if not ev[4] and st[0] is None:
+        st = self.acc.setdefault(acc.index, [[], []])
+        if not ev[4] and not st[0]:
             self._report("uninit", Finding(
-                "CAKE-S013", ins.op,
+                "CAKE-S012", ins.op,
                 f"the MMA at line {line_of(ins.op)} accumulates into `{acc.name}` (init=False) "
                 f"before any MMA initialised it{self.where}",
                 [(acc.op, f"`{acc.name}` is declared here")],
                 help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
         for rec in st[1]:
             if rec[0] != r and not self._after_end(vc, rec):
-                self._report("race", Finding(
-                    "CAKE-S003", ins.op,
-                    f"role {self.k.roles[r].name} overwrites `{acc.name}` with the MMA at line "
-                    f"{line_of(ins.op)} while role {self.k.roles[rec[0]].name} may still be "
-                    f"reading it (line {line_of(rec[3].op)}){self.where}",
-                    [(rec[3].op, f"role {self.k.roles[rec[0]].name} reads `{acc.name}` here")],
-                    help=f"wait on a barrier that role {self.k.roles[rec[0]].name} arrives on "
-                         f"after reading `{acc.name}` (an empty barrier)"))
-        prev = st[0]
+                self._overwrite(r, ins, rec, acc)
+        prev = st[0][-1] if st[0] else None
         if prev is not None and prev[0] != r and not self._after_end(vc, prev):
             self._acc_race(r, ins, prev, acc, "overwrites")
-        rec = [r, vc[r], None, ins]
-        st[0], st[1] = rec, []
+        rec = [r, vc[r], None, ins, ev[4]]
+        st[0].append(rec)
+        st[1] = []
         self.outstanding[r].append(rec)
+
+    def _overwrite(self, w: int, ins: Instr, read: list, acc: Acc) -> None:
+        roles = self.k.roles
+        q = roles[read[0]].name
+        self._report("race", Finding(
+            "CAKE-S003", ins.op,
+            f"role {roles[w].name} overwrites `{acc.name}` with the MMA at line {line_of(ins.op)} "
+            f"before role {q} has read the previous result (line {line_of(read[3].op)})"
+            f"{self.where}",
+            [(read[3].op, f"role {q} reads `{acc.name}` here")],
+            help=f"wait on a barrier that role {q} arrives on after reading `{acc.name}` (an "
+                 "empty barrier, whose first wait passes)"), other=read[3].op)
 
     def _read_stage(self, r: int, ins: Instr, view: View, s: int) -> None:
         vc = self.vc[r]
-        st = self.stage.setdefault((view, s), [[], []])
+        st = self.stage.setdefault(view.buffer(s), [[], []])
         writes = st[0]
         rec = [r, vc[r], None, ins, (view, s), not writes]
         st[1].append(rec)
@@ -1290,19 +1302,32 @@ class Simulation:
         ins: Instr = ev[1]
         acc = ins.acc
         vc = self.vc[r]
-        st = self.acc.setdefault(acc.index, [None, []])
-        w = st[0]
-        if w is None:
+        st = self.acc.setdefault(acc.index, [[], []])
+        writes = st[0]
+        read = [r, vc[r], -1, ins]
+        st[1].append(read)
+        if not writes:
             self._report("uninit", Finding(
-                "CAKE-S014", ins.op,
+                "CAKE-S013", ins.op,
                 f"role {self.k.roles[r].name} reads `{acc.name}` at line {line_of(ins.op)} but "
                 f"no MMA has written it{self.where}",
                 [(acc.op, f"`{acc.name}` is declared here")],
                 help="make sure an MMA with init=True runs first; a K loop that may run 0 "
                      "times needs at least one iteration, e.g. `lm.max(lm.cdiv(K, 64), 1)`"))
-        elif w[0] != r and not self._after_end(vc, w):
-            self._acc_race(r, ins, w, acc, "reads")
-        st[1].append([r, vc[r], -1, ins])
+            return
+        last = writes[-1]
+        if last[0] == r or self._after_end(vc, last):
+            return
+        # Ordered after an older result, but an MMA with init=True started a new one since:
+        # that MMA overwrote the accumulator before this read.
+        seen = next((i for i in range(len(writes) - 1, -1, -1)
+                     if self._after_end(vc, writes[i])), None)
+        newer = None if seen is None else next(
+            (w for w in writes[seen + 1:] if w[4]), None)
+        if newer is not None:
+            self._overwrite(newer[0], newer[3], read, acc)
+        else:
+            self._acc_race(r, ins, last, acc, "reads")
 
     def _acc_race(self, r: int, ins: Instr, w: list, acc: Acc, verb: str) -> None:
         roles = self.k.roles
@@ -1332,21 +1357,25 @@ class Simulation:
         roles = self.k.roles
         for rec in self.unwritten:
             view, s = rec[4]
-            if not self.stage[(view, s)][0]:
+            if not self.stage[view.buffer(s)][0]:
                 self._report("uninit", Finding(
-                    "CAKE-S015", rec[3].op,
+                    "CAKE-S014", rec[3].op,
                     f"role {roles[rec[0]].name} reads {view.name}[{s}] at line "
                     f"{line_of(rec[3].op)} but nothing ever writes it{self.where}",
                     [(view.op, f"`{view.name}` is declared here")],
                     help="fill the stage with a TMA load before reading it, or read a stage "
                          "that is filled"))
+        seen: set[tuple[int, int]] = set()
         for ins, e, p, view, s in self.tma_phases:
             observed = max((len(lst) + 1 - self.fwf[e] for lst in self.waits[e].values()),
                            default=0)
             if p >= observed:
                 b, i = self.k.elem_barrier[e]
+                if (e, p) in seen:
+                    continue  # the other loads of that phase: the same missing wait
+                seen.add((e, p))
                 self._report("unconsumed", Finding(
-                    "CAKE-S019", ins.op,
+                    "CAKE-S018", ins.op,
                     f"the TMA load at line {line_of(ins.op)} into {view.name}[{s}] completes "
                     f"phase {p} of {b.elem(i)}, which no role waits for{self.where}",
                     [(b.op, f"`{b.name}` is declared here")],
@@ -1357,7 +1386,9 @@ class Simulation:
         blocked = [(r, self.traces[r][self.pos[r]]) for r in range(self.R)
                    if self.pos[r] < len(self.traces[r])]
         roots = [(r, ev) for r, ev in blocked if not self._may_arrive(ev[2])]
-        for r, ev in roots or blocked:
+        # A wait nothing can satisfy any more is a root cause, reported each; waits that only
+        # wait on other blocked roles form a cycle, reported once at its first wait.
+        for r, ev in roots or blocked[:1]:
             self._report("deadlock", self._blocked(r, ev, blocked))
 
     def _may_arrive(self, e: int) -> bool:
@@ -1381,8 +1412,10 @@ class Simulation:
             qm = len(self.waits[qev[2]].get(q, ())) + 1 - self.fwf[qev[2]]
             story = (f"role {k.roles[q].name}, which completes it, is itself waiting on "
                      f"{qb.elem(qi)} (phase {qm - 1}) at line {line_of(qev[1].op)}")
-            notes.append((qev[1].op, f"role {k.roles[q].name} waits here"))
-            fix = "break the cycle: one of these waits must be satisfiable first"
+            notes.extend((x[1].op, f"role {k.roles[x_r].name} waits here")
+                         for x_r, x in blocked if x_r != r)
+            fix = ("break the cycle: one of these waits must be satisfiable before its role "
+                   "completes what the others wait for")
         else:
             story, fix = self._completions(e, b, i)
             if self.completer[e]:
@@ -1424,22 +1457,32 @@ def _join(dst: list[int], src: list[int]) -> None:
 # ---- entry points ------------------------------------------------------------------------------
 
 
-def traces_for(k: Kernel, env: Env, oob: list[Finding]) -> list[list[tuple] | None]:
-    budget = [EVENT_BUDGET]
+def traces_for(k: Kernel, env: Env, oob: list[Finding],
+               budget: list[int] | None = None) -> list[list[tuple] | None]:
+    budget = budget if budget is not None else [EVENT_BUDGET]
     return [k.trace(r, env, budget, oob) for r in range(len(k.roles))]
 
 
-def simulate_all(k: Kernel, fwf: list[bool]) -> tuple[list[Finding], bool]:
+def simulate_all(k: Kernel, fwf: list[bool]) -> tuple[list[Finding], str]:
     """Runs every trip-count assignment; returns the findings of the first one that fails
-    and whether some assignment could not be explored completely."""
-    partial = False
+    and, when some assignment could not be explored, why ("" when all were)."""
+    partial = ""
+    total = TOTAL_BUDGET
     for env in k.assignments():
         oob: list[Finding] = []
-        traces = traces_for(k, env, oob)
+        budget = [min(EVENT_BUDGET, total)]
+        traces = traces_for(k, env, oob, budget)
+        total -= min(EVENT_BUDGET, total) - max(budget[0], 0)
         if oob:
             return _unique(oob), partial
         if any(t is None for t in traces):
-            partial = True
+            if budget[0] < 0 or total <= 0:
+                # The other assignments are as large: stop rather than stall.
+                return [], (f"running it{k.describe(env)} takes more than {EVENT_BUDGET} "
+                            "events")
+            bad = k.undecidable[-1]
+            partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot "
+                                  f"be evaluated{k.describe(env)}")
             continue
         found = Simulation(k, fwf, traces, k.describe(env)).run()
         if found:

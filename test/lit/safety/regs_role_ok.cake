@@ -1,0 +1,26 @@
+# Near miss of regs_role.cake: the math role stores its own accumulator.
+# RUN: cakec verify %s
+@cake.schedule(target="sm_90a")
+def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
+    k_tiles = lm.max(lm.cdiv(K, 64), 1)
+    pool = lm.smem(98304)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=3, swizzle=128b)
+    sb = pool.view(offset=49152, shape=(128, 64), dtype=lm.bf16, stage=3, swizzle=128b)
+    load = lm.role(warps=[0, 1, 2, 3])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11])
+    full = lm.barrier(count=3, prod=[load], cons=[math], init_count=2)
+    empty = lm.barrier(count=3, prod=[math], cons=[load])
+    acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+
+    with load:
+        for k in lm.range(0, k_tiles):
+            lm.wait(empty, stage=k % 3)
+            sa.tma_load(A, coords=(0, k), stage=k % 3, barrier=full)
+            sb.tma_load(B, coords=(0, k), stage=k % 3, barrier=full)
+
+    with math:
+        for k in lm.range(0, k_tiles):
+            lm.wait(full, stage=k % 3)
+            lm.mma(acc, sa[k % 3], sb[k % 3], init=(k == 0))
+            lm.commit(empty, stage=k % 3)
+        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
