@@ -86,7 +86,7 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
             return comp
     tree = None
     try:
-        if source.path.endswith(".mlir"):
+        if _is_mlir(source):
             comp.module = _parse_mlir(comp)
         else:
             from cakec.frontend import Frontend
@@ -110,6 +110,15 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
     except Exception as e:  # noqa: BLE001 - reported as an internal error, never a traceback
         _internal(comp, e)
     return comp
+
+
+def _is_mlir(source: SourceFile) -> bool:
+    """A `.mlir` file, or MLIR text on stdin (so `cakec opt k.cake | cakec opt -` works);
+    a .cake file never starts with a module."""
+    if source.path.endswith(".mlir"):
+        return True
+    return source.path == "<stdin>" and source.text.lstrip().startswith(
+        ("builtin.module", '"builtin.module"'))
 
 
 def _deepest_statement(tree: object) -> Span:
@@ -173,7 +182,7 @@ def _mlir_span(source: SourceFile, op: Operation | None) -> Span:
         if op.results and op.results[0].name_hint:
             needle = f"%{op.results[0].name_hint} ="
         for n, text in enumerate(source.text.splitlines(), 1):
-            col = text.find(needle)
+            col = -1 if text.lstrip().startswith("//") else text.find(needle)
             if col >= 0:
                 return Span(source.path, n, col + 1)
     return Span(source.path, 1, 1)
