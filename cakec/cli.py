@@ -33,8 +33,26 @@ TARGET = click.option("--target", default=None, metavar="SKU", callback=_known_t
                       help="Target SKU (see `cakec targets`); overrides the kernel's own.")
 
 
+def _print_cmake_dir(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # cmake/ ships inside the package (wheel); an editable install uses the source tree's.
+    if not value or ctx.resilient_parsing:
+        return
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    for d in (here / "cmake", here.parent / "cmake"):
+        if (d / "CakeConfig.cmake").is_file():
+            click.echo(d)
+            ctx.exit(0)
+    click.echo("cakec: error: CakeConfig.cmake is not installed with this cakec", err=True)
+    ctx.exit(2)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cakec")
+@click.option("--cmake-dir", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_cmake_dir,
+              help="Print the directory of CakeConfig.cmake (for -DCake_DIR=) and exit.")
 def main() -> None:
     """Cake: a verified schedule language and compiler for warp-specialized GPU kernels."""
 
@@ -165,12 +183,19 @@ def inspect(file: str, target: str | None) -> None:
 @click.option("--emit", "kind", type=click.Choice(["cuda", "ptx", "cubin", "metadata", "mlir"]),
               default="cuda", show_default=True, help="What to produce.")
 @click.option("-o", "output", default="-", metavar="PATH", help="Output file (default stdout).")
+@click.option("--header", default=None, metavar="H",
+              help="Also write a C header for a host launcher (docs/aot.md): with cuda the "
+                   "launcher is appended to the .cu, with cubin/ptx the header loads the image.")
+@click.option("-MD", "md", is_flag=True, help="Write a Make/Ninja depfile (PATH.d unless -MF).")
+@click.option("-MF", "mf", default=None, metavar="DEPFILE", help="The depfile's path.")
 @FORMAT
-def emit(file: str, target: str | None, kind: str, output: str, fmt: str) -> None:
+def emit(file: str, target: str | None, kind: str, output: str, header: str | None, md: bool,
+         mf: str | None, fmt: str) -> None:
     """Verify FILE, then write its code for the target (no GPU needed). Input that fails
     verification is refused with its diagnostics (exit 1)."""
     from cakec import api
 
+    deps = _aot_options(kind, output, header, md, mf)
     result = api.emit(_load(file, target), target)
     comp = result.comp
     if kind == "mlir" and comp.module is not None and comp.ok:
@@ -182,8 +207,11 @@ def emit(file: str, target: str | None, kind: str, output: str, fmt: str) -> Non
     if _report([comp], fmt) or result.unit is None:
         sys.exit(1)
     unit = result.unit
+    launcher = header_text = ""
     if kind == "cuda":
-        _write(output, unit.source)
+        if header:
+            launcher, header_text = _host_code(file, unit, None)
+        _write(output, unit.source + launcher)
     elif kind == "metadata":
         import json
 
@@ -192,12 +220,56 @@ def emit(file: str, target: str | None, kind: str, output: str, fmt: str) -> Non
         from cakec.targets.nvrtc import NvrtcError
 
         try:
-            _write(output, api.binary(unit, kind))
+            image = api.binary(unit, kind)
         except NvrtcError as e:  # our CUDA did not compile: a compiler bug, said so
             click.echo(f"{file}: error: NVRTC rejected the generated CUDA for {unit.target} "
                        f"[CAKE-I003]\n{e}\nhelp: this is a bug in cakec; please report it with "
                        "the input file", err=True)
             sys.exit(1)
+        _write(output, image)
+        if header:
+            header_text = _host_code(file, unit, image)[1]
+    if header:
+        _write(header, header_text)
+    if deps:
+        from cakec import depfile
+
+        depfile.write(deps, [o for o in (output, header) if o and o != "-"],
+                      depfile.dependencies(file))
+
+
+def _aot_options(kind: str, output: str, header: str | None, md: bool,
+                 mf: str | None) -> str | None:
+    """Check --header / -MD / -MF before compiling; the depfile path, if one is asked for."""
+    if header and kind not in ("cuda", "cubin", "ptx"):
+        _usage(f"--header needs --emit cuda, cubin or ptx, not {kind}")
+    if (md or mf) and output == "-" and not header:
+        _usage("a depfile needs an output file (-o)")
+    if mf:
+        return mf
+    if md:
+        return (output if output != "-" else header) + ".d"
+    return None
+
+
+def _usage(message: str) -> None:
+    click.echo(f"cakec: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _host_code(file: str, unit, image: bytes | None) -> tuple[str, str]:
+    """(host code to append to the .cu, the header): the nvcc launcher when there is no
+    `image`, else a header that loads the image. See docs/aot.md."""
+    from cakec.targets import host_launcher
+
+    try:
+        if image is None:
+            return (host_launcher.cuda_launcher(unit.metadata),
+                    host_launcher.header(unit.metadata))
+        return "", host_launcher.module_header(unit.metadata, image)
+    except ValueError as e:  # metadata the C launcher cannot express: said so, no traceback
+        click.echo(f"{file}: error: cannot generate the host launcher: {e}", err=True)
+        sys.exit(1)
 
 
 # ---- run: compile, launch on fresh inputs, check against the reference, time -----------------
