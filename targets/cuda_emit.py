@@ -50,6 +50,12 @@ _INFIX = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.RemSIOp
 _BOOL = {arith.AndIOp: "&&", arith.OrIOp: "||", arith.XOrIOp: "!="}
 _CALL = {arith.FloorDivSIOp: "cake_floordiv", arith.CeilDivSIOp: "cake_cdiv",
          arith.MinSIOp: "min", arith.MaxSIOp: "max"}
+#: Smallest ring whose commits keep a wgmma group in flight. The held stage is one the
+#: producer cannot refill yet: with 3 stages only one is left to prefetch into, and the
+#: H200 GEMM lost 3% (642 vs 662 TFLOP/s at 8192³); with 4 the two schemes tie.
+MIN_RING_FOR_IN_FLIGHT = 4
+#: Parts a deferred epilogue store is split into (one per wgmma group that follows it).
+STORE_PARTS = 4
 #: Epilogue conversion traits (targets/cuda_emit_sm90.cuh) per stored dtype.
 _OUT = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32"}
 #: Ops that only declare resources; the prologue and the metadata consume them.
@@ -136,6 +142,7 @@ class _Role:
     held: dict[CommitOp, str] = field(default_factory=dict)    # deferred release slot
     accs: dict[SSAValue, _Acc] = field(default_factory=dict)
     barrier_id: int = 1  # named barrier for role-wide sync (0 is __syncthreads)
+    deferred_store: "_DeferredStore | None" = None  # inside its loop only
 
     @property
     def first(self) -> int:
@@ -144,6 +151,25 @@ class _Role:
     @property
     def warpgroups(self) -> int:
         return len(self.warps) // WARPGROUP_WARPS
+
+
+@dataclass(frozen=True)
+class _DeferredStore:
+    """A store whose whole tiles are packed into `out` and written a part at a time under
+    the next wgmma groups (`parts` = parts still to write, 0 when nothing is pending)."""
+
+    op: TmaStoreOp
+    out: str
+    row: str
+    col: str
+    parts: str
+    n: int
+    trait: str
+    tensor: str
+
+    def store_part(self) -> str:
+        return (f"cake_store_packed_part<{self.n}, {STORE_PARTS}, {self.trait}>({self.out}, "
+                f"{self.tensor}, {self.row}, {self.col}, {self.parts});")
 
 
 Lowering = Callable[["KernelEmitter", Operation], None]
@@ -685,6 +711,7 @@ def for_loop(em: KernelEmitter, op: ForOp) -> None:
     em.source_comment(op)
     lb, ub, step = (em.val(v) for v in (op.lb, op.ub, op.step))
     deferred = _deferrable_commits(em, op)
+    store = _deferrable_store(em, op)
     arg = op.body.block.args[0]
     with em.names.scope():
         iv = em.names.fresh(arg.name_hint or "i")
@@ -695,6 +722,9 @@ def for_loop(em: KernelEmitter, op: ForOp) -> None:
     role = em.role
     for commit in deferred:  # nothing stays held once the loop is done
         em.release_held(commit, role.held.pop(commit), reset=False)  # type: ignore[union-attr]
+    if store is not None:  # the last tile's parts
+        em.line(f"while ({store.parts}) {store.store_part()}")
+        role.deferred_store = None  # type: ignore[union-attr]
 
 
 def if_op(em: KernelEmitter, op: IfOp) -> None:
@@ -851,6 +881,9 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
                         f"{_desc(a_desc, 'cake_a', a_m[f] + ak)}, {_desc(b_desc, 'cake_b', bk)}, "
                         f"{first_scale if k == 0 else '1u'});")
         em.line("cake_wgmma_commit();")
+        store = role.deferred_store
+        if store is not None:  # the previous tile's stores run under this group
+            em.line(f"if ({store.parts}) {store.store_part()}")
 
 
 def convert(em: KernelEmitter, op: ConvertOp) -> None:
@@ -885,6 +918,10 @@ def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp) -> None:
             row = f"{row} + (i32)cake_wg * {acc.rows_per_wg}"
         em.line(f"const i32 cake_row = {row};")
         em.line(f"const i32 cake_col = {_scaled(em.val(op.coords[1]), tile_n)};")
+        store = role.deferred_store
+        if store is not None and store.op is op:
+            _defer_store(em, store, acc)
+            return
         for f in range(acc.frags):
             r = "cake_row" if f == 0 else f"cake_row + {64 * f}"
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
@@ -892,12 +929,55 @@ def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp) -> None:
                     f"{em.val(op.tensor)}, {r}, cake_col);")
 
 
+def _defer_store(em: KernelEmitter, store: _DeferredStore, acc: _Acc) -> None:
+    """Finish the previous tile's parts, then pack a whole tile for later (tails and
+    unaligned rows are stored now, element by element)."""
+    em.line(f"cake_fence_regs({acc.var}[0]);")
+    em.line(f"while ({store.parts}) {store.store_part()}")
+    args = f"<{store.n}, {store.trait}>"
+    with em.block(f"if (cake_whole_tile{args}({store.tensor}, cake_row, cake_col))"):
+        em.line(f"cake_pack_wgmma_tile{args}({acc.var}[0], {store.out});")
+        em.line(f"{store.row} = cake_row;")
+        em.line(f"{store.col} = cake_col;")
+        em.line(f"{store.parts} = {STORE_PARTS}u;")
+    em.lines[-1] = em.lines[-1].replace("}", "} else {")
+    em.line(f"  cake_store_wgmma_tile{args}({acc.var}[0], {store.tensor}, cake_row, cake_col);")
+    em.line("}")
+
+
+def _deferrable_store(em: KernelEmitter, loop: ForOp) -> _DeferredStore | None:
+    """A loop whose body ends with the store of its role's accumulator, converted to a
+    16-bit type (a persistent tile loop's epilogue), stores each whole tile during the next
+    iteration's wgmma groups. Declares the packed tile and its bookkeeping before the loop."""
+    role = em.role
+    last = loop.body.block.ops.last
+    if role is None or not isinstance(last, TmaStoreOp) or role.deferred_store is not None:
+        return None
+    convert_op = last.value.owner
+    dtype = dtype_name(last.value.type.element_type)  # type: ignore[attr-defined]
+    if not isinstance(convert_op, ConvertOp) or dtype not in ("bf16", "f16"):
+        return None
+    acc = role.accs.get(convert_op.source)
+    if acc is None or acc.frags != 1 or len(last.tensor.type.dims()) != 2:  # type: ignore[attr-defined]
+        return None
+    name = em.names.fresh(f"{em.tensor_name(last.tensor)}_tile")
+    store = _DeferredStore(last, name, f"{name}_row", f"{name}_col", f"{name}_parts",
+                           acc.n, _OUT[dtype], em.val(last.tensor))
+    em.line(f"u32 {name}[{acc.n // 4}];  // the previous tile of `{store.tensor}`, packed; "
+            f"{STORE_PARTS} parts go out under the next wgmma groups")
+    em.line(f"i32 {store.row} = 0, {store.col} = 0;")
+    em.line(f"u32 {store.parts} = 0;  // parts still to store")
+    role.deferred_store = store
+    return store
+
+
 # ---- deferred commits (one wgmma group in flight) -------------------------------------------
 
 
 def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
     """A ring loop `wait(full, stage=s) … mma … commit(empty, stage=s)` (one wait, one
-    commit last, full/empty the two directions between the same roles, ≥ 2 elements) may
+    commit last, full/empty the two directions between the same roles, at least
+    MIN_RING_FOR_IN_FLIGHT elements) may
     release stage s one iteration late, keeping the newest wgmma group in flight: the
     producer refills other stages meanwhile, and a wait on the held stage itself releases it
     first (wait_sm90), so no wait ever blocks on a release it holds. Anything else keeps
@@ -916,7 +996,7 @@ def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
     full, empty = wait.barrier.owner, commit.barrier.owner
     if not (isinstance(full, BarrierOp) and isinstance(empty, BarrierOp)):
         return []
-    if not (full.count.value.data == empty.count.value.data >= 2
+    if not (full.count.value.data == empty.count.value.data >= MIN_RING_FOR_IN_FLIGHT
             and wait.stage is commit.stage
             and list(full.cons) == list(empty.prod) and list(full.prod) == list(empty.cons)):
         return []

@@ -33,9 +33,8 @@ struct CakeOutBf16 {
   static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
     return (ld & 1) == 0 && ((u64)p & 3) == 0;
   }
-  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) {
-    *(u32*)p = cake_pack_bf16x2(lo, hi);
-  }
+  static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_bf16x2(lo, hi); }
+  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
   static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_bf16(v); }
 };
 
@@ -44,9 +43,8 @@ struct CakeOutF16 {
   static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
     return (ld & 1) == 0 && ((u64)p & 3) == 0;
   }
-  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) {
-    *(u32*)p = cake_pack_f16x2(lo, hi);
-  }
+  static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_f16x2(lo, hi); }
+  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
   static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_f16(v); }
 };
 
@@ -101,6 +99,50 @@ __device__ __forceinline__ void cake_store_wgmma_tile(const float (&d)[N / 2], c
       }
     }
   }
+}
+
+// ---------------------------------------------------------------- deferred epilogue stores
+// A whole tile of a 16-bit output can be converted now and written later, a part at a time
+// under the next tile's wgmma groups (the tensor cores keep running through the epilogue).
+
+// Whether the fragment stores of cake_store_wgmma_tile take the unchecked path for this tile.
+template <int N, class Out>
+__device__ __forceinline__ bool cake_whole_tile(const CakeTensor<2>& t, i32 row0, i32 col0) {
+  return Out::pairs_ok(t.ptr, t.stride[0]) && row0 + 64 <= t.shape[0] && col0 + N <= t.shape[1];
+}
+
+// The fragment converted to packed pairs: out[2 j] row r, out[2 j + 1] row r + 8, columns 8 j.
+template <int N, class Out>
+__device__ __forceinline__ void cake_pack_wgmma_tile(const float (&d)[N / 2], u32 (&out)[N / 4]) {
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+    out[2 * j] = Out::pack(d[4 * j], d[4 * j + 1]);
+    out[2 * j + 1] = Out::pack(d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
+// Store the next of PARTS column parts of a packed whole tile (`parts` counts those left).
+// The part is selected by unrolled comparisons so `out` stays in registers.
+template <int N, int PARTS, class Out>
+__device__ __forceinline__ void cake_store_packed_part(const u32 (&out)[N / 4], const CakeTensor<2>& t,
+                                                       i32 row0, i32 col0, u32& parts) {
+  typedef typename Out::elem E;
+  const u32 lane = cake_lane_id();
+  const i32 row = row0 + 16 * (i32)(cake_warp_id() % 4u) + (i32)(lane / 4u);
+  E* const p0 = (E*)t.ptr + row * t.stride[0] + col0 + 2 * (i32)(lane % 4u);
+  E* const p1 = p0 + 8 * t.stride[0];
+  const u32 q = PARTS - parts;
+#pragma unroll
+  for (u32 part = 0; part < PARTS; ++part) {
+    if (part == q) {
+#pragma unroll
+      for (int j = part * (N / 8 / PARTS); j < (int)(part + 1) * (N / 8 / PARTS); ++j) {
+        *(u32*)(p0 + 8 * j) = out[2 * j];
+        *(u32*)(p1 + 8 * j) = out[2 * j + 1];
+      }
+    }
+  }
+  --parts;
 }
 
 #endif  // CAKE_EMIT_SM90_CUH

@@ -85,18 +85,66 @@ def test_gemm_wgmma_descriptors_and_k_steps(gemm):
     assert "(u32)!(k == 0));" in src  # init: scale-d 0 on the first K step only
 
 
-def test_gemm_keeps_one_wgmma_group_in_flight(gemm):
+def test_gemm_three_stage_ring_releases_each_stage_at_once(gemm):
     src = gemm.source
+    assert re.search(r"lm.commit\(empty, stage=s\)\n\s*cake_wgmma_wait<0>\(\);\n\s*"
+                     r"if \(cake_wg_leader\) cake_mbar_arrive\(empty \+ 8u \* s\);", src)
+    assert "cake_wgmma_wait<1>" not in src
+
+
+RING4 = """\
+@cake.schedule(target="sm_90a")
+def ring4(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
+    k_tiles = lm.max(lm.cdiv(K, 64), 1)
+    pool = lm.smem(163840)
+    sa = pool.view(offset=0, shape=(64, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+    sb = pool.view(offset=32768, shape=(256, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+    load = lm.role(warps=[0])
+    math = lm.role(warps=[4, 5, 6, 7])
+    full = lm.barrier(count=4, prod=[load], cons=[math], init_count=2)
+    empty = lm.barrier(count=4, prod=[math], cons=[load], init_count=1)
+    acc = lm.regs(shape=(64, 256), dtype=lm.f32, role=math)
+    with load:
+        for k in lm.range(0, k_tiles):
+            lm.wait(empty, stage=k % 4)
+            sa.tma_load(A, coords=(lm.block_id(0), k), stage=k % 4, barrier=full)
+            sb.tma_load(B, coords=(lm.block_id(1), k), stage=k % 4, barrier=full)
+    with math:
+        for k in lm.range(0, k_tiles):
+            s = k % 4
+            lm.wait(full, stage=s)
+            lm.mma(acc, sa[s], sb[s], init=(k == 0))
+            lm.commit(empty, stage=s)
+        C.tma_store(acc.to(lm.bf16), coords=(lm.block_id(0), lm.block_id(1)))
+"""
+
+
+def test_four_stage_ring_keeps_one_wgmma_group_in_flight():
+    result = emit_text(RING4)
+    assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
+    src = result.unit.source
     assert "cake_wgmma_wait<1>();" in src
     assert "if (cake_wg_leader) cake_mbar_arrive(empty + 8u * empty_held);" in src
     # A wait on the stage still held releases it first (no wait blocks on its own release).
     assert "if (empty_held == (u32)s) {" in src
+    assert "cake_setmaxnreg_" not in src.split("extern \"C\"")[1]  # no role asks for regs=
 
 
 def test_gemm_epilogue_is_bounds_checked_per_warpgroup(gemm):
     src = gemm.source
     assert "const i32 cake_row = m_tile * 128 + (i32)cake_wg * 64;" in src
     assert "cake_store_wgmma_tile<256, CakeOutBf16>(acc[0], C, cake_row, cake_col);" in src
+
+
+def test_gemm_whole_tiles_are_stored_under_the_next_tiles_wgmma(gemm):
+    src = gemm.source
+    part = ("cake_store_packed_part<256, 4, CakeOutBf16>(C_tile, C, C_tile_row, C_tile_col, "
+            "C_tile_parts);")
+    assert "u32 C_tile[64];" in src
+    assert "if (cake_whole_tile<256, CakeOutBf16>(C, cake_row, cake_col)) {" in src
+    assert f"cake_wgmma_commit();\n          if (C_tile_parts) {part}" in src
+    # Pending parts are finished before the registers are reused, and after the last tile.
+    assert src.count(f"while (C_tile_parts) {part}") == 2
 
 
 def test_gemm_names_and_source_lines(gemm):
@@ -137,7 +185,7 @@ def test_gemm_builds_with_nvrtc_without_spills(gemm):
     for instr in ("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
                   "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
                   "mbarrier.try_wait.parity.shared::cta.b64", "setmaxnreg.inc.sync.aligned.u32",
-                  "wgmma.wait_group.sync.aligned 1"):
+                  "wgmma.wait_group.sync.aligned 0"):
         assert instr in ptx, instr
 
 
