@@ -41,10 +41,10 @@ from cakec.targets.sku import WARPGROUP_WARPS
 UNSUPPORTED = "CAKE-H100"
 #: A derived attribute the emitter needs is absent or malformed: a pass contract is broken.
 MISSING = "CAKE-I002"
-#: Spans of the shared-memory window that descriptors and TMA address (18 bits).
+#: The 18-bit shared-memory window that descriptor start addresses cover.
 _SMEM_WINDOW_MASK = "0x3FFFFu"
 _DIM = ("x", "y", "z")
-_CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+_CMP = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">="}  # arith.cmpi, signed
 _INFIX = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.RemSIOp: "%",
           arith.AddfOp: "+", arith.SubfOp: "-", arith.MulfOp: "*", arith.DivfOp: "/"}
 _BOOL = {arith.AndIOp: "&&", arith.OrIOp: "||", arith.XOrIOp: "!="}
@@ -150,7 +150,7 @@ class _Role:
 
     @property
     def warpgroups(self) -> int:
-        return len(self.warps) // WARPGROUP_WARPS
+        return len({w // WARPGROUP_WARPS for w in self.warps})
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,6 @@ class KernelEmitter:
         self.values: dict[SSAValue, str] = {}
         self.views: dict[ViewOp, str] = {}
         self.barriers: dict[BarrierOp, str] = {}
-        self.roles: dict[RoleOp, _Role] = {}
         self.role: _Role | None = None
         self.used_tmaps: set[tuple[str, int]] = set()
         self.ok = True
