@@ -14,6 +14,7 @@ def all_forms(lm, Q: LM.tma3d, n: LM.i32,):   # trailing comma in the parameters
     tiles = lm.cdiv(n, 128) * 2 ** 1 + -1 + (n % 4) // 2 - +0
     last = tiles - 1 if tiles > 1 else 0
     big = not (tiles == 0) and tiles != 1 or tiles >= 2
+    flag = True and not False
     with load:
         for stage in lm.range(3):
             smem_q.tma_load(Q, coords=(0, 0, stage), stage=stage, barrier=q_full)
