@@ -331,7 +331,13 @@ class _Conformance:
         self.family_needed("tma_store", self.idx.tma_stores, "tma_store")
         if self.sku.has("tma"):
             for load in self.idx.tma_loads:
-                self.check_box(load)
+                view = load.view.owner
+                if isinstance(view, cake.ViewOp):
+                    self.check_box(load, load.view, view_swizzle(view), "tma_load")
+        if self.sku.has("tma_store"):
+            for store in self.idx.tma_stores:
+                # The tile is staged unswizzled in compiler scratch (derive-smem).
+                self.check_box(store, store.value, "none", "tma_store")
 
     def family_needed(self, family: str, ops: Sequence[Operation], what: str) -> None:
         if not ops or self.sku.has(family):
@@ -341,54 +347,37 @@ class _Conformance:
                    f"{self.target} does not have", ops[0], notes,
                    help=f"target {or_list(targets_with(family))}")
 
-    def check_box(self, load: cake.TmaLoadOp) -> None:
-        view, tensor = load.view.owner, load.tensor
-        rank = len(dims_of(tensor))
-        vname, tname = name_of(load.view), name_of(tensor)
-        declared = [Note(decl_span(load.view, self.ctx), f"`{vname}` is declared here")]
+    def check_box(self, op: Operation, data: SSAValue, swizzle: str | None, what: str) -> None:
+        """A copy between `data` (a view, or a tile for stores) and tensor `op.tensor`;
+        `swizzle` is None while the view's `auto` is unresolved."""
+        tensor = op.tensor  # type: ignore[attr-defined]
+        rank, name, tname = len(dims_of(tensor)), name_of(data), name_of(tensor)
+        declared = [Note(decl_span(data, self.ctx), f"`{name}` is declared here")]
         if not hw.TMA_RANK_MIN <= rank <= hw.TMA_RANK_MAX:
             self.error("H013", f"tensor `{tname}` has rank {rank}, but TMA copies tensors of "
-                       f"rank {hw.TMA_RANK_MIN} to {hw.TMA_RANK_MAX}", load,
+                       f"rank {hw.TMA_RANK_MIN} to {hw.TMA_RANK_MAX}", op,
                        [Note(decl_span(tensor, self.ctx), f"`{tname}` is declared here")])
             return
-        elem = elem_bytes(load.view.type)
-        box = self.copy_box(load, rank)
-        if box is None or not elem or not isinstance(view, cake.ViewOp):
-            return  # a view of higher rank than its tensor: verify-consistency reports it
-        swizzle = view_swizzle(view)
+        elem = elem_bytes(data.type)
+        box = _copy_box(op, data, swizzle, rank)
+        if box is None or not elem:
+            return  # more dimensions than the tensor: verify-consistency reports it
         # While `auto` is unresolved, the inner extent of a copy is not known yet.
-        checked = box if swizzle is not None or get_ints(load, "cake.box") else box[:-1]
+        checked = box if swizzle is not None or get_ints(op, "cake.box") else box[:-1]
         for axis, extent in enumerate(checked):
             if extent > hw.TMA_BOX_DIM_MAX:
-                self.error("H012", f"this TMA copy of `{vname}` has a box of {extent} elements "
+                self.error("H012", f"this TMA copy of `{name}` has a box of {extent} elements "
                            f"along dimension {axis} of `{tname}` ({_axis_name(axis, rank)}); "
-                           f"a TMA box has at most {hw.TMA_BOX_DIM_MAX} per dimension", load,
-                           declared, help=f"split `{vname}` into views of at most "
+                           f"a TMA box has at most {hw.TMA_BOX_DIM_MAX} per dimension", op,
+                           declared, help=f"split `{name}` into parts of at most "
                            f"{hw.TMA_BOX_DIM_MAX} along that dimension, each with its own "
-                           "`tma_load`")
+                           f"`{what}`")
         inner = box[-1] * elem
         if swizzle is not None and not hw.tma_inner_box_fits(swizzle, inner):
-            self.error("H014", f"the innermost extent of this TMA copy of `{vname}` is {inner} "
-                       f"bytes ({box[-1]} × {dtype_of(load.view.type)}); "
-                       + _inner_rule(swizzle, inner), load, declared,
-                       help=_inner_help(swizzle, elem))
-
-    def copy_box(self, load: cake.TmaLoadOp, rank: int) -> tuple[int, ...] | None:
-        """One copy's box in numpy order: derive-tma's, else the view's shape padded with
-        leading 1s, its rows split into swizzle atoms as derive-tma splits them."""
-        derived = get_ints(load, "cake.box")
-        if derived:
-            return derived
-        shape = dims_of(load.view)
-        if not shape or len(shape) > rank:
-            return None
-        box = (1,) * (rank - len(shape)) + shape
-        elem = elem_bytes(load.view.type)
-        span = hw.SWIZZLE_SPAN.get(view_swizzle(load.view.owner) or "none", 0)
-        rows = box[-1] * elem
-        if span and rows > span and rows % span == 0:
-            box = box[:-1] + (span // elem,)
-        return box
+            self.error("H014", f"the innermost extent of this TMA copy of `{name}` is {inner} "
+                       f"bytes ({box[-1]} × {dtype_of(data.type)}); "
+                       + _inner_rule(swizzle, inner), op, declared,
+                       help=_inner_help(swizzle, elem, name))
 
     # -- H006..H008: register budgets (setmaxnreg) --
 
@@ -598,6 +587,23 @@ class _Conformance:
 # ---- rules, worded ---------------------------------------------------------------------------
 
 
+def _copy_box(op: Operation, data: SSAValue, swizzle: str | None,
+              rank: int) -> tuple[int, ...] | None:
+    """One copy's box in numpy order: derive-tma's, else the data's shape padded with leading
+    1s, its rows split into swizzle column blocks as derive-tma splits them."""
+    derived = get_ints(op, "cake.box")
+    if derived:
+        return derived
+    shape = dims_of(data)
+    if not shape or len(shape) > rank:
+        return None
+    box = (1,) * (rank - len(shape)) + shape
+    elem, span = elem_bytes(data.type), hw.SWIZZLE_SPAN.get(swizzle or "none", 0)
+    if span and box[-1] * elem > span and box[-1] * elem % span == 0:
+        box = box[:-1] + (span // elem,)
+    return box
+
+
 def _axis_name(axis: int, rank: int) -> str:
     return "innermost" if axis == rank - 1 else "outermost" if axis == 0 else "middle"
 
@@ -608,9 +614,9 @@ def _inner_rule(swizzle: str, inner: int) -> str:
     return f"with {swizzle} swizzle it must fit in one {hw.SWIZZLE_SPAN[swizzle]}-byte span"
 
 
-def _inner_help(swizzle: str, elem: int) -> str:
+def _inner_help(swizzle: str, elem: int, name: str) -> str:
     step = hw.TMA_INNER_BOX_BYTES_MULTIPLE // elem
-    return (f"make the view's inner dimension a multiple of {step} elements"
+    return (f"make the inner dimension of `{name}` a multiple of {step} elements"
             if swizzle == "none" else "use a wider swizzle or narrower rows")
 
 

@@ -131,6 +131,19 @@ def test_tensor_rank_beyond_tma() -> None:
     assert ("CAKE-H013", 15) in gates(comp)
 
 
+def test_stored_tile_obeys_the_tma_box_rules() -> None:
+    source = """@cake.schedule(target="sm_90a")
+def k(lm, C: LM.tma2d):
+    math = lm.role(warps=[0, 1, 2, 3])
+    acc = lm.regs(shape=(64, 4), dtype=lm.f32, role=math)
+    with math:
+        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
+"""
+    comp = compile_(source)
+    assert gates(comp) == [("CAKE-H014", 6)]
+    assert "is 8 bytes (4 × bf16)" in comp.sink.diagnostics[-1].message
+
+
 def test_descriptor_swizzle_must_match_the_view() -> None:
     comp = compile_(TCGEN05)
     (mma,) = ops(comp, cake.MmaOp)

@@ -19,4 +19,4 @@ def load_tile(lm, T: LM.tma2d):
 # CHECK-NEXT: tma_box.cake:6:12: note: `tile` is declared here
 # CHECK-NEXT: {{^}}    tile = pool.view(offset=0, shape=(512, 64), dtype=lm.bf16)
 # CHECK-NEXT: {{^}}           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# CHECK-NEXT: help: split `tile` into views of at most 256 along that dimension, each with its own `tma_load`
+# CHECK-NEXT: help: split `tile` into parts of at most 256 along that dimension, each with its own `tma_load`

@@ -19,4 +19,4 @@ def load_tile(lm, T: LM.tma2d):
 # CHECK-NEXT: tma_inner.cake:6:12: note: `tile` is declared here
 # CHECK-NEXT: {{^}}    tile = pool.view(offset=0, shape=(64, 6), dtype=lm.bf16)
 # CHECK-NEXT: {{^}}           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# CHECK-NEXT: help: make the view's inner dimension a multiple of 8 elements
+# CHECK-NEXT: help: make the inner dimension of `tile` a multiple of 8 elements
