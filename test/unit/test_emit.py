@@ -297,3 +297,20 @@ def test_run_shape_parsing():
     assert api.parse_shape("M=1, N=2", {"M": 8, "K": 4}) == {"M": 1, "N": 2, "K": 4}
     with pytest.raises(api.RunUsageError):
         api.parse_shape("M=x", {})
+
+
+def test_run_facts_line():
+    facts = {"kernel": "gemm_bf16", "target": "sm_90a", "shape": {"M": 8, "N": 8, "K": 8},
+             "correct": True, "rel_err": 1.5e-3, "tolerance": 5e-3, "written": 64,
+             "outputs": 64, "ms": {"cake": 0.5, "torch.matmul": 0.55},
+             "tflops": {"cake": 2.0, "torch.matmul": 1.8}, "speedup": {"torch.matmul": 1.1}}
+    assert api.facts_line(facts) == (
+        "gemm_bf16 sm_90a M=8 N=8 K=8 | correct rel_err=1.50e-03 (tol 5e-03) written=64/64 | "
+        "cake 0.500 ms 2.0 TFLOP/s | torch.matmul 0.550 ms 1.8 TFLOP/s (cake 1.10x)")
+
+
+def test_example_module_defines_the_run_contract():
+    example = api.load_example(str(GEMM))
+    assert example.outputs == ["C"] and "torch.matmul" in example.baselines
+    assert example.shapes[0] == {"M": 8192, "N": 8192, "K": 8192}
+    assert example.flops(example.shapes[0]) == 2.0 * 8192 ** 3
