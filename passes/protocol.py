@@ -733,10 +733,20 @@ class _Tracer:
             if kind == WAIT:
                 self.seg += 1
 
+    def never_ends(self, ins: Instr, step: int) -> None:
+        where = self.k.describe(self.base_env)
+        self.oob.append(Finding(
+            "CAKE-S019", ins.op,
+            f"the loop at line {line_of(ins.op)} steps by {step}"
+            + (f" ({where.strip()})" if where else "") + ": it never ends",
+            help="the step must be at least 1 for every launch, e.g. `lm.max(step, 1)`"))
+
     def loop(self, ins: Instr) -> None:
         lb, ub, step = (self.value(x, ins) for x in (ins.lb, ins.ub, ins.step))
         if step <= 0:
-            step = 1
+            if lb < ub:
+                self.never_ends(ins, step)
+            return
         n = trip_count(lb, ub, step)
         iv = ins.iv
         p = self.k.period
@@ -945,17 +955,8 @@ def _account(k: Kernel, b: Barrier, roles: dict[int, list[list[Instr]]],
     from cakec.targets.sku import MBARRIER_MAX_TX_BYTES
 
     decl = (b.op, f"`{b.name}` is declared here with init_count={b.init_count}")
-    for r, gs in roles.items():
-        odd = next((g for g in gs if len(g) != len(typical[r])), None)
-        if odd is not None:
-            extra = len(odd) > len(typical[r])
-            at = odd[len(typical[r])] if extra else odd[0]
-            return [Finding(
-                "CAKE-S007", at.op,
-                f"role {k.roles[r].name} completes a phase of `{b.name}` with {len(odd)} "
-                f"event(s) here but with {len(typical[r])} elsewhere; every phase needs "
-                f"init_count={b.init_count}", [decl],
-                help="complete every phase of the barrier with the same events")]
+    if any(len(g) != len(typical[r]) for r, gs in roles.items() for g in gs):
+        return []  # stage indices that disagree: the simulation shows what goes wrong
     if events and events != b.init_count:
         lines = sorted({line_of(i.op) for g in typical.values() for i in g})
         where = ", ".join(str(x) for x in lines)
@@ -1014,7 +1015,7 @@ class Simulation:
         self.pending = [0] * E
         self.pend_vc = [[0] * self.D for _ in range(E)]
         self.phase_vc: list[list[list[int]]] = [[] for _ in range(E)]
-        self.completer: list[list[tuple[int, Instr]]] = [[] for _ in range(E)]
+        self.completer: list[list[tuple[int, Instr, int]]] = [[] for _ in range(E)]
         self.waits: list[dict[int, list[int]]] = [{} for _ in range(E)]
         self.consumers: list[set[int]] = [set() for _ in range(E)]
         for r, tr in enumerate(traces):
@@ -1025,7 +1026,6 @@ class Simulation:
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
-        self.tma_phases: list[tuple[Instr, int, int, View, int]] = []
         self.unwritten: list[list] = []
         self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
 
@@ -1051,10 +1051,14 @@ class Simulation:
             self._deadlock()
         else:
             self._at_exit()
-        for c in _CATEGORIES:
+        return self.verdict()[1]
+
+    def verdict(self) -> tuple[int, list[Finding]]:
+        """The most fundamental category found (its rank in _CATEGORIES) and its findings."""
+        for rank, c in enumerate(_CATEGORIES):
             if self.found[c]:
-                return list(self.found[c].values())
-        return []
+                return rank, list(self.found[c].values())
+        return len(_CATEGORIES), []
 
     def _report(self, cat: str, f: Finding, other: Operation | None = None) -> None:
         # One finding per place; refills racing the same read are one mistake, not several.
@@ -1116,7 +1120,7 @@ class Simulation:
         pvc = self.pend_vc[e]
         pvc[self.R + e] = q + 1
         self.phase_vc[e].append(pvc)
-        self.completer[e].append((r, ev[1]))
+        self.completer[e].append((r, ev[1], ev[4]))
         self.completed[e] = q + 1
         self.pending[e] = 0
         self.pend_vc[e] = [0] * self.D
@@ -1129,7 +1133,7 @@ class Simulation:
 
     def _lapped(self, e: int, m: int, c: int, wait: Instr) -> None:
         b, i = self.k.elem_barrier[e]
-        p, ins = self.completer[e][m]
+        p, ins, _ = self.completer[e][m]
         prod, cons = self.k.roles[p].name, self.k.roles[c].name
         seen = (f"has waited for phase {m - 1} (line {line_of(wait.op)})" if m >= 1 else
                 f"has made its first wait on it (line {line_of(wait.op)}), which passes only "
@@ -1166,7 +1170,6 @@ class Simulation:
         p = self.completed[e]
         st[0].append([w, vc[w], e, p, ins])
         st[1] = []
-        self.tma_phases.append((ins, e, p, ins.view, s))
 
     def _after_end(self, vc: list[int], rec: list) -> bool:
         """Whether a clock `vc` is ordered after the end of the access `rec`:
@@ -1365,22 +1368,43 @@ class Simulation:
                     [(view.op, f"`{view.name}` is declared here")],
                     help="fill the stage with a TMA load before reading it, or read a stage "
                          "that is filled"))
-        seen: set[tuple[int, int]] = set()
-        for ins, e, p, view, s in self.tma_phases:
-            observed = max((len(lst) + 1 - self.fwf[e] for lst in self.waits[e].values()),
-                           default=0)
-            if p >= observed:
-                b, i = self.k.elem_barrier[e]
-                if (e, p) in seen:
-                    continue  # the other loads of that phase: the same missing wait
-                seen.add((e, p))
-                self._report("unconsumed", Finding(
-                    "CAKE-S018", ins.op,
-                    f"the TMA load at line {line_of(ins.op)} into {view.name}[{s}] completes "
-                    f"phase {p} of {b.elem(i)}, which no role waits for{self.where}",
-                    [(b.op, f"`{b.name}` is declared here")],
-                    help=f"wait on `{b.name}` before using the data, or drop the load: the "
-                         "block must not exit while a copy may still be in flight"))
+        for e in range(self.E):
+            self._unobserved(e)
+
+    def _unobserved(self, e: int) -> None:
+        """A completed phase of a full-style barrier that a consumer never waits for: its
+        data (or the result it announces) is never used, and a TMA copy may still be in
+        flight when the block exits. Trailing releases of empty barriers are normal."""
+        b, i = self.k.elem_barrier[e]
+        done = self.completed[e]
+        if self.fwf[e] or not done:
+            return
+        # Declared consumers that never wait on e matter only for TMA data: a release that
+        # nobody ever waits for is pointless but harmless.
+        waiters = self.waits[e] or {c: [] for c in b.cons}
+        for c, lst in sorted(waiters.items()):
+            if len(lst) >= done:
+                continue
+            p, (_, ins, stage) = len(lst), self.completer[e][len(lst)]
+            if not lst and ins.kind != TMA:
+                continue
+            cons = self.k.roles[c].name
+            if ins.kind == TMA:
+                what = (f"the TMA load at line {line_of(ins.op)} into {ins.view.name}[{stage}] "
+                        f"completes phase {p} of {b.elem(i)}")
+                fix = (f"wait on `{b.name}` in role {cons} before using the data, or drop the "
+                       "load: the block must not exit while a copy may still be in flight")
+            else:
+                what = (f"{_VERB[ins.kind]} at line {line_of(ins.op)} completes phase {p} of "
+                        f"{b.elem(i)}")
+                fix = (f"make role {cons} wait for every phase of `{b.name}` (compare the trip "
+                       "counts of the two roles)")
+            self._report("unconsumed", Finding(
+                "CAKE-S018", ins.op,
+                f"{what}, which role {cons} never waits for{self.where}",
+                [(b.op, f"`{b.name}` is declared here")],
+                help=fix), other=b.op)
+            return
 
     def _deadlock(self) -> None:
         blocked = [(r, self.traces[r][self.pos[r]]) for r in range(self.R)
@@ -1427,7 +1451,7 @@ class Simulation:
     def _completions(self, e: int, b: Barrier, i: int) -> tuple[str, str]:
         k = self.k
         c = self.completed[e]
-        who = sorted({k.roles[p].name for p, _ in self.completer[e]})
+        who = sorted({k.roles[p].name for p, _, _ in self.completer[e]})
         fix = ("every wait needs a phase completion: check that the roles' trip counts and "
                "stage indices match")
         if c:
@@ -1464,10 +1488,13 @@ def traces_for(k: Kernel, env: Env, oob: list[Finding],
 
 
 def simulate_all(k: Kernel, fwf: list[bool]) -> tuple[list[Finding], str]:
-    """Runs every trip-count assignment; returns the findings of the first one that fails
-    and, when some assignment could not be explored, why ("" when all were)."""
+    """Runs every trip-count assignment and returns the findings of the most fundamental
+    category any of them shows (an out-of-range index, then deadlocks, races, lapping,
+    uninitialised reads, unconsumed phases), from the smallest assignment showing it; and,
+    when some assignment could not be explored, why ("" when all were)."""
     partial = ""
     total = TOTAL_BUDGET
+    best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
     for env in k.assignments():
         oob: list[Finding] = []
         budget = [min(EVENT_BUDGET, total)]
@@ -1478,16 +1505,18 @@ def simulate_all(k: Kernel, fwf: list[bool]) -> tuple[list[Finding], str]:
         if any(t is None for t in traces):
             if budget[0] < 0 or total <= 0:
                 # The other assignments are as large: stop rather than stall.
-                return [], (f"running it{k.describe(env)} takes more than {EVENT_BUDGET} "
-                            "events")
+                return best[1], (f"running it{k.describe(env)} takes more than "
+                                 f"{EVENT_BUDGET} events")
             bad = k.undecidable[-1]
             partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot "
                                   f"be evaluated{k.describe(env)}")
             continue
-        found = Simulation(k, fwf, traces, k.describe(env)).run()
-        if found:
-            return found, partial
-    return [], partial
+        sim = Simulation(k, fwf, traces, k.describe(env))
+        sim.run()
+        rank, found = sim.verdict()
+        if found and rank < best[0]:
+            best = (rank, found)
+    return best[1], partial
 
 
 def _unique(fs: list[Finding]) -> list[Finding]:

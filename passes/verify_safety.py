@@ -58,7 +58,7 @@ def check_kernel(kernel: cake.KernelOp, target: str) -> list[Finding]:
         protocol, partial = simulate_all(k, first_wait_free(k))
         if partial:
             protocol.append(Finding(
-                "CAKE-S019", kernel,
+                "CAKE-S020", kernel,
                 f"the barrier protocol of `{k.op.sym_name.data}` was checked only in part: "
                 f"{partial}", warning=True,
                 help="smaller static trip counts (or fewer nested loops) let every trip-count "

@@ -36,7 +36,7 @@ def nest(lm, A: LM.tma2d, B: LM.tma2d, K: LM.i32):
                     lm.mma(acc, sa[s % 3], sb[s % 4], init=(a + b + c == 0))
                     lm.commit(ea, stage=s % 3)
                     lm.commit(eb, stage=s % 4)
-# CHECK: {{.*}}partial_check.cake:7:5: warning: the barrier protocol of `nest` was checked only in part: running it with K = 2 takes more than 40000 events [CAKE-S019]
+# CHECK: {{.*}}partial_check.cake:7:5: warning: the barrier protocol of `nest` was checked only in part: running it with K = 2 takes more than 40000 events [CAKE-S020]
 # CHECK-NEXT: {{^}}def nest(lm, A: LM.tma2d, B: LM.tma2d, K: LM.i32):
 # CHECK-NEXT: {{^}}    ^~~~
 # CHECK-NEXT: help: smaller static trip counts (or fewer nested loops) let every trip-count class be simulated

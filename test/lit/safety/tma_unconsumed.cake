@@ -31,11 +31,11 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}tma_unconsumed.cake:21:13: error: the TMA load at line 21 into sa[1] completes phase 0 of full[1], which no role waits for with k_tiles = 1 [CAKE-S018]
-# CHECK-NEXT: {{^}}            sa.tma_load(A, coords=(0, k), stage=k % 3, barrier=full)
+# CHECK: {{.*}}tma_unconsumed.cake:22:13: error: the TMA load at line 22 into sb[1] completes phase 0 of full[1], which role mma never waits for with k_tiles = 1 [CAKE-S018]
+# CHECK-NEXT: {{^}}            sb.tma_load(B, coords=(0, k), stage=k % 3, barrier=full)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}tma_unconsumed.cake:14:12: note: `full` is declared here
 # CHECK-NEXT: {{^}}    full = lm.barrier(count=3, prod=[load], cons=[mma], init_count=2)
 # CHECK-NEXT: {{^}}           ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# CHECK-NEXT: help: wait on `full` before using the data, or drop the load: the block must not exit while a copy may still be in flight
+# CHECK-NEXT: help: wait on `full` in role mma before using the data, or drop the load: the block must not exit while a copy may still be in flight
 # CHECK-NOT: [CAKE-S0

@@ -1,0 +1,276 @@
+"""Mutation test of the verifier (issue 3): every valid kernel in examples/corpus/ and
+examples/ is mutated systematically on its source text (delete a wait, swap a barrier's
+producers and consumers, change a stage index, change a trip count, shrink the pool, move a
+TMEM region, change a dtype or a swizzle, retarget to each SKU) and run through the whole
+`verify` pipeline, whatever gates it holds. Every mutant must be rejected, except those on
+LEGAL, each with the reason it is a correct kernel. Run with -s for the rejected fraction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cakec.driver import read_source, verify_source
+from cakec.targets.sku import SKUS
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = sorted((ROOT / "examples").glob("*.cake")) + sorted(
+    (ROOT / "examples/corpus").glob("*.cake"))
+
+
+@dataclass(frozen=True)
+class Mutant:
+    key: str  # file:operator:line:detail, the allow-list key
+    text: str
+
+
+# ---- mutation operators (each yields (line, detail, new text)) ---------------------------------
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def _replace_line(text: str, i: int, new: str) -> str:
+    lines = _lines(text)
+    lines[i] = new
+    return "\n".join(lines)
+
+
+def delete_wait(text: str) -> Iterator[tuple[int, str, str]]:
+    for i, line in enumerate(_lines(text)):
+        m = re.match(r"^(\s*)lm\.wait\(", line)
+        if m:
+            yield i, "", _replace_line(text, i, m.group(1) + "pass")
+
+
+def swap_roles(text: str) -> Iterator[tuple[int, str, str]]:
+    for i, line in enumerate(_lines(text)):
+        m = re.search(r"prod=(\[[^\]]*\]), cons=(\[[^\]]*\])", line)
+        if m and m.group(1) != m.group(2):
+            yield i, "", _replace_line(
+                text, i, line[:m.start()] + f"prod={m.group(2)}, cons={m.group(1)}" + line[m.end():])
+
+
+def stage_index(text: str) -> Iterator[tuple[int, str, str]]:
+    """Stage arguments, view subscripts and stage counters: pinned to 0 or shifted by one."""
+    for i, line in enumerate(_lines(text)):
+        if line.lstrip().startswith("#"):
+            continue
+        for m in re.finditer(r"stage=([^,)]+(?:\([^)]*\))?[^,)]*)(?=[,)])", line):
+            if "view(" in line or "pipeline(" in line:
+                break  # declarations: `stage=` is the stage count there
+            expr = m.group(1)
+            for detail, new in (("0", "0"), ("+1", f"({expr}) + 1")):
+                if new != expr:
+                    yield i, f"stage={expr}->{detail}", _replace_line(
+                        text, i, line[:m.start(1)] + new + line[m.end(1):])
+        for m in re.finditer(r"\b(\w+)\[([^\]]+)\]", line):
+            if m.group(1) in ("warps", "prod", "cons") or "shape" in m.group(1):
+                continue
+            expr = m.group(2)
+            yield i, f"{m.group(1)}[{expr}]->+1", _replace_line(
+                text, i, line[:m.start(2)] + f"({expr}) + 1" + line[m.end(2):])
+        m = re.match(r"^(\s*\w+ = .*% )(\d+)$", line)
+        if m and int(m.group(2)) > 1:
+            yield i, f"%{m.group(2)}->%{int(m.group(2)) - 1}", _replace_line(
+                text, i, m.group(1) + str(int(m.group(2)) - 1))
+
+
+def _call_args(line: str, start: int) -> list[tuple[int, int]]:
+    """Spans of the top-level arguments of the call whose `(` is at `start`."""
+    spans, depth, begin = [], 0, start + 1
+    for j in range(start + 1, len(line)):
+        c = line[j]
+        if c in "([":
+            depth += 1
+        elif c in ")]" and depth:
+            depth -= 1
+        elif c in ",)" and not depth:
+            spans.append((begin + (line[begin] == " "), j))
+            begin = j + 1
+            if c == ")":
+                break
+    return spans
+
+
+def trip_count(text: str) -> Iterator[tuple[int, str, str]]:
+    """The stop of every loop, one more and one less."""
+    for i, line in enumerate(_lines(text)):
+        m = re.search(r"lm\.range\(", line)
+        if not m:
+            continue
+        args = _call_args(line, m.end() - 1)
+        a, b = args[1] if len(args) > 1 else args[0]
+        stop = line[a:b]
+        for detail, new in (("+1", f"{stop} + 1"), ("-1", f"{stop} - 1")):
+            yield i, f"stop{detail}", _replace_line(text, i, line[:a] + new + line[b:])
+
+
+def shrink_pool(text: str) -> Iterator[tuple[int, str, str]]:
+    for i, line in enumerate(_lines(text)):
+        m = re.search(r"lm\.smem\((\d+)\)", line)
+        if m:
+            yield i, "half", _replace_line(
+                text, i, line[:m.start(1)] + str(int(m.group(1)) // 2) + line[m.end(1):])
+
+
+def move_tmem(text: str) -> Iterator[tuple[int, str, str]]:
+    for i, line in enumerate(_lines(text)):
+        m = re.search(r"lm\.tmem\(cols=(\d+)", line)
+        if m:
+            for delta in (64, -64):
+                cols = int(m.group(1)) + delta
+                if cols >= 0:
+                    yield i, f"{delta:+d}", _replace_line(
+                        text, i, line[:m.start(1)] + str(cols) + line[m.end(1):])
+
+
+_OTHER_DTYPE = {"bf16": "f16", "f16": "bf16", "f32": "f16", "e4m3": "bf16", "tf32": "bf16",
+                "i8": "bf16", "i32": "f32", "e5m2": "bf16"}
+
+
+def dtype(text: str) -> Iterator[tuple[int, str, str]]:
+    for i, line in enumerate(_lines(text)):
+        for m in re.finditer(r"dtype=lm\.(\w+)", line):
+            new = _OTHER_DTYPE[m.group(1)]
+            yield i, f"{m.group(1)}->{new}", _replace_line(
+                text, i, line[:m.start(1)] + new + line[m.end(1):])
+
+
+def swizzle(text: str) -> Iterator[tuple[int, str, str]]:
+    for i, line in enumerate(_lines(text)):
+        m = re.search(r"swizzle=(\w+)", line)
+        if m:
+            for new in ("64b", "None"):
+                if new != m.group(1):
+                    yield i, f"{m.group(1)}->{new}", _replace_line(
+                        text, i, line[:m.start(1)] + new + line[m.end(1):])
+
+
+def retarget(text: str) -> Iterator[tuple[int, str, str]]:
+    for i, line in enumerate(_lines(text)):
+        m = re.match(r'^@cake\.schedule\((?:target="(\w+)")?\)', line)
+        if m:
+            current = m.group(1) or "sm_100a"
+            for sku in SKUS:
+                if sku != current:
+                    yield i, sku, _replace_line(text, i, f'@cake.schedule(target="{sku}")')
+
+
+OPERATORS = [delete_wait, swap_roles, stage_index, trip_count, shrink_pool, move_tmem, dtype,
+             swizzle, retarget]
+
+
+def mutants(path: Path) -> Iterator[Mutant]:
+    text = path.read_text()
+    rel = path.relative_to(ROOT).as_posix()
+    seen: set[str] = set()
+    for op in OPERATORS:
+        for i, detail, new in op(text):
+            key = f"{rel}:{op.__name__}:{i + 1}:{detail}".rstrip(":")
+            if new != text and key not in seen:
+                seen.add(key)
+                yield Mutant(key, new)
+
+
+# ---- the legal survivors ------------------------------------------------------------------------
+
+_TMEM = ("the region moves to other columns inside the 512: it stays disjoint from every other "
+         "region, the derived allocation grows to cover it, and the MMA and tcgen05.ld address "
+         "it by its new column")
+_SWIZZLE = ("128-byte rows with a 64B swizzle: the stage is stored as two 64B-swizzled column "
+            "blocks; TMA writes (two boxes) and the MMA descriptor reads the layout of the same "
+            "tag, and the stage stays aligned for it")
+_DTYPE16 = ("the view feeds both MMA operands, so both become f16 together: f16 x f16 with an f32 "
+            "accumulator is as valid as bf16, and the tensor's dtype follows the view")
+_SM103 = ("sm_103a offers everything this sm_100a kernel uses (tcgen05 bf16 -> f32, TMEM, TMA, "
+          "the same shared memory)")
+_MMA_SYNC = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, which these targets "
+             "have for bf16 -> f32; mma.sync completes synchronously, so every release by "
+             "lm.commit still follows the reads of its stage")
+
+#: Mutants that still verify, each with the reason it is a legal kernel. Keys are
+#: file:operator:line:detail; an edit to a kernel renumbers its entries.
+LEGAL: dict[str, str] = {
+    "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
+    "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
+    "examples/corpus/gemm_ring_dynamic.cake:swizzle:13:128b->64b": _SWIZZLE,
+    "examples/corpus/gemm_ring_dynamic.cake:swizzle:14:128b->64b": _SWIZZLE,
+    "examples/corpus/hopper_gemm.cake:retarget:4:sm_100a": _MMA_SYNC,
+    "examples/corpus/hopper_gemm.cake:retarget:4:sm_103a": _MMA_SYNC,
+    "examples/corpus/hopper_gemm.cake:swizzle:12:128b->64b": _SWIZZLE,
+    "examples/corpus/hopper_gemm.cake:swizzle:13:128b->64b": _SWIZZLE,
+    "examples/corpus/long_static_ring.cake:move_tmem:9:+64": _TMEM,
+    "examples/corpus/long_static_ring.cake:retarget:4:sm_103a": _SM103,
+    "examples/corpus/long_static_ring.cake:swizzle:7:128b->64b": _SWIZZLE,
+    "examples/corpus/long_static_ring.cake:swizzle:8:128b->64b": _SWIZZLE,
+    "examples/corpus/peeled_prologue.cake:move_tmem:10:+64": _TMEM,
+    "examples/corpus/peeled_prologue.cake:retarget:4:sm_103a": _SM103,
+    "examples/corpus/peeled_prologue.cake:swizzle:8:128b->64b": _SWIZZLE,
+    "examples/corpus/peeled_prologue.cake:swizzle:9:128b->64b": _SWIZZLE,
+    "examples/corpus/persistent_gemm.cake:move_tmem:16:+64": _TMEM,
+    "examples/corpus/persistent_gemm.cake:retarget:4:sm_103a": _SM103,
+    "examples/corpus/persistent_gemm.cake:swizzle:14:128b->64b": _SWIZZLE,
+    "examples/corpus/persistent_gemm.cake:swizzle:15:128b->64b": _SWIZZLE,
+    "examples/corpus/ring4_static.cake:move_tmem:9:+64": _TMEM,
+    "examples/corpus/ring4_static.cake:retarget:4:sm_103a": _SM103,
+    "examples/corpus/ring4_static.cake:swizzle:7:128b->64b": _SWIZZLE,
+    "examples/corpus/ring4_static.cake:swizzle:8:128b->64b": _SWIZZLE,
+    "examples/corpus/split_epilogue.cake:move_tmem:12:+64": _TMEM,
+    "examples/corpus/split_epilogue.cake:retarget:4:sm_103a": _SM103,
+    "examples/corpus/split_epilogue.cake:swizzle:10:128b->64b": _SWIZZLE,
+    "examples/corpus/split_epilogue.cake:swizzle:8:128b->64b": _SWIZZLE,
+    "examples/corpus/split_epilogue.cake:swizzle:9:128b->64b": _SWIZZLE,
+    "examples/fmha_fwd.cake:dtype:5:bf16->f16": _DTYPE16,
+    "examples/fmha_fwd.cake:move_tmem:6:+64": _TMEM,
+    "examples/fmha_fwd.cake:retarget:1:sm_103a": _SM103,
+    "examples/gemm_bf16.cake:retarget:15:sm_100a": _MMA_SYNC,
+    "examples/gemm_bf16.cake:retarget:15:sm_103a": _MMA_SYNC,
+    "examples/gemm_bf16.cake:swizzle:24:128b->64b": _SWIZZLE,
+    "examples/gemm_bf16.cake:swizzle:25:128b->64b": _SWIZZLE,
+    "examples/ring_pipeline.cake:dtype:13:bf16->f16": _DTYPE16,
+    "examples/ring_pipeline.cake:move_tmem:14:+64": _TMEM,
+    "examples/ring_pipeline.cake:retarget:7:sm_103a": _SM103,
+}
+
+
+# ---- the test -----------------------------------------------------------------------------------
+
+
+def _run(m: Mutant) -> bool:
+    """Whether the mutant is rejected (any error, from any gate)."""
+    return not verify_source(read_source(m.key.split(":")[0], m.text)).ok
+
+
+ALL = [m for path in KERNELS for m in mutants(path)]
+
+
+def test_every_misbehaving_mutant_is_rejected():
+    survivors = {m.key for m in ALL if not _run(m)}
+    by_op = Counter(m.key.split(":")[1] for m in ALL)
+    rejected_by_op = Counter(m.key.split(":")[1] for m in ALL if m.key not in survivors)
+    print(f"\nmutation test: {len(ALL) - len(survivors)} of {len(ALL)} mutants rejected "
+          f"({(len(ALL) - len(survivors)) / len(ALL):.1%}) over {len(KERNELS)} kernels")
+    for op in sorted(by_op):
+        print(f"  {op:12} {rejected_by_op[op]:4} / {by_op[op]:4}")
+    for key in sorted(survivors):
+        print(f"  legal: {key}: {LEGAL.get(key, '??')}")
+    unexplained = sorted(survivors - LEGAL.keys())
+    assert not unexplained, "mutants that verify but are not known to be legal:\n" + "\n".join(
+        unexplained)
+    # A mutant known to be legal that is now rejected is a false positive (or a stale entry).
+    stale = sorted(LEGAL.keys() - survivors)
+    assert not stale, "allow-listed mutants that do not verify:\n" + "\n".join(stale)
+
+
+def test_mutants_are_generated_for_every_operator():
+    ops = {m.key.split(":")[1] for m in ALL}
+    assert ops == {op.__name__ for op in OPERATORS}
+    assert len(KERNELS) >= 7

@@ -1,0 +1,230 @@
+"""The barrier protocol model (passes/protocol.py): trip-count symbols and their classes,
+role traces, the first-wait-free rule, parities, and the simulation's verdicts; plus the
+gate's cost on the canonical example."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from cakec.dialects.cake import KernelOp, WaitOp
+from cakec.driver import build, read_source, verify_source
+from cakec.passes.protocol import (
+    EVENT_BUDGET, WAIT, Kernel, first_wait_free, parities, simulate_all, traces_for,
+)
+from cakec.passes.verify_safety import check_kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def model(text: str) -> Kernel:
+    comp = build(read_source("t.cake", text))
+    assert comp.ok, [d.message for d in comp.sink.diagnostics]
+    return Kernel.build(next(o for o in comp.module.ops if isinstance(o, KernelOp)))
+
+
+def codes(text: str) -> list[str]:
+    return [d.code for d in verify_source(read_source("t.cake", text)).sink.diagnostics]
+
+
+def ring(load_loop: str = "lm.range(0, k_tiles)", mma_loop: str = "lm.range(0, k_tiles)",
+         k_tiles: str = "lm.max(lm.cdiv(K, 64), 1)", stages: int = 3,
+         mma_body: str = "") -> str:
+    return f"""@cake.schedule(target="sm_100a")
+def g(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
+    k_tiles = {k_tiles}
+    pool = lm.smem({stages * 32768})
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage={stages}, swizzle=128b)
+    sb = pool.view(offset={stages * 16384}, shape=(128, 64), dtype=lm.bf16, stage={stages}, swizzle=128b)
+    acc = lm.tmem(cols=0, width=128, shape=(128, 128), dtype=lm.f32)
+    load = lm.role(warps=[0])
+    mma = lm.role(warps=[1])
+    epi = lm.role(warps=[4, 5, 6, 7])
+    full = lm.barrier(count={stages}, prod=[load], cons=[mma], init_count=2)
+    empty = lm.barrier(count={stages}, prod=[mma], cons=[load])
+    done = lm.barrier(count=1, prod=[mma], cons=[epi])
+    with load:
+        for k in {load_loop}:
+            lm.wait(empty, stage=k % {stages})
+            sa.tma_load(A, coords=(0, k), stage=k % {stages}, barrier=full)
+            sb.tma_load(B, coords=(0, k), stage=k % {stages}, barrier=full)
+    with mma:
+{mma_body}        for k in {mma_loop}:
+            lm.wait(full, stage=k % {stages})
+            lm.mma(acc, sa[k % {stages}], sb[k % {stages}], init=(k == 0))
+            lm.commit(empty, stage=k % {stages})
+        lm.commit(done)
+    with epi:
+        lm.wait(done)
+        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
+"""
+
+
+# ---- trip-count symbols ------------------------------------------------------------------------
+
+
+def test_symbol_classes_respect_the_value_range():
+    k = model(ring())
+    (sym,) = k.symbols.values()
+    assert sym.text == "k_tiles"
+    # 0 is impossible for max(cdiv(K, 64), 1); 1, S-1, S, S+1 and 2S+1 remain.
+    assert sorted(sym.reps) == [1, 2, 3, 4, 7]
+    assert [env[sym.key] for env in k.assignments()] == [1, 2, 3, 4, 7]
+
+
+def test_zero_trip_count_is_a_class_when_possible():
+    k = model(ring(k_tiles="lm.cdiv(K, 64)"))
+    (sym,) = k.symbols.values()
+    assert 0 in sym.reps
+
+
+def test_structurally_equal_bounds_share_one_symbol():
+    # Written out separately in each role, the bound is the same expression tree.
+    text = ring(k_tiles="0", load_loop="lm.range(0, lm.cdiv(K, 64))",
+                mma_loop="lm.range(0, lm.cdiv(K, 64))")
+    k = model(text)
+    assert len(k.symbols) == 1
+
+
+def test_constant_offsets_keep_the_symbol():
+    # range(1, k_tiles) is solved for the same k_tiles as range(0, k_tiles).
+    k = model(ring(mma_loop="lm.range(1, k_tiles)", mma_body="""\
+        lm.wait(full, stage=0)
+        lm.mma(acc, sa[0], sb[0], init=True)
+        lm.commit(empty, stage=0)
+"""))
+    assert len(k.symbols) == 1
+    assert codes(ring(mma_loop="lm.range(1, k_tiles)", mma_body="""\
+        lm.wait(full, stage=0)
+        lm.mma(acc, sa[0], sb[0], init=True)
+        lm.commit(empty, stage=0)
+""")) == []
+
+
+def test_assignments_are_capped():
+    params = ", ".join(f"n{i}: LM.i32" for i in range(6))
+    loops = "\n".join(f"""        for i{i} in lm.range(0, n{i}):
+            lm.arrive(b)""" for i in range(6))
+    waits = "\n".join(f"""        for i{i} in lm.range(0, n{i}):
+            lm.wait(b)""" for i in range(6))
+    k = model(f"""@cake.schedule(target="sm_100a")
+def many(lm, {params}):
+    p = lm.role(warps=[0])
+    c = lm.role(warps=[1])
+    b = lm.barrier(count=1, prod=[p], cons=[c])
+    with p:
+{loops}
+    with c:
+{waits}
+""")
+    assert len(k.symbols) == 6
+    assert 6 <= len(k.assignments()) <= 64
+
+
+# ---- traces ------------------------------------------------------------------------------------
+
+
+def test_huge_static_loop_is_shortened_with_the_same_residue():
+    text = (ROOT / "examples/corpus/long_static_ring.cake").read_text()
+    k = model(text)
+    traces = traces_for(k, {}, [])
+    assert all(t is not None and len(t) < 1000 for t in traces)
+    # The MMA role waits on each full[] element a number of times of the right parity:
+    # 2^31 - 1 iterations over 2 stages wait 2^30 times on element 0, 2^30 - 1 on element 1.
+    waits = [ev[2] for ev in traces[1] if ev[0] == WAIT and ev[1].barrier.name == "full"]
+    full = next(b for b in k.barriers if b.name == "full")
+    assert waits.count(full.base) % 2 == (2**30) % 2
+    assert waits.count(full.base + 1) % 2 == (2**30 - 1) % 2
+
+
+def test_out_of_range_stage_is_reported_with_the_loop_values():
+    k = model(ring(k_tiles="lm.max(lm.cdiv(K, 64), 1)").replace(
+        "sb.tma_load(B, coords=(0, k), stage=k % 3", "sb.tma_load(B, coords=(0, k), stage=k % 4"))
+    found, _ = simulate_all(k, first_wait_free(k))
+    assert [f.code for f in found] == ["CAKE-S008"]
+    assert "(when k = 3, k_tiles = 4)" in found[0].message
+
+
+# ---- first-wait-free and parities --------------------------------------------------------------
+
+
+def test_first_wait_free_follows_the_resources():
+    k = model(ring())
+    fwf = dict(zip((b.name for b in k.barriers), first_wait_free(k)))
+    # full: TMA loads complete it; empty: the load role writes what the MMA role read;
+    # done: the epilogue writes nothing the MMA role reads.
+    assert fwf == {"full": False, "empty": True, "done": False}
+
+
+def test_golden_ring_parities():
+    k = model((ROOT / "examples/corpus/ring4_static.cake").read_text())
+    fwf = first_wait_free(k)
+    by_barrier = {w.barrier.owner.sym_name.data: p for w, p in parities(k, fwf).items()
+                  if isinstance(w, WaitOp)}
+    assert by_barrier["full"] == [0, 0, 0, 0, 1, 1, 1, 1, 0, 0]
+    assert by_barrier["empty"] == [1, 1, 1, 1, 0, 0, 0, 0, 1, 1]
+    assert by_barrier["done"] == [0]
+
+
+def test_runtime_loop_parities_are_closed_forms():
+    k = model(ring())
+    got = {w.barrier.owner.sym_name.data: p for w, p in parities(k, first_wait_free(k)).items()}
+    assert got == {"empty": "((k // 3) & 1) ^ 1", "full": "(k // 3) & 1", "done": [0]}
+
+
+# ---- verdicts ----------------------------------------------------------------------------------
+
+
+def test_deadlock_named_with_its_trip_count():
+    # A static two-step warm-up in the MMA role: fine for k_tiles >= 2, stuck at 1.
+    text = ring(mma_loop="lm.range(2, k_tiles)", mma_body="""\
+        for k in lm.range(0, 2):
+            lm.wait(full, stage=k)
+            lm.mma(acc, sa[k], sb[k], init=(k == 0))
+            lm.commit(empty, stage=k)
+""").replace("init=(k == 0))\n            lm.commit(empty, stage=k % 3)",
+             "init=False)\n            lm.commit(empty, stage=k % 3)")
+    diags = verify_source(read_source("t.cake", text)).sink.diagnostics
+    assert [d.code for d in diags] == ["CAKE-S001"]
+    assert "with k_tiles = 1;" in diags[0].message
+    assert codes(text.replace("lm.max(lm.cdiv(K, 64), 1)", "lm.max(lm.cdiv(K, 64), 2)")) == []
+
+
+def test_corpus_and_examples_verify_cleanly():
+    files = sorted((ROOT / "examples").glob("*.cake")) + sorted(
+        (ROOT / "examples/corpus").glob("*.cake"))
+    assert len(files) >= 7
+    for f in files:
+        diags = verify_source(read_source(str(f))).sink.diagnostics
+        assert diags == [], (f, [d.message for d in diags])
+
+
+@pytest.mark.parametrize("bound", ["2147483647", "K * 1000000", "lm.max(K, 2000000000)"])
+def test_adversarial_bounds_finish(bound):
+    text = ring(load_loop=f"lm.range(0, {bound})", mma_loop=f"lm.range(0, {bound})")
+    t0 = time.perf_counter()
+    comp = verify_source(read_source("t.cake", text))
+    assert time.perf_counter() - t0 < 10
+    assert all(d.code.startswith("CAKE-S") for d in comp.sink.diagnostics)
+
+
+def test_event_budget_degrades_to_a_warning():
+    text = (ROOT / "test/lit/safety/partial_check.cake").read_text()
+    diags = verify_source(read_source("t.cake", text)).sink.diagnostics
+    assert [(d.severity, d.code) for d in diags] == [("warning", "CAKE-S020")]
+    assert str(EVENT_BUDGET) in diags[0].message
+
+
+def test_gate_is_fast_on_the_canonical_example():
+    comp = build(read_source(str(ROOT / "examples/fmha_fwd.cake")))
+    kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
+    runs = []
+    for _ in range(21):
+        t0 = time.perf_counter()
+        assert check_kernel(kernel, "sm_100a") == []
+        runs.append(time.perf_counter() - t0)
+    # Measured about 0.5 ms; the bound leaves room for a loaded CI machine.
+    assert statistics.median(runs) < 0.005

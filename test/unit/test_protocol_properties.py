@@ -1,0 +1,102 @@
+"""Properties of the protocol model over random ring pipelines: every well-formed ring
+verifies for any depth and trip count, its derived parities follow the lap formula, and each
+classic mistake is rejected with its own code whatever the depth or trip count."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from cakec.dialects.cake import KernelOp
+from cakec.driver import build, read_source, verify_source
+from cakec.passes.protocol import Kernel, first_wait_free, parities
+
+
+def ring(stages: int, trips: str) -> str:
+    return f"""@cake.schedule(target="sm_100a")
+def r(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
+    pool = lm.smem({stages * 32768})
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage={stages}, swizzle=128b)
+    sb = pool.view(offset={stages * 16384}, shape=(128, 64), dtype=lm.bf16, stage={stages}, swizzle=128b)
+    acc = lm.tmem(cols=0, width=128, shape=(128, 128), dtype=lm.f32)
+    load = lm.role(warps=[0])
+    mma = lm.role(warps=[1])
+    epi = lm.role(warps=[4, 5, 6, 7])
+    full = lm.barrier(count={stages}, prod=[load], cons=[mma], init_count=2)
+    empty = lm.barrier(count={stages}, prod=[mma], cons=[load])
+    done = lm.barrier(count=1, prod=[mma], cons=[epi])
+    with load:
+        for k in lm.range(0, {trips}):
+            lm.wait(empty, stage=k % {stages})
+            sa.tma_load(A, coords=(0, k), stage=k % {stages}, barrier=full)
+            sb.tma_load(B, coords=(0, k), stage=k % {stages}, barrier=full)
+    with mma:
+        for k in lm.range(0, {trips}):
+            lm.wait(full, stage=k % {stages})
+            lm.mma(acc, sa[k % {stages}], sb[k % {stages}], init=(k == 0))
+            lm.commit(empty, stage=k % {stages})
+        lm.commit(done)
+    with epi:
+        lm.wait(done)
+        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
+"""
+
+
+def codes(text: str) -> list[str]:
+    return [d.code for d in verify_source(read_source("r.cake", text)).sink.diagnostics]
+
+
+STAGES = st.integers(1, 6)
+TRIPS = st.one_of(st.integers(1, 40).map(str), st.just("lm.max(K, 1)"),
+                  st.just("lm.max(lm.cdiv(K, 128), 1)"))
+
+MUTATIONS = {
+    # missing full wait: the MMA reads a stage before its load completed
+    "raw": (lambda s, t: t.replace("            lm.wait(full, stage=k % {s})\n".format(s=s), ""),
+            "CAKE-S002"),
+    # plain arrive as the release: the MMA may still read the stage
+    "release": (lambda s, t: t.replace("lm.commit(empty", "lm.arrive(empty"), "CAKE-S004"),
+    # first MMA accumulates
+    "uninit": (lambda s, t: t.replace("init=(k == 0)", "init=(k == 1)"), "CAKE-S012"),
+    # init_count off by one
+    "arrivals": (lambda s, t: t.replace("init_count=2", "init_count=1"), "CAKE-S007"),
+}
+
+
+@settings(max_examples=25, deadline=None)
+@given(STAGES, TRIPS)
+def test_well_formed_rings_verify(stages, trips):
+    assert codes(ring(stages, trips)) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(STAGES, st.integers(1, 40))
+def test_static_parities_follow_the_laps(stages, trips):
+    comp = build(read_source("r.cake", ring(stages, str(trips))))
+    k = Kernel.build(next(o for o in comp.module.ops if isinstance(o, KernelOp)))
+    got = {w.barrier.owner.sym_name.data: p for w, p in parities(k, first_wait_free(k)).items()}
+    laps = [(i // stages) & 1 for i in range(trips)]
+    assert got["full"] == laps
+    assert got["empty"] == [p ^ 1 for p in laps]
+
+
+@settings(max_examples=40, deadline=None)
+@given(STAGES, TRIPS, st.sampled_from(sorted(MUTATIONS)))
+def test_each_mistake_has_its_code(stages, trips, name):
+    mutate, code = MUTATIONS[name]
+    text = ring(stages, trips)
+    mutant = mutate(stages, text)
+    assert mutant != text
+    got = codes(mutant)
+    if name == "release" and trips.isdigit() and int(trips) <= stages:
+        assert got == []  # the ring never laps: no stage is refilled after its release
+        return
+    assert code in got, got
+
+
+@settings(max_examples=20, deadline=None)
+@given(STAGES, st.integers(1, 30))
+def test_missing_empty_wait_races_once_the_ring_laps(stages, trips):
+    mutant = ring(stages, str(trips)).replace(
+        "            lm.wait(empty, stage=k % {s})\n".format(s=stages), "")
+    got = codes(mutant)
+    assert got == (["CAKE-S003"] if trips > stages else []), got
