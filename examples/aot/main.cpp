@@ -57,12 +57,16 @@ void release(Problem& p) {
   for (void* ptr : {(void*)p.A, (void*)p.B, (void*)p.C, (void*)p.R}) CHECK(cudaFree(ptr));
 }
 
+void launch(const Problem& p, cudaStream_t stream) {
+  if (gemm(p, p.A, p.K, stream) != cudaSuccess) {
+    fprintf(stderr, "gemm_bf16_launch failed: %s\n", gemm_bf16_last_error());
+    exit(2);
+  }
+}
+
 // Launch once and compare with the reference; true if within tolerance.
 bool check(const Problem& p, cudaStream_t stream) {
-  if (gemm(p, p.A, p.K, stream) != cudaSuccess) {
-    printf("gemm_bf16_launch failed: %s\n", gemm_bf16_last_error());
-    return false;
-  }
+  launch(p, stream);
   float err = 0, ref = 0;
   compare(p.C, p.R, (size_t)p.M * p.N, &err, &ref, stream);
   CHECK(cudaStreamSynchronize(stream));  // a fault in any kernel so far surfaces here
@@ -77,9 +81,9 @@ void time_it(const Problem& p, cudaStream_t stream) {
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < kWarmup; ++i) CHECK(gemm(p, p.A, p.K, stream));
+  for (int i = 0; i < kWarmup; ++i) launch(p, stream);
   CHECK(cudaEventRecord(start, stream));
-  for (int i = 0; i < kRuns; ++i) CHECK(gemm(p, p.A, p.K, stream));
+  for (int i = 0; i < kRuns; ++i) launch(p, stream);
   CHECK(cudaEventRecord(stop, stream));
   CHECK(cudaEventSynchronize(stop));
   float ms = 0;

@@ -9,16 +9,19 @@ Tests that compile skip cleanly without nvcc (and cmake, for the build tests).
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from cakec import depfile
+from cakec import __version__, depfile
 from cakec.runtime import CakeArgumentError, expr
 from cakec.runtime.args import GRID_NAMES, Metadata, bind
 from cakec.targets import host_launcher
@@ -278,3 +281,94 @@ def test_c_header_compiles_as_c(tmp_path):
     r = _run([NVCC, "-c", str(tmp_path / "use.c"), "-o", str(tmp_path / "use.o"),
               "-Xcompiler", "-std=c99,-Wall,-Werror"])  # nvcc hands .c files to the C compiler
     assert r.returncode == 0, r.stderr
+
+
+# ---------------------------------------------------------------- the CLI and the CMake package
+
+def test_cmake_dir_holds_the_package_at_the_cakec_version():
+    r = _run([sys.executable, "-c", "from cakec.cli import main; main()", "--cmake-dir"])
+    assert r.returncode == 0, r.stderr
+    cmake_dir = Path(r.stdout.strip())
+    assert (cmake_dir / "CakeConfig.cmake").is_file()
+    version = re.search(r'set\(PACKAGE_VERSION "([^"]+)"\)',
+                        (cmake_dir / "CakeConfigVersion.cmake").read_text())
+    assert version and version.group(1) == __version__
+
+
+GEMM_CAKE = ROOT / "examples" / "gemm_bf16.cake"
+APPS = ("gemm_aot_cuda", "gemm_aot_cubin")
+needs_build = pytest.mark.skipif(None in (CMAKE, NVCC, CAKEC),
+                                 reason="needs cmake, nvcc and cakec on PATH")
+
+
+@pytest.fixture(scope="module")
+def aot(tmp_path_factory) -> SimpleNamespace:
+    """examples/aot configured (Ninja where installed) and built once, on a copy of its .cake
+    file that the tests may touch."""
+    work = tmp_path_factory.mktemp("aot")
+    cake = work / "gemm_bf16.cake"
+    shutil.copy(GEMM_CAKE, cake)
+    cmake_dir = _run([CAKEC, "--cmake-dir"]).stdout.strip()
+    ninja = shutil.which("ninja") is not None
+    build = work / "build"
+    r = _run([CMAKE, "-S", str(ROOT / "examples" / "aot"), "-B", str(build),
+              *(["-G", "Ninja"] if ninja else []), f"-DCake_DIR={cmake_dir}",
+              f"-DGEMM_CAKE={cake}"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    state = SimpleNamespace(cake=cake, build=build, ninja=ninja)
+    r = _build_aot(state)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return state
+
+
+def _build_aot(state: SimpleNamespace) -> subprocess.CompletedProcess:
+    return _run([CMAKE, "--build", str(state.build), "-j", "4"])
+
+
+def _stamps(state: SimpleNamespace) -> dict[str, int]:
+    """mtime of every generated and built file."""
+    files = [*(state.build / "cake").rglob("*"), *(state.build / a for a in APPS)]
+    return {str(f): f.stat().st_mtime_ns for f in files if f.is_file()}
+
+
+def _work_done(state: SimpleNamespace, output: str) -> list[str]:
+    """The build steps a build log reports (Ninja's [i/n] lines, Make's 'Building'/custom
+    command lines)."""
+    pattern = r"^\[\d+/\d+\] " if state.ninja else r"^(\[ *\d+%\] )?(Building|Linking|cakec:)"
+    return [line for line in output.splitlines() if re.match(pattern, line)]
+
+
+@needs_build
+def test_examples_aot_builds_both_launcher_variants(aot):
+    for app in APPS:
+        assert (aot.build / app).is_file()
+    generated = aot.build / "cake"
+    assert (generated / "gemm_aot_cuda" / "sm_90a" / "gemm_bf16.cu").is_file()
+    assert (generated / "gemm_aot_cubin" / "sm_90a" / "gemm_bf16.cubin").is_file()
+    for app in APPS:
+        assert "cudaError_t gemm_bf16_launch(" in (generated / app / "sm_90a" /
+                                                   "gemm_bf16.h").read_text()
+
+
+@needs_build
+def test_an_unchanged_tree_rebuilds_nothing(aot):
+    before = _stamps(aot)
+    r = _build_aot(aot)
+    assert r.returncode == 0 and _work_done(aot, r.stdout) == [], r.stdout
+    assert _stamps(aot) == before
+
+
+@needs_build
+def test_touching_the_cake_file_reruns_cakec_and_relinks(aot):
+    before = _stamps(aot)
+    time.sleep(1)  # newer than every output even where timestamps have 1 s resolution
+    os.utime(aot.cake)
+    r = _build_aot(aot)
+    assert r.returncode == 0, r.stdout + r.stderr
+    steps = _work_done(aot, r.stdout)
+    assert sum("cakec: gemm_bf16 for sm_90a" in s for s in steps) == 2, r.stdout
+    after = _stamps(aot)
+    for app in APPS:
+        assert after[str(aot.build / app)] > before[str(aot.build / app)]
+    r = _build_aot(aot)
+    assert _work_done(aot, r.stdout) == [], r.stdout  # and settles again
