@@ -387,6 +387,11 @@ class Symbol:
     reps: set[int] = field(default_factory=set)
 
 
+def _contains(key: tuple, sub: tuple) -> bool:
+    """Whether the expression `key` has `sub` as a proper sub-expression."""
+    return any(isinstance(x, tuple) and (x == sub or _contains(x, sub)) for x in key)
+
+
 def trip_count(lb: int, ub: int, step: int) -> int:
     return max(0, -(-(ub - lb) // step)) if step > 0 else 0
 
@@ -555,6 +560,12 @@ class Kernel:
                 self._loop_symbols(ins, classes)
             elif ins.kind == "branch" and ins.runtime:
                 self._branch_symbols(ins.op.cond, classes)
+        # A base built from another symbol (lm.min(2, k_tiles) next to k_tiles) is computed
+        # from it rather than chosen freely, so the two never disagree.
+        keys = set(self.symbols)
+        for key in list(self.symbols):
+            if any(other != key and _contains(key, other) for other in keys):
+                del self.symbols[key]
         for sym in self.symbols.values():
             reps = {v for v in sym.reps if sym.lo <= v <= sym.hi}
             sym.reps = reps or {min(max(1, sym.lo), sym.hi)}
@@ -944,6 +955,10 @@ def accounting(k: Kernel, traces: list[list[tuple] | None], target: str) -> Acco
     return acct
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _typical(gs: list[list[Instr]]) -> list[Instr]:
     sizes = Counter(len(g) for g in gs)
     size = sizes.most_common(1)[0][0]
@@ -964,7 +979,7 @@ def _account(k: Kernel, b: Barrier, roles: dict[int, list[list[Instr]]],
             r = max(typical)
             g = typical[r]
             at = g[min(len(g) - 1, b.init_count)] if len(typical) == 1 else g[0]
-            msg = (f"barrier `{b.name}` expects {b.init_count} arrival(s) per phase "
+            msg = (f"barrier `{b.name}` expects {_count(b.init_count, 'arrival')} per phase "
                    f"(init_count={b.init_count}) but receives {events} (line{'s' if len(lines) > 1 else ''} "
                    f"{where}); each TMA load, `lm.arrive` and `lm.commit` counts as one")
             return [Finding("CAKE-S007", at.op, msg, [decl],
@@ -972,7 +987,7 @@ def _account(k: Kernel, b: Barrier, roles: dict[int, list[list[Instr]]],
         first = next(iter(typical.values()))[0]
         return [Finding(
             "CAKE-S007", b.op,
-            f"barrier `{b.name}` expects {b.init_count} arrivals per phase "
+            f"barrier `{b.name}` expects {_count(b.init_count, 'arrival')} per phase "
             f"(init_count={b.init_count}) but receives only {events} (line{'s' if len(lines) > 1 else ''} "
             f"{where}); its phases never complete",
             [(first.op, f"`{b.name}` is completed here")],

@@ -104,6 +104,22 @@ def test_constant_offsets_keep_the_symbol():
 """)) == []
 
 
+def test_a_bound_built_from_a_symbol_follows_it():
+    # lm.min(2, k_tiles) is computed from k_tiles, never chosen apart from it.
+    body = """\
+        for k in lm.range(0, lm.min(2, k_tiles)):
+            lm.wait(full, stage=k)
+            lm.mma(acc, sa[k], sb[k], init=(k == 0))
+            lm.commit(empty, stage=k)
+"""
+    text = ring(mma_loop="lm.range(2, k_tiles)", mma_body=body).replace(
+        "init=(k == 0))\n            lm.commit(empty, stage=k % 3)",
+        "init=False)\n            lm.commit(empty, stage=k % 3)")
+    k = model(text)
+    assert [s.text for s in k.symbols.values()] == ["k_tiles"]
+    assert codes(text) == []
+
+
 def test_assignments_are_capped():
     params = ", ".join(f"n{i}: LM.i32" for i in range(6))
     loops = "\n".join(f"""        for i{i} in lm.range(0, n{i}):

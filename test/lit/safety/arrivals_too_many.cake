@@ -31,7 +31,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}arrivals_too_many.cake:22:13: error: barrier `full` expects 1 arrival(s) per phase (init_count=1) but receives 2 (lines 21, 22); each TMA load, `lm.arrive` and `lm.commit` counts as one [CAKE-S007]
+# CHECK: {{.*}}arrivals_too_many.cake:22:13: error: barrier `full` expects 1 arrival per phase (init_count=1) but receives 2 (lines 21, 22); each TMA load, `lm.arrive` and `lm.commit` counts as one [CAKE-S007]
 # CHECK-NEXT: {{^}}            sb.tma_load(B, coords=(0, k), stage=k % 3, barrier=full)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}arrivals_too_many.cake:14:12: note: `full` is declared here with init_count=1
