@@ -6,7 +6,6 @@ Internal failures become a CAKE-I001 diagnostic naming the file, never a traceba
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass, field, fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -65,6 +64,8 @@ def read_source(path: str, text: str | None = None) -> SourceFile:
 
 
 def _internal(comp: Compilation, exc: BaseException) -> None:
+    import traceback  # only a compiler bug pays for it
+
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     origin = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
     comp.sink.report(Diagnostic(

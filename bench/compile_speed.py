@@ -1,0 +1,170 @@
+"""How fast cakec rejects or accepts a kernel: the number an agent's search loop lives on.
+
+Prints, as medians over repeated runs:
+  * in-process parse + build + verify (the whole `cakec verify` pipeline, warm) of the
+    canonical example and of a generated 200-line kernel, with the parse / build / passes
+    split;
+  * the wall time of `cakec verify examples/fmha_fwd.cake` as a fresh process, next to the
+    interpreter's own start-up on this machine (`python -c pass`) for scale.
+
+Goals (issue 2): ≤ 5 ms in-process for the canonical example, ≤ 250 ms fresh process.
+
+    python bench/compile_speed.py [--runs N] [--process-runs N] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+CANONICAL = ROOT / "examples" / "fmha_fwd.cake"
+
+
+def generated_kernel(lines: int = 200) -> str:
+    """A realistic kernel of about `lines` lines: one two-stage TMA → MMA pipeline fed by
+    consecutive K-loops (the shape of a split persistent GEMM), with scalar tile math."""
+    head = [
+        "@cake.schedule()",
+        "def big(lm, A: LM.tma2d, B: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):",
+        "    lm.grid(lm.cdiv(M, 128), lm.cdiv(N, 128))",
+        "    m_tile = lm.block_id(0)",
+        "    n_tile = lm.block_id(1)",
+        "    k_tiles = lm.cdiv(K, 64)",
+        "    pool = lm.smem(65536)",
+        "    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=2, swizzle=128b)",
+        "    sb = pool.view(offset=32768, shape=(128, 64), dtype=lm.bf16, stage=2, swizzle=128b)",
+        "    acc = lm.tmem(cols=0, width=128, shape=(128, 128), dtype=lm.f32)",
+        "    load = lm.role(warps=[0])",
+        "    mma = lm.role(warps=[1])",
+        "    pipe = lm.pipeline(stages=2)",
+        "    full = lm.barrier(count=2, prod=[load], cons=[mma], init_count=2, pipeline=pipe)",
+        "    empty = lm.barrier(count=2, prod=[mma], cons=[load], init_count=1, pipeline=pipe)",
+    ]
+    body: list[str] = []
+    group = 0
+    while len(head) + len(body) + 15 <= lines:
+        body += [
+            "",
+            f"    # K-block {group}: tiles [{group * 8}, {group * 8 + 8}) of this block's K range",
+            f"    kb{group} = (k_tiles // 16) * {group} + m_tile % 2",
+            "    with load:",
+            "        for k in lm.range(0, 8):",
+            "            lm.wait(empty, stage=k % 2)",
+            f"            sa.tma_load(A, coords=(m_tile, kb{group} + k), stage=k % 2, barrier=full)",
+            f"            sb.tma_load(B, coords=(n_tile, kb{group} + k), stage=k % 2, barrier=full)",
+            "    with mma:",
+            "        for k in lm.range(0, 8):",
+            "            lm.wait(full, stage=k % 2)",
+            "            lm.fence_proxy()",
+            f"            lm.mma(acc, sa[k % 2], sb[k % 2], init=(k + {group} == 0))",
+            "            lm.commit(empty, stage=k % 2)",
+        ]
+        group += 1
+    text = "\n".join(head + body)
+    return text + "\n" + "\n" * max(0, lines - text.count("\n") - 1)
+
+
+def _median_ms(fn: Callable[[], object], runs: int) -> float:
+    fn()  # first call: grammar load, lazy imports
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    return 1e3 * statistics.median(samples)
+
+
+def in_process(name: str, text: str, runs: int) -> dict:
+    from cakec.driver import SourceFile, build, run_passes, verify_source
+    from cakec.diagnostics import DiagnosticSink
+    from cakec.frontend import Frontend
+    from cakec.syntax import parse
+
+    src = SourceFile(name, text)
+    comp = verify_source(src)
+    tree = parse(text, name)
+
+    def passes() -> None:
+        c = build(src)
+        run_passes(c, "verify")
+
+    build_only = _median_ms(lambda: build(src), runs)
+    return {
+        "total_ms": _median_ms(lambda: verify_source(src), runs),
+        "parse_ms": _median_ms(lambda: parse(text, name), runs),
+        "frontend_ms": _median_ms(lambda: Frontend(name, DiagnosticSink()).build(tree), runs),
+        "passes_ms": max(0.0, _median_ms(passes, runs) - build_only),
+        "lines": text.count("\n") + 1,
+        "diagnostics": len(comp.sink.diagnostics),
+        "errors": [f"{d.code} {d.message}" for d in comp.sink.diagnostics][:3],
+    }
+
+
+def _wall_ms(argv: list[str], runs: int) -> float:
+    samples = []
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
+    subprocess.run(argv, capture_output=True, env=env, cwd=ROOT)  # warm .pyc and caches
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(argv, capture_output=True, env=env, cwd=ROOT)
+        samples.append(time.perf_counter() - t)
+    return 1e3 * statistics.median(samples)
+
+
+def fresh_process(runs: int) -> dict:
+    cakec = shutil.which("cakec") or ""
+    verify = [cakec, "verify", str(CANONICAL)] if cakec else [
+        sys.executable, "-m", "cakec.cli", "verify", str(CANONICAL)]
+    return {
+        "cakec_verify_ms": _wall_ms(verify, runs),
+        "python_pass_ms": _wall_ms([sys.executable, "-c", "pass"], runs),
+        "python_import_xdsl_ms": _wall_ms(
+            [sys.executable, "-c", "import xdsl.dialects.builtin, xdsl.dialects.arith"], runs),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=200, help="in-process repetitions")
+    ap.add_argument("--process-runs", type=int, default=15, help="fresh-process repetitions")
+    ap.add_argument("--json", metavar="PATH", help="also write the numbers as JSON")
+    args = ap.parse_args()
+
+    results = {
+        "canonical": in_process(str(CANONICAL.relative_to(ROOT)), CANONICAL.read_text(),
+                                args.runs),
+        "generated_200": in_process("generated_200.cake", generated_kernel(200),
+                                    max(10, args.runs // 5)),
+        "process": fresh_process(args.process_runs),
+    }
+    print(f"{'in-process (median)':34} {'total':>8} {'parse':>8} {'frontend':>9} "
+          f"{'passes':>8}  lines  diagnostics")
+    for key in ("canonical", "generated_200"):
+        r = results[key]
+        print(f"{key:34} {r['total_ms']:7.2f}m {r['parse_ms']:7.2f}m {r['frontend_ms']:8.2f}m "
+              f"{r['passes_ms']:7.2f}m  {r['lines']:5}  {r['diagnostics']}")
+        for e in r["errors"]:
+            print(f"{'':36}{e}")
+    p = results["process"]
+    print(f"\nfresh process (median of {args.process_runs}):")
+    print(f"  cakec verify {CANONICAL.name:22} {p['cakec_verify_ms']:7.1f} ms   (goal ≤ 250)")
+    print(f"  python -c pass {'':20} {p['python_pass_ms']:7.1f} ms   (interpreter floor)")
+    print(f"  import xdsl builtin + arith {'':7} {p['python_import_xdsl_ms']:7.1f} ms   "
+          "(IR library floor)")
+    goal = results["canonical"]["total_ms"]
+    print(f"\nin-process canonical {goal:.2f} ms   (goal ≤ 5)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
