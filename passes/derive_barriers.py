@@ -19,7 +19,9 @@ from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
 from cakec.passes.base import target_of
-from cakec.passes.protocol import Kernel, accounting, first_wait_free, parities, traces_for
+from cakec.passes.protocol import (
+    Exploration, Kernel, accounting, first_wait_free, model_of, parities,
+)
 
 MBARRIER_BYTES = 8
 
@@ -33,14 +35,14 @@ class DeriveBarriers(ModulePass):
         target = target_of(op, ctx, self.target)
         for kernel in op.ops:
             if isinstance(kernel, cake.KernelOp):
-                _derive(kernel, target)
+                _derive(*model_of(ctx, kernel), target)
 
 
-def _derive(kernel: cake.KernelOp, target: str) -> None:
-    k = Kernel.build(kernel)
+def _derive(k: Kernel, ex: Exploration, target: str) -> None:
+    kernel = k.op
     fwf = first_wait_free(k)
-    # The largest trip-count assignment shows every completion pattern the loops have.
-    acct = accounting(k, traces_for(k, k.assignments()[-1], []), target)
+    # Every explored trip count contributes the completion patterns it shows.
+    acct = accounting(k, ex.runs, target)
     for b, free, arrivals, tx in zip(k.barriers, fwf, acct.arrivals, acct.tx_bytes):
         attrs = b.op.attributes
         attrs["cake.smem_offset"] = IntegerAttr(MBARRIER_BYTES * b.base, i64)

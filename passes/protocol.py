@@ -262,7 +262,9 @@ class Exprs:
     def _block_arg(self, v: BlockArgument) -> ExprInfo:
         parent = v.owner.parent_op() if isinstance(v.owner, Block) else None
         if isinstance(parent, cake.ForOp):
-            return ExprInfo(lambda env, v=v: env.get(v), ("iv", id(v)), False, True,
+            # Loop variables live in the environment under their id: hashing an SSA value
+            # goes through xDSL's Python-level __hash__, which dominates a trace otherwise.
+            return ExprInfo(lambda env, k=id(v): env.get(k), ("iv", id(v)), False, True,
                             I32_MIN, I32_MAX, v.name_hint or "i")
         key = ("param", v.index)
         return self._runtime(key, lambda env: 1, I32_MIN, I32_MAX, v.name_hint or "param")
@@ -678,20 +680,25 @@ class _Tracer:
         self.inside_short = 0  # depth of shortened loops around the current op
         self.events: list[tuple] = []
         self.seg = 0  # accounting segment: a wait or a loop iteration starts a new one
+        self.loops: list[tuple[SSAValue, int]] = []  # enclosing loop variables and values
+        self.memo: dict[int, int] = {}  # values of this iteration, by ExprInfo id
 
     def value(self, e: ExprInfo, ins: Instr) -> int:
-        v = e.fn(self.env)
+        # Several ops of one iteration share a stage expression: evaluate it once.
+        v = self.memo.get(id(e))
         if v is None:
-            self.k.undecidable.append(ins)
-            raise _Stop()
+            v = e.fn(self.env)
+            if v is None:
+                self.k.undecidable.append(ins)
+                raise _Stop()
+            self.memo[id(e)] = v
         return v
 
     def index(self, ins: Instr, s: int, count: int, what: str, decl: Operation) -> bool:
         if 0 <= s < count:
             return True
         where = self.k.describe(self.base_env)
-        loops = ", ".join(f"{iv.name_hint or 'i'} = {v}" for iv, v in self.env.items()
-                          if isinstance(iv, SSAValue))
+        loops = ", ".join(f"{iv.name_hint or 'i'} = {v}" for iv, v in self.loops)
         self.oob.append(Finding(
             "CAKE-S008", ins.op,
             f"stage {s} is out of range for {what} with {count} "
@@ -771,12 +778,18 @@ class _Tracer:
             iterations = chain(range(p), range(p + skip, n))
             short = 1
         self.inside_short += short
+        key = id(iv)
+        self.loops.append((iv, lb))
         for j in iterations:
-            self.env[iv] = lb + j * step
+            self.loops[-1] = (iv, lb + j * step)
+            self.env[key] = lb + j * step
+            self.memo = {}
             self.seg += 1
             self.run(ins.body)
+        self.loops.pop()
         self.inside_short -= short
-        self.env.pop(iv, None)
+        self.env.pop(key, None)
+        self.memo = {}
         self.seg += 1
 
 
@@ -927,32 +940,47 @@ class Accounting:
     findings: list[Finding]
 
 
-def accounting(k: Kernel, traces: list[list[tuple] | None], target: str) -> Accounting:
+def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
     """Groups each role's completions of one barrier element that no wait or loop iteration
-    separates (one phase's worth) and checks them against `init_count`."""
-    groups: dict[tuple[int, int, int], list[Instr]] = {}
-    for r, tr in enumerate(traces):
-        for ev in tr or ():
-            if ev[0] in (ARRIVE, COMMIT, TMA):
-                groups.setdefault((r, ev[2], ev[3]), []).append(ev[1])
+    separates (one phase's worth), over every explored trip count, and checks them against
+    `init_count`."""
     per_barrier: dict[int, dict[int, list[list[Instr]]]] = {}
-    for (r, e, _), g in groups.items():
-        b = k.elem_barrier[e][0]
-        per_barrier.setdefault(b.base, {}).setdefault(r, []).append(g)
+    for run in runs:
+        groups: dict[tuple[int, int, int], list[Instr]] = {}
+        for r, tr in enumerate(run.traces):
+            for ev in tr or ():
+                if ev[0] in (ARRIVE, COMMIT, TMA):
+                    groups.setdefault((r, ev[2], ev[3]), []).append(ev[1])
+        for (r, e, _), g in groups.items():
+            b = k.elem_barrier[e][0]
+            per_barrier.setdefault(b.base, {}).setdefault(r, []).append(g)
     acct = Accounting([], [], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})
         typical = {r: _typical(gs) for r, gs in roles.items()}
         events = sum(len(g) for g in typical.values())
-        # On sm_90a every warpgroup of a committing role commits its own wgmma group.
-        arrivals = sum(k.roles[r].warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
-                       for r, g in typical.items() for i in g)
         nbytes = sum(i.bytes for g in typical.values() for i in g if i.kind == TMA)
         acct.events.append(events or b.init_count)
-        acct.arrivals.append(b.init_count * arrivals // events if events else b.init_count)
+        acct.arrivals.append(_arrivals(k, b, typical, events, target))
         acct.tx_bytes.append(nbytes)
         acct.findings.extend(_account(k, b, roles, typical, events, nbytes))
     return acct
+
+
+def _arrivals(k: Kernel, b: Barrier, typical: dict[int, list[Instr]], events: int,
+              target: str) -> int:
+    """Hardware arrivals per phase: init_count role events, each one arrival except a commit
+    on sm_90a, where every warpgroup of the committing role commits its own wgmma group."""
+    def per_event(r: int, i: Instr) -> int:
+        return k.roles[r].warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
+
+    if events:
+        hw = sum(per_event(r, i) for r, g in typical.items() for i in g)
+        return b.init_count * hw // events
+    # No trip count completes it: every completion op of the barrier tells the same.
+    kinds = {per_event(r, i) for r, prog in enumerate(k.programs) for i in _walk(prog)
+             if i.barrier is b and i.kind != WAIT}
+    return b.init_count * (max(kinds) if kinds else 1)
 
 
 def _count(n: int, word: str) -> str:
@@ -1496,42 +1524,79 @@ def _join(dst: list[int], src: list[int]) -> None:
 # ---- entry points ------------------------------------------------------------------------------
 
 
-def traces_for(k: Kernel, env: Env, oob: list[Finding],
-               budget: list[int] | None = None) -> list[list[tuple] | None]:
-    budget = budget if budget is not None else [EVENT_BUDGET]
-    return [k.trace(r, env, budget, oob) for r in range(len(k.roles))]
+@dataclass
+class Run:
+    """The role traces of one trip-count assignment (None for a role that could not run)."""
+
+    env: Env
+    traces: list[list[tuple] | None]
+    oob: list[Finding]
+
+    @property
+    def complete(self) -> bool:
+        return all(t is not None for t in self.traces)
 
 
-def simulate_all(k: Kernel, fwf: list[bool]) -> tuple[list[Finding], str]:
-    """Runs every trip-count assignment and returns the findings of the most fundamental
-    category any of them shows (an out-of-range index, then deadlocks, races, lapping,
-    uninitialised reads, unconsumed phases), from the smallest assignment showing it; and,
-    when some assignment could not be explored, why ("" when all were)."""
+@dataclass
+class Exploration:
+    runs: list[Run]
+    partial: str  # why some assignment could not be explored ("" when all were)
+
+
+def explore(k: Kernel) -> Exploration:
+    """Traces every role under every trip-count assignment, within the event budgets."""
+    runs: list[Run] = []
     partial = ""
     total = TOTAL_BUDGET
-    best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
     for env in k.assignments():
         oob: list[Finding] = []
         budget = [min(EVENT_BUDGET, total)]
-        traces = traces_for(k, env, oob, budget)
+        traces = [k.trace(r, env, budget, oob) for r in range(len(k.roles))]
         total -= min(EVENT_BUDGET, total) - max(budget[0], 0)
-        if oob:
-            return _unique(oob), partial
-        if any(t is None for t in traces):
-            if budget[0] < 0 or total <= 0:
-                # The other assignments are as large: stop rather than stall.
-                return best[1], (f"running it{k.describe(env)} takes more than "
-                                 f"{EVENT_BUDGET} events")
-            bad = k.undecidable[-1]
-            partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot "
-                                  f"be evaluated{k.describe(env)}")
+        runs.append(Run(env, traces, oob))
+        if oob or all(t is not None for t in traces):
             continue
-        sim = Simulation(k, fwf, traces, k.describe(env))
+        if budget[0] < 0 or total <= 0:
+            # The other assignments are as large: stop rather than stall.
+            return Exploration(runs, f"running it{k.describe(env)} takes more than "
+                                     f"{EVENT_BUDGET} events")
+        bad = k.undecidable[-1]
+        partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot be "
+                              f"evaluated{k.describe(env)}")
+    return Exploration(runs, partial)
+
+
+def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:
+    """The model and exploration of `kernel`, built once per compilation: derive-barriers and
+    verify-safety share them (the passes between them only add attributes)."""
+    cache: dict[cake.KernelOp, tuple[Kernel, Exploration]] | None = getattr(
+        ctx, "cake_protocol", None)
+    if cache is None:
+        cache = {}
+        setattr(ctx, "cake_protocol", cache)
+    if kernel not in cache:
+        k = Kernel.build(kernel)
+        cache[kernel] = (k, explore(k))
+    return cache[kernel]
+
+
+def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration) -> list[Finding]:
+    """Simulates every explored assignment and returns the findings of the most fundamental
+    category any of them shows (an out-of-range index, then deadlocks, races, lapping,
+    uninitialised reads, unconsumed phases), from the smallest assignment showing it."""
+    oob = next((run.oob for run in ex.runs if run.oob), None)
+    if oob:
+        return _unique(oob)
+    best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
+    for run in ex.runs:
+        if not run.complete:
+            continue
+        sim = Simulation(k, fwf, run.traces, k.describe(run.env))  # type: ignore[arg-type]
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:
             best = (rank, found)
-    return best[1], partial
+    return best[1]
 
 
 def _unique(fs: list[Finding]) -> list[Finding]:

@@ -21,7 +21,8 @@ from cakec.diagnostics import Note
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.protocol import (
-    Finding, Kernel, View, accounting, first_wait_free, role_findings, simulate_all, traces_for,
+    Finding, Kernel, View, accounting, explore, first_wait_free, model_of, role_findings,
+    simulate_all,
 )
 
 
@@ -36,31 +37,33 @@ class VerifySafety(ModulePass):
         for kernel in op.ops:
             if not isinstance(kernel, cake.KernelOp):
                 continue
-            for f in check_kernel(kernel, target):
+            for f in check_kernel(kernel, target, ctx):
                 report = sink.warning if f.warning else sink.error
                 report(f.code, f.message, span_of(f.op, ctx),
                        notes=[Note(span_of(o, ctx) if o is not None else None, m)
                               for o, m in f.notes], help=f.help)
 
 
-def check_kernel(kernel: cake.KernelOp, target: str) -> list[Finding]:
-    k = Kernel.build(kernel)
+def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list[Finding]:
+    """Every safety finding of one kernel; `ctx` shares the protocol model with
+    derive-barriers (a fresh model is built without it)."""
+    k, ex = model_of(ctx, kernel) if ctx is not None else (Kernel.build(kernel), None)
     out = _declarations(k)
     if any(f.code == "CAKE-S016" for f in out):
         return out  # overlapping views alias bytes: their races would repeat the overlap
     protocol = role_findings(k)
+    if protocol:
+        return out + protocol
+    ex = ex or explore(k)
+    if not any(run.oob for run in ex.runs):
+        protocol = accounting(k, ex.runs, target).findings
     if not protocol:
-        oob: list[Finding] = []
-        traces = traces_for(k, k.assignments()[-1], oob)
-        if not oob:
-            protocol = accounting(k, traces, target).findings
-    if not protocol:
-        protocol, partial = simulate_all(k, first_wait_free(k))
-        if partial:
+        protocol = simulate_all(k, first_wait_free(k), ex)
+        if ex.partial:
             protocol.append(Finding(
                 "CAKE-S020", kernel,
                 f"the barrier protocol of `{k.op.sym_name.data}` was checked only in part: "
-                f"{partial}", warning=True,
+                f"{ex.partial}", warning=True,
                 help="smaller static trip counts (or fewer nested loops) let every trip-count "
                      "class be simulated"))
     return out + protocol

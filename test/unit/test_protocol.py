@@ -13,7 +13,7 @@ import pytest
 from cakec.dialects.cake import KernelOp, WaitOp
 from cakec.driver import build, read_source, verify_source
 from cakec.passes.protocol import (
-    EVENT_BUDGET, WAIT, Kernel, first_wait_free, parities, simulate_all, traces_for,
+    EVENT_BUDGET, WAIT, Kernel, explore, first_wait_free, parities, simulate_all,
 )
 from cakec.passes.verify_safety import check_kernel
 
@@ -146,7 +146,7 @@ def many(lm, {params}):
 def test_huge_static_loop_is_shortened_with_the_same_residue():
     text = (ROOT / "examples/corpus/long_static_ring.cake").read_text()
     k = model(text)
-    traces = traces_for(k, {}, [])
+    traces = [k.trace(r, {}, [EVENT_BUDGET], []) for r in range(len(k.roles))]
     assert all(t is not None and len(t) < 1000 for t in traces)
     # The MMA role waits on each full[] element a number of times of the right parity:
     # 2^31 - 1 iterations over 2 stages wait 2^30 times on element 0, 2^30 - 1 on element 1.
@@ -159,7 +159,7 @@ def test_huge_static_loop_is_shortened_with_the_same_residue():
 def test_out_of_range_stage_is_reported_with_the_loop_values():
     k = model(ring(k_tiles="lm.max(lm.cdiv(K, 64), 1)").replace(
         "sb.tma_load(B, coords=(0, k), stage=k % 3", "sb.tma_load(B, coords=(0, k), stage=k % 4"))
-    found, _ = simulate_all(k, first_wait_free(k))
+    found = simulate_all(k, first_wait_free(k), explore(k))
     assert [f.code for f in found] == ["CAKE-S008"]
     assert "(when k = 3, k_tiles = 4)" in found[0].message
 
