@@ -40,8 +40,8 @@ class IndentationProblem(Exception):
 
 class CakeIndenter(Indenter):
     NL_type = "_NL"
-    OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
-    CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
+    OPEN_PAREN_types = ["LPAR", "LSQB"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB"]
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 8
@@ -286,8 +286,8 @@ def _syntax_error(exc: UnexpectedInput, path: str, text: str,
     return error("CAKE-P001", message, span, help=_help(tok, expected))
 
 
-_PAIRS = {"(": ")", "[": "]", "{": "}"}
-_CLOSE = {"RPAR", "RSQB", "RBRACE"}
+_PAIRS = {"(": ")", "[": "]"}
+_CLOSE = {"RPAR", "RSQB"}
 
 
 def _tok_span(path: str, tok: Token) -> Span:
