@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -73,19 +72,23 @@ def generated_kernel(lines: int = 200) -> str:
     return text + "\n" + "\n" * max(0, lines - text.count("\n") - 1)
 
 
-def _median_ms(fn: Callable[[], object], runs: int) -> float:
-    fn()  # first call: grammar load, lazy imports
-    samples = []
+def _medians_ms(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """Median of each function, timed in interleaved rounds so that a burst of load on the
+    machine hits all of them alike."""
+    for fn in fns.values():
+        fn()  # first call: grammar load, lazy imports
+    samples: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return 1e3 * statistics.median(samples)
+        for key, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            samples[key].append(time.perf_counter() - t)
+    return {k: 1e3 * statistics.median(v) for k, v in samples.items()}
 
 
 def in_process(name: str, text: str, runs: int) -> dict:
-    from cakec.driver import SourceFile, build, run_passes, verify_source
     from cakec.diagnostics import DiagnosticSink
+    from cakec.driver import SourceFile, build, run_passes, verify_source
     from cakec.frontend import Frontend
     from cakec.syntax import parse
 
@@ -97,39 +100,31 @@ def in_process(name: str, text: str, runs: int) -> dict:
         c = build(src)
         run_passes(c, "verify")
 
-    build_only = _median_ms(lambda: build(src), runs)
+    ms = _medians_ms({"total": lambda: verify_source(src), "parse": lambda: parse(text, name),
+                      "frontend": lambda: Frontend(name, DiagnosticSink()).build(tree),
+                      "build": lambda: build(src), "build+passes": passes}, runs)
     return {
-        "total_ms": _median_ms(lambda: verify_source(src), runs),
-        "parse_ms": _median_ms(lambda: parse(text, name), runs),
-        "frontend_ms": _median_ms(lambda: Frontend(name, DiagnosticSink()).build(tree), runs),
-        "passes_ms": max(0.0, _median_ms(passes, runs) - build_only),
+        "total_ms": ms["total"], "parse_ms": ms["parse"], "frontend_ms": ms["frontend"],
+        "passes_ms": max(0.0, ms["build+passes"] - ms["build"]),
         "lines": text.count("\n") + 1,
         "diagnostics": len(comp.sink.diagnostics),
         "errors": [f"{d.code} {d.message}" for d in comp.sink.diagnostics][:3],
     }
 
 
-def _wall_ms(argv: list[str], runs: int) -> float:
-    samples = []
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "0"}
-    subprocess.run(argv, capture_output=True, env=env, cwd=ROOT)  # warm .pyc and caches
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(argv, capture_output=True, env=env, cwd=ROOT)
-        samples.append(time.perf_counter() - t)
-    return 1e3 * statistics.median(samples)
-
-
 def fresh_process(runs: int) -> dict:
-    cakec = shutil.which("cakec") or ""
+    """Wall times of fresh interpreters, interleaved like the in-process ones."""
+    cakec = shutil.which("cakec")
     verify = [cakec, "verify", str(CANONICAL)] if cakec else [
         sys.executable, "-m", "cakec.cli", "verify", str(CANONICAL)]
-    return {
-        "cakec_verify_ms": _wall_ms(verify, runs),
-        "python_pass_ms": _wall_ms([sys.executable, "-c", "pass"], runs),
-        "python_import_xdsl_ms": _wall_ms(
-            [sys.executable, "-c", "import xdsl.dialects.builtin, xdsl.dialects.arith"], runs),
+    argvs = {
+        "cakec_verify_ms": verify,
+        "python_pass_ms": [sys.executable, "-c", "pass"],
+        "python_import_xdsl_ms": [sys.executable, "-c",
+                                  "import xdsl.dialects.builtin, xdsl.dialects.arith"],
     }
+    return _medians_ms({k: (lambda a=a: subprocess.run(a, capture_output=True, cwd=ROOT))
+                        for k, a in argvs.items()}, runs)
 
 
 def main() -> None:
