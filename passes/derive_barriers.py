@@ -54,4 +54,4 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
         wait.attributes["cake.parity"] = (StringAttr(parity) if isinstance(parity, str)
                                           else DenseArrayBase.from_list(i64, parity))
         wait.attributes["cake.initial_parity"] = IntegerAttr(int(free), i64)
-    kernel.attributes["cake.barrier_smem"] = IntegerAttr(MBARRIER_BYTES * k.n_elems, i64)
+    kernel.attributes["cake.barrier_smem"] = IntegerAttr(MBARRIER_BYTES * k.total_elems, i64)

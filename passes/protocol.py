@@ -35,6 +35,7 @@ from cakec.dialects import cake
 
 I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 MAX_ASSIGNMENTS = 64  # trip-count assignments explored per kernel
+MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM holds more)
 EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
 TOTAL_BUDGET = 120_000  # events over all assignments of one kernel
 PARITY_LIST_MAX = 1024  # longest per-iteration parity list written on a wait
@@ -239,10 +240,10 @@ class Exprs:
             return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c))
         if type(op) in _LEAVES:
             label, lo, hi, default = _LEAVES[type(op)]
-            dim = op.properties["dim"].value.data
+            dim_attr = op.properties.get("dim")
+            dim = "" if dim_attr is None else str(dim_attr.value.data)
             key = (label, dim)
-            text = v.name_hint or (f"{label}({dim})" if label != "lm.sm_count" else
-                                   "lm.sm_count()")
+            text = v.name_hint or f"{label}({dim})"
             return self._runtime(key, lambda env, d=default: d, lo, hi, text)
         if isinstance(op, cake.DimOp):
             t = self(op.tensor)
@@ -414,6 +415,7 @@ class Kernel:
         self.pools: list[cake.SmemOp] = []
         self.tmems: list[cake.TmemOp] = []
         self.elem_barrier: list[tuple[Barrier, int]] = []
+        self.total_elems = 0  # mbarriers of all barrier arrays
         self.programs: list[list[Instr]] = []
         self.symbols: dict[tuple, Symbol] = {}
         self.undecidable: list[Instr] = []  # instructions whose operands never evaluate
@@ -437,6 +439,12 @@ class Kernel:
     def n_elems(self) -> int:
         return len(self.elem_barrier)
 
+    @property
+    def too_large(self) -> bool:
+        """More mbarriers than any shared memory holds: the model does not enumerate them
+        (the conformance gate reports the shared memory)."""
+        return self.total_elems > MAX_ELEMENTS
+
     # ---- declarations --------------------------------------------------------------------------
 
     def _read_declarations(self) -> None:
@@ -451,10 +459,12 @@ class Kernel:
                 b = Barrier(o, _name(o), o.count.value.data, o.init_count.value.data,
                             frozenset(self._role_of[p.owner].index for p in o.prod),
                             frozenset(self._role_of[c.owner].index for c in o.cons),
-                            len(self.elem_barrier))
+                            self.total_elems)
                 self.barriers.append(b)
                 self._barrier_of[o] = b
-                self.elem_barrier.extend((b, i) for i in range(b.count))
+                self.total_elems += b.count
+                if not self.too_large:
+                    self.elem_barrier.extend((b, i) for i in range(b.count))
             elif isinstance(o, cake.SmemOp):
                 self.pools.append(o)
             elif isinstance(o, cake.ViewOp):
@@ -1576,7 +1586,10 @@ def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:
         setattr(ctx, "cake_protocol", cache)
     if kernel not in cache:
         k = Kernel.build(kernel)
-        cache[kernel] = (k, explore(k))
+        ex = (Exploration([], f"it declares {k.total_elems} mbarriers, more than the "
+                              f"{MAX_ELEMENTS} the model enumerates") if k.too_large
+              else explore(k))
+        cache[kernel] = (k, ex)
     return cache[kernel]
 
 
@@ -1613,7 +1626,8 @@ def parities(k: Kernel, fwf: list[bool]) -> dict[Operation, list[int] | str]:
     for r, prog in enumerate(k.programs):
         static = _static_waits(prog)
         shortened: set[Operation] = set()
-        trace = k.trace(r, {}, [EVENT_BUDGET], [], shortened, PARITY_LIST_MAX)
+        # Room for the longest list written; a longer role gets closed forms instead.
+        trace = k.trace(r, {}, [16 * PARITY_LIST_MAX], [], shortened, PARITY_LIST_MAX)
         lists: dict[Operation, list[int]] = {}
         counts: dict[int, int] = {}
         for ev in trace or ():

@@ -21,8 +21,8 @@ from cakec.diagnostics import Note
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.protocol import (
-    Finding, Kernel, View, accounting, explore, first_wait_free, model_of, role_findings,
-    simulate_all,
+    MAX_ELEMENTS, Finding, Kernel, View, accounting, explore, first_wait_free, model_of,
+    role_findings, simulate_all,
 )
 
 
@@ -49,6 +49,9 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
     derive-barriers (a fresh model is built without it)."""
     k, ex = model_of(ctx, kernel) if ctx is not None else (Kernel.build(kernel), None)
     out = _declarations(k)
+    if k.too_large:
+        return out + [_partial(k, f"it declares {k.total_elems} mbarriers, more than the "
+                                  f"{MAX_ELEMENTS} the model enumerates")]
     if any(f.code == "CAKE-S016" for f in out):
         return out  # overlapping views alias bytes: their races would repeat the overlap
     protocol = role_findings(k)
@@ -60,13 +63,17 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
     if not protocol:
         protocol = simulate_all(k, first_wait_free(k), ex)
         if ex.partial:
-            protocol.append(Finding(
-                "CAKE-S020", kernel,
-                f"the barrier protocol of `{k.op.sym_name.data}` was checked only in part: "
-                f"{ex.partial}", warning=True,
-                help="smaller static trip counts (or fewer nested loops) let every trip-count "
-                     "class be simulated"))
+            protocol.append(_partial(k, ex.partial))
     return out + protocol
+
+
+def _partial(k: Kernel, why: str) -> Finding:
+    return Finding(
+        "CAKE-S020", k.op,
+        f"the barrier protocol of `{k.op.sym_name.data}` was checked only in part: {why}",
+        warning=True,
+        help="smaller static trip counts (or fewer nested loops) let every trip-count class be "
+             "simulated")
 
 
 # ---- declarations ------------------------------------------------------------------------------
