@@ -339,14 +339,22 @@ class Frontend:
         self.scope = Scope({}, saved_scope, label)
         if role is not None:
             self.in_role = role
-        if bind is not None:
-            self._bind(*bind)
         try:
+            if bind is not None:
+                self._bind_or_poison(*bind)
             self._stmts(body)
         finally:
             for name, v in self.scope.names.items():
                 self.closed.setdefault(name, (v, label))
             self.block, self.scope, self.in_role = saved_block, saved_scope, saved_role
+
+    def _bind_or_poison(self, name: ast.Name, v: Value) -> None:
+        # A loop variable that cannot be bound is reported once; the body is still checked.
+        try:
+            self._bind(name, v)
+        except CompileError as e:
+            self.sink.report(e.diagnostic)
+            self.scope.names[name.id] = Value("poison", name.span)
 
     def _for(self, s: ast.For) -> None:
         it = s.iter
