@@ -2,17 +2,22 @@
 
 A kernel is a set of roles; each role is a sequential program (the ops of its `cake.on_role`
 blocks, in order; kernel-level arith is shared). Cross-role order comes only from mbarriers.
-This module turns the IR into that model and runs it:
 
 * `Kernel.build(kernel_op)` reads the declarations (roles, barriers, views, TMEM regions,
   register tiles) and compiles each role into a small instruction tree whose scalar operands
-  are closures over an environment (loop variables and trip-count symbols).
-* Loops whose trip count is only known at run time are explored by representatives of every
-  trip-count class that behaves differently (0, 1, fewer than the stages, the stages, more,
-  laps). Bounds that are structurally the same expression share one symbol in every role.
-* `Kernel.trace(role, env)` runs one role alone into an event list; `Kernel.simulate` runs
-  all roles against an abstract mbarrier machine with vector clocks and returns `Finding`s
-  (deadlocks, races, phase lapping, uninitialised reads, ...), each in the author's terms.
+  are closures over an environment (loop variables and trip-count symbols). Bounds that are
+  structurally the same expression share one symbol in every role; `Kernel.assignments()`
+  gives the representatives of every trip-count class that behaves differently (0, 1, fewer
+  than the stages, the stages, one more, laps).
+* `explore(k)` traces every role under every assignment (`Kernel.trace`); `model_of(ctx, op)`
+  builds model and exploration once per compilation for both passes.
+* `first_wait_free(k)` classifies barriers ("empty" ones: the first wait passes),
+  `parities(k, fwf)` derives the parity of every wait, `accounting(k, runs, target)` checks
+  role events per phase and derives hardware arrivals and transaction bytes,
+  `role_findings(k)` checks who may complete and wait on each barrier.
+* `simulate_all(k, fwf, exploration)` runs all roles against an abstract mbarrier machine with
+  vector clocks (`Simulation`) and returns `Finding`s (deadlocks, races, phase lapping,
+  uninitialised reads, ...), each in the author's terms.
 
 Nothing here raises on bad input and nothing unrolls a loop with a huge trip count: static
 counts beyond a few laps of the deepest pipeline are shortened to a representative with the
@@ -90,7 +95,6 @@ class Barrier:
 class View:
     op: cake.ViewOp
     name: str
-    index: int
     stages: int
     stage_bytes: int
     offset: int
@@ -118,7 +122,7 @@ class Instr:
     """One effect in a role program. `kind` is an event kind or "loop" / "branch"."""
 
     __slots__ = ("op", "kind", "barrier", "stage", "view", "bytes", "acc", "a", "b", "init",
-                 "coords", "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime")
+                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime")
 
     def __init__(self, op: Operation, kind: int | str, **kw: object):
         self.op = op
@@ -218,8 +222,7 @@ def _interval(name: str, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, i
 class Exprs:
     """Compiles SSA scalars to closures `env -> int | None` (None: not computable)."""
 
-    def __init__(self, kernel: cake.KernelOp):
-        self.kernel = kernel
+    def __init__(self) -> None:
         self.memo: dict[SSAValue, ExprInfo] = {}
 
     def __call__(self, v: SSAValue) -> ExprInfo:
@@ -407,7 +410,7 @@ class Kernel:
 
     def __init__(self, op: cake.KernelOp):
         self.op = op
-        self.exprs = Exprs(op)
+        self.exprs = Exprs()
         self.roles: list[Role] = []
         self.barriers: list[Barrier] = []
         self.views: list[View] = []
@@ -471,7 +474,7 @@ class Kernel:
                 t = o.result.type
                 assert isinstance(t, cake.ViewType)
                 nbytes = o.attributes.get("cake.stage_bytes")
-                v = View(o, _name(o), len(self.views), t.stages.data,
+                v = View(o, _name(o), t.stages.data,
                          nbytes.value.data if nbytes is not None else t.num_bytes(),
                          o.offset.value.data, o.pool.owner)
                 self.views.append(v)
@@ -530,7 +533,7 @@ class Kernel:
         if isinstance(o, cake.TmaLoadOp):
             view = self.view_of(o.view)
             return Instr(o, TMA, barrier=self.barrier_of(o.barrier), stage=e(o.stage),
-                         view=view, bytes=view.stage_bytes, coords=[e(c) for c in o.coords])
+                         view=view, bytes=view.stage_bytes)
         if isinstance(o, cake.MmaOp):
             return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
                          b=self._operand(o.b), init=e(o.init))
@@ -942,9 +945,8 @@ def _mismatches(k: Kernel, b: Barrier) -> list[Finding]:
 
 @dataclass
 class Accounting:
-    """Per barrier: role events per phase, hardware arrivals and transaction bytes."""
+    """Per barrier: hardware arrivals and transaction bytes per phase, and the findings."""
 
-    events: list[int]
     arrivals: list[int]
     tx_bytes: list[int]
     findings: list[Finding]
@@ -964,13 +966,12 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
         for (r, e, _), g in groups.items():
             b = k.elem_barrier[e][0]
             per_barrier.setdefault(b.base, {}).setdefault(r, []).append(g)
-    acct = Accounting([], [], [], [])
+    acct = Accounting([], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})
         typical = {r: _typical(gs) for r, gs in roles.items()}
         events = sum(len(g) for g in typical.values())
         nbytes = sum(i.bytes for g in typical.values() for i in g if i.kind == TMA)
-        acct.events.append(events or b.init_count)
         acct.arrivals.append(_arrivals(k, b, typical, events, target))
         acct.tx_bytes.append(nbytes)
         acct.findings.extend(_account(k, b, roles, typical, events, nbytes))
@@ -1508,8 +1509,8 @@ class Simulation:
         fix = ("every wait needs a phase completion: check that the roles' trip counts and "
                "stage indices match")
         if c:
-            phases = "phase 0" if c == 1 else (f"phases 0 and 1" if c == 2 else
-                                                f"phases 0 to {c - 1}")
+            phases = "phase 0" if c == 1 else ("phases 0 and 1" if c == 2 else
+                                               f"phases 0 to {c - 1}")
             last = self.completer[e][-1][1]
             return (f"role {', '.join(who)} completes only {phases}, at line "
                     f"{line_of(last.op)}"), fix

@@ -14,8 +14,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from cakec.driver import read_source, verify_source
 from cakec.targets.sku import SKUS
 
