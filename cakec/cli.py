@@ -243,11 +243,6 @@ def _aot_options(kind: str, output: str, header: str | None, md: bool,
     """Check --header / -MD / -MF before compiling; the depfile path, if one is asked for."""
     if header and kind not in ("cuda", "cubin", "ptx"):
         _usage(f"--header needs --emit cuda, cubin or ptx, not {kind}")
-    if header:
-        # Imported before NVRTC runs: targets/nvrtc.py reads an empty compile log into
-        # `b" " * 1`, which is Python's shared b" " object, and Python 3.12+ then compiles
-        # f"{a} {b}" without its space. Drop this once nvrtc.py reads into bytearrays.
-        import cakec.targets.host_launcher  # noqa: F401
     if (md or mf) and output == "-" and not header:
         _usage("a depfile needs an output file (-o)")
     if mf:

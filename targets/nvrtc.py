@@ -46,9 +46,11 @@ def _check(result, what: str, prog=None):
 def _log(prog) -> str:
     nvrtc = _nvrtc()
     _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-    buf = b" " * size
+    # A fresh bytearray: `b" " * 1` is CPython's shared one-byte object, and NVRTC writing
+    # into it would corrupt every later b" " in the process.
+    buf = bytearray(size)
     nvrtc.nvrtcGetProgramLog(prog, buf)
-    return buf.rstrip(b"\x00 ").decode(errors="replace")
+    return bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
 
 
 def prelude_source() -> str:
@@ -86,11 +88,10 @@ def _compile(source: str, options: Sequence[str], name: str,
         get_size, get = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if output == "cubin"
                          else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
         (size,) = _check(get_size(prog), f"reading the {output} size")
-        buf = b" " * size
+        buf = bytearray(size)
         _check(get(prog, buf), f"reading the {output}")
-        if output == "ptx":
-            buf = buf.rstrip(b"\x00")
-        return buf, _log(prog)
+        out = bytes(buf).rstrip(b"\x00") if output == "ptx" else bytes(buf)
+        return out, _log(prog)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
