@@ -134,10 +134,6 @@ def _smem(kernel: KernelOp, ops: list[Operation]) -> Json:
                      "bytes": p.bytes.value.data} for p in pools]
     out["views"] = [_view(v) for v in ops if isinstance(v, ViewOp) and "cake.swizzle" in
                     v.attributes]
-    out["scratch"] = [{"line": line_of(s), "op": "tma_store", "offset": get_int(s, a),
-                       "bytes": s.value.type.num_bytes(), "use": "staging for the TMA store"}
-                      for s in ops if isinstance(s, TmaStoreOp)
-                      for a in ["cake.scratch_offset"] if a in s.attributes]
     return out
 
 
@@ -206,7 +202,7 @@ def _arrival(op: ArriveOp | CommitOp) -> Json:
 # ---- TMA -------------------------------------------------------------------------------------
 
 _TMA_KEYS = {"cake.box", "cake.copies", "cake.copy_step", "cake.tx_bytes", "cake.coords",
-             "cake.tmap", "cake.scratch_offset"}
+             "cake.tmap"}
 
 
 def _tma(kernel: KernelOp, op: TmaLoadOp | TmaStoreOp) -> Json:
@@ -230,8 +226,6 @@ def _tma(kernel: KernelOp, op: TmaLoadOp | TmaStoreOp) -> Json:
     }
     if copies > 1:  # innermost coordinate first: copy j starts j*step elements further in
         out["copy_coords"] = [[plus(coords[0], j * step), *coords[1:]] for j in range(copies)]
-    if not load:
-        out["scratch_offset"] = get_int(op, "cake.scratch_offset")
     return out | _extras(op, _TMA_KEYS)
 
 

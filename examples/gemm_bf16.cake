@@ -20,15 +20,15 @@ def gemm_bf16(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K
     k_tiles = lm.max(lm.cdiv(K, 64), 1)          # ≥ 1 step: the accumulator is always written
     lm.grid(lm.min(tiles, lm.sm_count()))
 
-    pool = lm.smem(147456)                       # 3 stages × (16 KiB of A + 32 KiB of B)
-    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=3, swizzle=128b)
-    sb = pool.view(offset=49152, shape=(256, 64), dtype=lm.bf16, stage=3, swizzle=128b)
+    pool = lm.smem(196608)                       # 4 stages × (16 KiB of A + 32 KiB of B)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+    sb = pool.view(offset=65536, shape=(256, 64), dtype=lm.bf16, stage=4, swizzle=128b)
 
     load = lm.role(warps=[0, 1, 2, 3], regs=40)
     math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=232)
-    pipe = lm.pipeline(stages=3)
-    full = lm.barrier(count=3, prod=[load], cons=[math], init_count=2, pipeline=pipe)
-    empty = lm.barrier(count=3, prod=[math], cons=[load], init_count=1, pipeline=pipe)
+    pipe = lm.pipeline(stages=4)
+    full = lm.barrier(count=4, prod=[load], cons=[math], init_count=2, pipeline=pipe)
+    empty = lm.barrier(count=4, prod=[math], cons=[load], init_count=1, pipeline=pipe)
     acc = lm.regs(shape=(128, 256), dtype=lm.f32, role=math)
 
     with load:
@@ -39,7 +39,7 @@ def gemm_bf16(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K
             n_tile = (t - group * 8 * tiles_n) // rows
             for k in lm.range(0, k_tiles):
                 # The ring continues across tiles: this CTA's k-th stage of its j-th tile.
-                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 3
+                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 4
                 lm.wait(empty, stage=s)
                 sa.tma_load(A, coords=(m_tile, k), stage=s, barrier=full)
                 sb.tma_load(B, coords=(n_tile, k), stage=s, barrier=full)
@@ -51,7 +51,7 @@ def gemm_bf16(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K
             m_tile = group * 8 + (t - group * 8 * tiles_n) % rows
             n_tile = (t - group * 8 * tiles_n) // rows
             for k in lm.range(0, k_tiles):
-                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 3
+                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 4
                 lm.wait(full, stage=s)
                 lm.mma(acc, sa[s], sb[s], init=(k == 0))
                 lm.commit(empty, stage=s)

@@ -1,8 +1,8 @@
 """derive-smem: where every SMEM view lives and how it is swizzled.
 
 Each pool is placed in dynamic shared memory at an offset aligned to 1024 B (the first at
-0), a view's stage s sits at `base + offset + s * stage_bytes`, and staging buffers for TMA
-stores (compiler scratch) follow the pools. A view's swizzle is the author's tag, or for
+0) and a view's stage s sits at `base + offset + s * stage_bytes`. (Tile stores go from
+registers straight to global memory, so no compiler scratch follows the pools.) A view's swizzle is the author's tag, or for
 `auto` the widest mode its consumers (TMA loads, MMAs) can use at the declared offset.
 Layouts that cannot work are CAKE-S050..S054 errors at the view's declaration.
 """
@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from cakec.diagnostics import DiagnosticSink, Note
 from cakec.dialects.cake import (
-    KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TmaLoadOp, TmaStoreOp, ViewOp, ViewType,
+    KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TmaLoadOp, ViewOp, ViewType,
     dtype_bytes,
 )
 from cakec.passes.base import sink_of, span_of
@@ -27,7 +27,7 @@ from cakec.passes.derive_common import (
 )
 from cakec.targets.sku import SKUS, SWIZZLE_SMEM_ALIGN, SWIZZLE_SPAN, WARP_SIZE
 
-#: Pools and scratch start on this boundary: the strictest swizzle alignment (128B).
+#: Pools start on this boundary: the strictest swizzle alignment (128B).
 POOL_ALIGN = 1024
 #: Widest first: a wider swizzle spreads a row over more banks.
 SPANS = ("128b", "64b", "32b")
@@ -70,8 +70,7 @@ class Layout:
 class DeriveSmem(ModulePass):
     """Annotates kernels (`cake.target`, `cake.block_threads`, `cake.dynamic_smem`), pools
     (`cake.base`), views (`cake.offset`, `cake.swizzle`, `cake.swizzle_reason`, `cake.align`,
-    `cake.stage_bytes`, `cake.atoms`, `cake.atom_bytes`) and TMA stores
-    (`cake.scratch_offset`)."""
+    `cake.stage_bytes`, `cake.atoms`, `cake.atom_bytes`)."""
 
     name = "derive-smem"
     target: str = ""
@@ -109,11 +108,6 @@ class _SmemLayout:
             pool = view.pool.owner
             if isinstance(pool, SmemOp):
                 self._view(view, pool, bases[pool])
-        # TMA stores read a register tile back from SMEM: each gets its own staging buffer.
-        for store in ops_of(self.kernel, TmaStoreOp):
-            offset = align_up(end, POOL_ALIGN)
-            set_int(store, "cake.scratch_offset", offset)
-            end = offset + store.value.type.num_bytes()
         set_int(self.kernel, "cake.dynamic_smem", end)
 
     def _view(self, view: ViewOp, pool: SmemOp, base: int) -> None:
