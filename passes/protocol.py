@@ -849,14 +849,18 @@ def first_wait_free(k: Kernel) -> list[bool]:
     """Per barrier: True for an "empty"-style barrier, whose consumers' first wait passes.
 
     A barrier is empty-style when its consumer, after waiting on it, writes resources (view
-    stages by TMA, accumulators by MMA) that its producer read before arriving on it. A
-    barrier that TMA loads complete, or that orders reads after writes, is full-style."""
+    stages by TMA, accumulators by MMA) that its producer read before arriving on it. When
+    the producer reads nothing (a pure hand-back), the data flow is silent and the structure
+    decides: the consumer, after its wait, fills by TMA a barrier that the producer waits
+    on, so this barrier hands slots back to the data source. A barrier that TMA loads
+    complete, or that orders reads after writes, is full-style."""
     out = []
     for b in k.barriers:
         guarded: set[object] = set()
         released: set[object] = set()
+        feeds_producer = False
         fills = False
-        for prog in k.programs:
+        for r, prog in enumerate(k.programs):
             waited = False
             reads: set[object] = set()
             for ins in _walk(prog):
@@ -867,8 +871,11 @@ def first_wait_free(k: Kernel) -> list[bool]:
                         released |= reads
                 if waited:
                     guarded |= _writes(ins)
+                    if (ins.kind == TMA and ins.barrier is not b and r in b.cons
+                            and set(ins.barrier.cons) & set(b.prod)):
+                        feeds_producer = True
                 reads |= _reads(ins)
-        out.append(not fills and bool(guarded & released))
+        out.append(not fills and (bool(guarded & released) or feeds_producer))
     return out
 
 
