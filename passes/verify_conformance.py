@@ -533,7 +533,7 @@ class _Conformance:
             f"view `{name_of(biggest.result)}` takes {biggest.result.type.stages.data} × "
             f"{biggest.result.type.num_bytes()} bytes"))]
         self.error("H009", f"this kernel needs {total} bytes of shared memory per block "
-                   f"({dynamic} for pools and staging, {barriers} for mbarriers), more than the "
+                   f"({dynamic} for pools, {barriers} for mbarriers), more than the "
                    f"{limit} bytes {self.target} allows", where, notes,
                    help=f"shrink the pool (fewer stages or smaller tiles) by at least "
                    f"{total - limit} bytes")

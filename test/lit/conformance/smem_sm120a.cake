@@ -29,7 +29,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
             lm.wait(full, stage=k % 4)
             lm.mma(acc, sa[k % 4], sb[k % 4], init=(k == 0))
             lm.commit(empty, stage=k % 4)
-# CHECK: smem_sm120a.cake:10:12: error: this kernel needs 131136 bytes of shared memory per block (131072 for pools and staging, 64 for mbarriers), more than the 101376 bytes sm_120a allows [CAKE-H009]
+# CHECK: smem_sm120a.cake:10:12: error: this kernel needs 131136 bytes of shared memory per block (131072 for pools, 64 for mbarriers), more than the 101376 bytes sm_120a allows [CAKE-H009]
 # CHECK-NEXT: {{^}}    pool = lm.smem(131072)
 # CHECK-NEXT: {{^}}           ^~~~~~~~~~~~~~~
 # CHECK-NEXT: smem_sm120a.cake:11:10: note: view `sa` takes 4 × 16384 bytes
