@@ -64,11 +64,14 @@ def emit(source, target: str | None = None) -> Emitted:
 
 
 def binary(unit: "CudaUnit", output: str) -> bytes:
-    """PTX or cubin for an emitted unit, through NVRTC's disk cache."""
+    """PTX or cubin for an emitted unit, through NVRTC's disk cache. PTX carries the lowest
+    `.version` its instructions need, so older drivers load it too."""
+    from cakec.targets.cuda_emit_ptx import lower_ptx_version
     from cakec.targets.nvrtc import compile_cuda
 
-    return compile_cuda(unit.source, target=unit.target, output=output,  # type: ignore[arg-type]
-                        name=f"{unit.kernel}.cu")
+    image = compile_cuda(unit.source, target=unit.target, output=output,  # type: ignore[arg-type]
+                         name=f"{unit.kernel}.cu")
+    return lower_ptx_version(image, unit.target) if output == "ptx" else image
 
 
 def compile(source_or_path: str, target: str | None = None) -> "Kernel":

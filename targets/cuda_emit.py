@@ -363,9 +363,14 @@ class KernelEmitter:
         for name_attr, arg in zip(self.kernel.param_names.data, self.kernel.body.block.args):
             self.values[arg] = self.names.fresh(name_attr.data)
         self.prologue()
+        hooks = KERNEL_HOOKS.get(self.target)
         if self.ok:  # a broken barrier contract would only cascade into the roles
+            if hooks:
+                hooks[0](self)
             self.kernel_scalars()
             self.dispatch(block_threads)
+            if hooks:
+                hooks[1](self)
         return self.lines
 
     # ---- prologue: shared memory, barriers, warp index ------------------------------------
@@ -1019,7 +1024,13 @@ _COMMON: dict[type[Operation], Lowering] = {
     StageOp: stage_addr, ForOp: for_loop, IfOp: if_op,
 }
 
-#: target → op type → lowering; sm_100a / sm_80 tables go next to sm_90a's.
+#: target → emitter support headers (targets/*.cuh) appended after the prelude, in order.
+SUPPORT_HEADERS: dict[str, tuple[str, ...]] = {"sm_90a": ("cuda_emit_sm90.cuh",)}
+#: target → (code at kernel entry, after barrier init; code at kernel exit), e.g. TMEM.
+KERNEL_HOOKS: dict[str, tuple[Callable[["KernelEmitter"], None],
+                              Callable[["KernelEmitter"], None]]] = {}
+
+#: target → op type → lowering; other targets register theirs (cuda_emit_sm100/sm80.py).
 LOWERINGS: dict[str, dict[type[Operation], Lowering]] = {
     "sm_90a": _COMMON | {
         WaitOp: wait_sm90, TmaLoadOp: tma_load_sm90, ArriveOp: arrive_sm90,
@@ -1157,5 +1168,11 @@ def _prelude() -> str:
 
 
 def _support(target: str) -> str:
-    """The target's emitter support header (integer helpers, epilogue stores)."""
-    return Path(__file__).with_name("cuda_emit_sm90.cuh").read_text() if target == "sm_90a" else ""
+    """The target's emitter support headers (integer helpers, epilogue stores, ...)."""
+    return "\n".join(Path(__file__).with_name(h).read_text()
+                     for h in SUPPORT_HEADERS.get(target, ()))
+
+
+# Other targets' lowerings register themselves into the tables above.
+from cakec.targets import cuda_emit_sm100  # noqa: E402
+cuda_emit_sm100.register()
