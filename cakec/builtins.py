@@ -108,6 +108,16 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
                Arg("init", "bool", required=False, default=False)], None,
        "acc[M,N] (+)= a[M,K] · b[N,K]ᵀ; init=True overwrites.",
        "mma.sync (sm_80/89/120), wgmma (sm_90a), tcgen05.mma (sm_100a/103a)", "role"),
+    _b("sum_sq", [Arg("source", "stage"), Arg("axis", "int", min=1)], "tile",
+       "Σ x² along each row of an SMEM stage: an (M, 1) f32 register tile.",
+       "ld.shared.v4 + fma + shfl.bfly within each row's quad", "role"),
+    _b("argmin", [Arg("value", "tile"), Arg("index", "tile"), Arg("source", "tile"),
+                  Arg("axis", "int", min=1),
+                  Arg("base", "scalar", required=False, default=0),
+                  Arg("init", "bool", required=False, default=False)], None,
+       "Merge each row's (min, argmin) of `source` (column c is index base + c) into the "
+       "lm.regs tiles `value` (M, 1) f32 and `index` (M, 1) i32; ties go to the lowest index.",
+       "per-thread compare/select, shfl.bfly merge across the row's quad when read", "role"),
 ]}
 
 #: `RESOURCE.NAME(...)` methods, by receiver kind.
@@ -131,6 +141,14 @@ METHODS: dict[str, dict[str, Builtin]] = {
         _b("tma_store", [Arg("value", "tile"), Arg("coords", "coords")], None,
            "Store a register tile to the tile of this tensor at `coords` (bounds-checked).",
            "st.global with bounds (tails) / cp.async.bulk.tensor store", "role"),
+        _b("load", [Arg("coords", "coords"), Arg("shape", "shape"), Arg("dtype", "dtype"),
+                    Arg("other", "float", required=False, default=0.0)], "tile",
+           "A (1, L) or (L, 1) vector from L elements along the last dimension at tile "
+           "`coords`; elements outside the tensor read `other`.", "ld.global with bounds",
+           "role"),
+        _b("store", [Arg("value", "tile"), Arg("coords", "coords")], None,
+           "Store an (L, 1) vector to L elements along the last dimension at tile `coords` "
+           "(bounds-checked).", "st.global with bounds", "role"),
     ]},
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",

@@ -22,6 +22,7 @@ from cakec.builtins import (
 )
 from cakec.diagnostics import CompileError, DiagnosticSink, Note, Span, error
 from cakec.dialects import cake
+from cakec.frontend_tiles import TILE_BUILDERS, tile_binop as _tile_binop
 
 class Poisoned(Exception):
     """A use of a name whose definition already failed: its error was reported once."""
@@ -448,6 +449,8 @@ class Frontend:
         if base.kind == "lm":
             if e.attr in DTYPE_NAMES:
                 return Value("dtype", e.span, const=e.attr)
+            if e.attr == "inf":  # the fill that never wins a minimum
+                return Value("float", e.span, const=float("inf"))
             if e.attr in LM_FUNCTIONS:
                 return Value("builtin", e.span, const=LM_FUNCTIONS[e.attr])
             raise error("CAKE-T003", f"unknown builtin `{self.lm_name}.{e.attr}`", e.span,
@@ -696,6 +699,8 @@ class Frontend:
             cls = arith.AndIOp if e.op == "and" else arith.OrIOp
             return self._emit_bool(cls(self._i1(lhs), self._i1(rhs)), e.span)
         lhs, rhs = self._expr(e.left), self._expr(e.right)
+        if "tile" in (lhs.kind, rhs.kind):
+            return _tile_binop(self, e, lhs, rhs)
         for v, n in ((lhs, e.left), (rhs, e.right)):
             if v.kind not in ("int", "float"):
                 raise error("CAKE-T007", f"operator `{e.op}` expects numbers, got "
@@ -1015,6 +1020,7 @@ _BUILD = {
     "arrive": _sync_op(cake.ArriveOp), "commit": _sync_op(cake.CommitOp),
     "fence_proxy": _build_fence, "mma": _build_mma, "view.tma_load": _build_tma_load,
     "tensor.tma_store": _build_tma_store, "tile.to": _build_convert, "tmem.to": _build_convert,
+    **TILE_BUILDERS,
 }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    ArrayAttr, BFloat16Type, DenseArrayBase, Float16Type, Float32Type, Float8E4M3FNType,
+    ArrayAttr, BFloat16Type, DenseArrayBase, FloatAttr, Float16Type, Float32Type, Float8E4M3FNType,
     Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, i1, i32, i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
@@ -480,12 +480,76 @@ class ConvertOp(IRDLOperation):
     result = result_def(TileType)
 
 
+# ---- register tiles: vectors, broadcasting arithmetic, reductions ------------------------------
+
+
+@irdl_op_definition
+class TileLoadOp(IRDLOperation):
+    """`T.load(coords=, shape=, dtype=, other=)`: a vector (shape (1, L) or (L, 1)) read from
+    a run of L elements along T's last dimension; elements outside T's shape read `other`."""
+
+    name = "cake.tile_load"
+    tensor = operand_def(TensorType)
+    coords = var_operand_def(i32)
+    other = prop_def(FloatAttr)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class TileStoreOp(IRDLOperation):
+    """`T.store(v, coords=)`: a vector written to a run along T's last dimension (masked)."""
+
+    name = "cake.tile_store"
+    tensor = operand_def(TensorType)
+    value = operand_def(TileType)
+    coords = var_operand_def(i32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
+class TileBinaryOp(IRDLOperation):
+    """Elementwise `lhs KIND rhs` on f32 tiles with numpy broadcasting; either side may be
+    an f32 scalar. KIND is add, sub, mul, min or max."""
+
+    name = "cake.tile_binary"
+    kind = prop_def(StringAttr)
+    lhs = operand_def(TileType | Float32Type)
+    rhs = operand_def(TileType | Float32Type)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class SumSqOp(IRDLOperation):
+    """`lm.sum_sq(stage, axis=1)`: Σ x² along each row of an SMEM stage, an (M, 1) f32 tile."""
+
+    name = "cake.sum_sq"
+    source = operand_def(StageType)
+    axis = prop_def(IntegerAttr)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class ArgminOp(IRDLOperation):
+    """`lm.argmin(value, index, source, axis=1, base=, init=)`: merge each row's minimum of
+    `source` (column c named base + c) into the running (value, index) register tiles;
+    ties go to the lowest index; init=True starts the rows afresh."""
+
+    name = "cake.argmin"
+    value = operand_def(TileType)
+    index = operand_def(TileType)
+    source = operand_def(TileType)
+    base = operand_def(i32)
+    init = operand_def(i1)
+    axis = prop_def(IntegerAttr)
+
+
 Cake = Dialect(
     "cake",
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
         TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
+        TileLoadOp, TileStoreOp, TileBinaryOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

@@ -271,10 +271,10 @@ class _Consistency:
 # ---- D009: generic-proxy writes before async-proxy accesses ----------------------------------
 
 #: Ops that touch SMEM through the async proxy (they read or write views by TMA or MMA), and
-#: ops that only name a view without accessing it. Any other op that takes a view or a stage
-#: accesses SMEM with ordinary loads and stores: the generic proxy.
+#: ops that only name a view or only read it (`lm.sum_sq`). Any other op that takes a view or
+#: a stage accesses SMEM with ordinary loads and stores: the generic proxy.
 _ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp)
-_NO_ACCESS = (cake.StageOp,)
+_NO_ACCESS = (cake.StageOp, cake.SumSqOp)
 
 Pending = dict[cake.ViewOp, Operation]  # view → a generic write not yet fenced
 

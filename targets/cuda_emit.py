@@ -536,6 +536,7 @@ class KernelEmitter:
         for regs_op in (op.acc.owner for op in ops if isinstance(op, MmaOp)):
             if isinstance(regs_op, RegsOp) and regs_op.result not in role.accs:
                 self.declare_acc(role, regs_op, ops)
+        cuda_emit_tiles.declare_tiles(self, role, ops)  # lm.regs vectors (lm.argmin)
         if role.single_thread:
             return
         lane0 = "cake_lane_id() == 0u"
@@ -1176,3 +1177,5 @@ def _support(target: str) -> str:
 # Other targets' lowerings register themselves into the tables above.
 from cakec.targets import cuda_emit_sm100  # noqa: E402
 cuda_emit_sm100.register()
+from cakec.targets import cuda_emit_tiles  # noqa: E402
+cuda_emit_tiles.register()

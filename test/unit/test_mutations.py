@@ -193,6 +193,10 @@ _SM103 = ("sm_103a offers everything this sm_100a kernel uses (tcgen05 bf16 -> f
 _MMA_SYNC = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, which these targets "
              "have for bf16 -> f32; mma.sync completes synchronously, so every release by "
              "lm.commit still follows the reads of its stage")
+_NO_MMA = ("a TMA load and plain loads/stores only: every TMA target (sm_90a onwards) runs "
+           "this kernel as written")
+_SUM_SQ_LAYOUT = ("only lm.sum_sq reads the stage, and every swizzle mode (or none) keeps each "
+                  "row's bytes inside that row's pitch, so the sum of squares is the same")
 
 #: Mutants that still verify, each with the reason it is a legal kernel. Keys are
 #: file:operator:line:detail; an edit to a kernel renumbers its entries.
@@ -237,6 +241,16 @@ LEGAL: dict[str, str] = {
     "examples/gemm_tcgen05.cake:retarget:13:sm_103a": _SM103,
     "examples/gemm_tcgen05.cake:swizzle:22:128b->64b": _SWIZZLE,
     "examples/gemm_tcgen05.cake:swizzle:23:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign.cake:retarget:17:sm_100a": _MMA_SYNC,
+    "examples/kmeans_assign.cake:retarget:17:sm_103a": _MMA_SYNC,
+    "examples/kmeans_assign.cake:swizzle:26:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign.cake:swizzle:27:128b->64b": _SWIZZLE,
+    "examples/kmeans_csq.cake:retarget:7:sm_100a": _NO_MMA,
+    "examples/kmeans_csq.cake:retarget:7:sm_103a": _NO_MMA,
+    "examples/kmeans_csq.cake:retarget:7:sm_120a": _NO_MMA,
+    "examples/kmeans_csq.cake:retarget:7:sm_121a": _NO_MMA,
+    "examples/kmeans_csq.cake:swizzle:14:128b->64b": _SUM_SQ_LAYOUT,
+    "examples/kmeans_csq.cake:swizzle:14:128b->None": _SUM_SQ_LAYOUT,
     "examples/ring_pipeline.cake:dtype:13:bf16->f16": _DTYPE16,
     "examples/ring_pipeline.cake:move_tmem:14:+64": _TMEM,
     "examples/ring_pipeline.cake:retarget:7:sm_103a": _SM103,

@@ -1,0 +1,144 @@
+"""examples/kmeans_assign.cake against Flash-KMeans' Triton kernel and naive torch, one process.
+
+For each shape (B, N, K, D): fresh random bf16 X [B, N, D] and C [B, K, D]; our call
+(||c||² kernel + assignment kernel, both timed) is checked by distance in float64
+(examples/kmeans_assign.py `check`); then ours, `euclid_assign_triton` (package flash-kmeans,
+given x_sq and c_sq as its API takes them, so its time excludes computing them) and the
+naive torch version (bmm → distances → argmin) are timed in interleaved rounds with CUDA
+events, with a bf16 matmul of the same FLOP count (torch.bmm, cuBLAS) as the rate
+reference measured in the same run. Prints ms, TFLOP/s (2·B·N·K·D), ratios and % of the
+matmul rate.
+
+    python bench/kmeans_assign.py [--out DIR] [--shapes 0,1,2]   (needs torch, an sm_90a GPU)
+
+flash-kmeans is imported from the environment or, failing that, from a wheel in .whl/
+(../shared/tools/device-wheels flash-kmeans puts it there); without it that column says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHAPES = [(32, 65536, 1024, 128), (1, 1 << 20, 4096, 128), (8, 65536, 256, 64)]
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("kmeans_assign_example",
+                                                  ROOT / "examples" / "kmeans_assign.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _flash_kmeans():
+    """`euclid_assign_triton`, or the reason it is unavailable."""
+    try:
+        from flash_kmeans.assign_euclid_triton import euclid_assign_triton
+        return euclid_assign_triton, ""
+    except ImportError as e:
+        first = str(e)
+    for wheel in sorted((ROOT / ".whl").glob("flash_kmeans-*.whl")):
+        sys.path.append(str(wheel))  # a pure-Python wheel imports as a zip
+        try:
+            from flash_kmeans.assign_euclid_triton import euclid_assign_triton
+            return euclid_assign_triton, ""
+        except ImportError as e:
+            first = f"{first}; from {wheel.name}: {e}"
+    return None, f"flash-kmeans not importable ({first})"
+
+
+def bench_shape(ex, fk, b: int, n: int, k: int, d: int) -> dict:
+    import torch
+
+    from cakec.api import time_ms
+
+    x = torch.randn(b, n, d, device="cuda").to(torch.bfloat16)
+    c = torch.randn(b, k, d, device="cuda").to(torch.bfloat16)
+    csq = torch.empty(b, k, device="cuda", dtype=torch.float32)
+    idx = torch.full((b, n), -1, device="cuda", dtype=torch.int32)
+    dist = torch.full((b, n), float("nan"), device="cuda", dtype=torch.float32)
+    ex.assign(x, c, csq, idx, dist)
+    torch.cuda.synchronize()
+    bad = ex.check(x, c, idx, dist)
+    contenders = {"cake": lambda: ex.assign(x, c, csq, idx, dist)}
+    if fk is not None:
+        x_sq = x.float().pow(2).sum(-1)
+        c_sq = c.float().pow(2).sum(-1)
+        fk_out = torch.empty(b, n, device="cuda", dtype=torch.int32)
+        contenders["flash-kmeans triton"] = lambda: fk(x, c, x_sq, out=fk_out, c_sq=c_sq)
+    # The naive version materialises B·N·K f32 scores: skip it where that will not fit.
+    if b * n * k * 16 < torch.cuda.mem_get_info()[0] * 0.8:
+        contenders["torch naive"] = lambda: ex.torch_naive(x, c)
+    # The same FLOPs as one bf16 batched matmul (cuBLAS): the rate this run can reach.
+    out = torch.empty(b, n, k, device="cuda", dtype=torch.bfloat16)
+    ct = c.transpose(1, 2)
+    contenders["bf16 bmm (rate ref)"] = lambda: torch.bmm(x, ct, out=out)
+    ms = time_ms(contenders, rounds=5, budget_ms=400)
+    flop = 2.0 * b * n * k * d
+    return {"shape": [b, n, k, d], "bad_rows": bad, "ms": ms,
+            "tflops": {name: flop / t / 1e9 for name, t in ms.items()}}
+
+
+def report(rows: list[dict], fk_note: str) -> bool:
+    ok = True
+    print(f"{'B,N,K,D':>22} {'contender':>22} {'ms':>9} {'TFLOP/s':>8} {'cake x':>7} "
+          f"{'% bmm':>6}")
+    for r in rows:
+        ms, tf = r["ms"], r["tflops"]
+        rate = tf["bf16 bmm (rate ref)"]
+        shape = ",".join(map(str, r["shape"]))
+        for name in ms:
+            speedup = ms[name] / ms["cake"]
+            print(f"{shape:>22} {name:>22} {ms[name]:9.4f} {tf[name]:8.1f} {speedup:7.2f} "
+                  f"{100 * tf[name] / rate:5.1f}%")
+        bad = r["bad_rows"]
+        ok &= bad["choice"] == 0 and bad["dist"] == 0
+        print(f"{shape:>22} correctness: {bad['choice']} row(s) with a wrong choice, "
+              f"{bad['dist']} with a wrong dist (float64, 1e-3 rel / 1e-2 abs)")
+    if fk_note:
+        print(fk_note)
+    print("cake x = contender ms / cake ms (above 1: cake is faster); cake = ||c||² kernel + "
+          "assignment kernel")
+    print("correctness:", "ok at every shape" if ok else "FAILED")
+    return ok
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for kmeans_assign.json")
+    ap.add_argument("--shapes", default="", help="indices into the shape list (default: all)")
+    args = ap.parse_args()
+
+    import torch
+
+    sys.path.insert(0, str(ROOT))
+    ex = _example()
+    start = time.perf_counter()
+    ex.kernels()
+    compile_s = time.perf_counter() - start
+    fk, fk_note = _flash_kmeans()
+    picked = [SHAPES[int(i)] for i in args.shapes.split(",") if i] or SHAPES
+    print(f"kmeans_assign on {torch.cuda.get_device_name()}, compile {compile_s:.2f} s "
+          "(cold or cached), bf16 in, f32 distances, median of CUDA-event timings")
+    rows = []
+    for shape in picked:
+        rows.append(bench_shape(ex, fk, *shape))
+        torch.cuda.empty_cache()
+    ok = report(rows, fk_note)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "kmeans_assign.json").write_text(json.dumps(
+            {"rows": rows, "flash_kmeans": fk_note or "imported", "compile_s": compile_s},
+            indent=1))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

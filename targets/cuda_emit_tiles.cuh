@@ -1,0 +1,125 @@
+// Cake register-tile helpers (sm_90a): vectors in the wgmma accumulator layout, their loads
+// and stores, Σx² of SMEM rows and the quad merge of a running argmin. Appended after
+// targets/cuda_emit_sm90.cuh by targets/cuda_emit.py; no #include.
+//
+// Layout (targets/cuda_emit_tiles.py): a role of G warpgroups splits an M-row tile into G
+// blocks of M/G rows, each F = M/G/64 wgmma fragments of 64 rows. In fragment f, lane l of
+// warp w (within its warpgroup) holds rows 64 f + 16 w + l/4 + 8 h (h = 0, 1) and columns
+// 8 j + 2 (l % 4) + e (e = 0, 1). An (M, 1) vector is `E v[F][2]` (v[f][h], the same in the
+// 4 lanes of a quad); a (1, N) vector is `E v[N / 4]` (v[2 j + e], the same in every warp).
+#ifndef CAKE_EMIT_TILES_CUH
+#define CAKE_EMIT_TILES_CUH
+
+// Offset of the run at element coordinates c[0..R-2] (the last coordinate is the run's
+// start), or -1 when one of them lies outside the tensor.
+template <int R>
+__device__ __forceinline__ long long cake_run_offset(const CakeTensor<R>& t, const i32 (&c)[R]) {
+  long long off = 0;
+#pragma unroll
+  for (int d = 0; d < R - 1; ++d) {
+    if (c[d] < 0 || c[d] >= t.shape[d]) return -1;
+    off += (long long)c[d] * t.stride[d];
+  }
+  return off;
+}
+
+// (1, N) vector: elements c[R-1] + column of t's last dimension; outside the tensor, `other`.
+template <int N, int R, class E>
+__device__ __forceinline__ void cake_load_cols(E (&out)[N / 4], const CakeTensor<R>& t,
+                                               const i32 (&c)[R], E other) {
+  const long long off = cake_run_offset<R>(t, c);
+  const long long n = t.shape[R - 1], ld = t.stride[R - 1];
+  const i32 col0 = c[R - 1] + 2 * (i32)(cake_lane_id() % 4u);
+  const E* const p = (const E*)t.ptr + off;
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const i32 col = col0 + 8 * j + e;
+      out[2 * j + e] = (off >= 0 && col >= 0 && col < n) ? p[col * ld] : other;
+    }
+  }
+}
+
+// (M, 1) vector of one warpgroup (rows row0 + ... of its block) stored to c[R-1] + row of t's
+// last dimension; lane q = 0, 1 of each quad writes h = q. Rows outside the tensor are skipped.
+template <int F, int R, class E>
+__device__ __forceinline__ void cake_store_rows(const E (&v)[F][2], const CakeTensor<R>& t,
+                                                const i32 (&c)[R], i32 row0) {
+  const u32 lane = cake_lane_id(), q = lane % 4u;
+  const long long off = cake_run_offset<R>(t, c);
+  if (q >= 2u || off < 0) return;
+  const long long n = t.shape[R - 1], ld = t.stride[R - 1];
+  E* const p = (E*)t.ptr + off;
+  const i32 row = c[R - 1] + row0 + 16 * (i32)(cake_warp_id() % 4u) + (i32)(lane / 4u) + 8 * (i32)q;
+#pragma unroll
+  for (int f = 0; f < F; ++f) {
+    const E x = q ? v[f][1] : v[f][0];
+    const i32 r = row + 64 * f;
+    if (r >= 0 && r < n) p[r * ld] = x;
+  }
+}
+
+// Σ x² over each of this thread's rows of a bf16 SMEM stage stored as `atoms` column blocks of
+// rows × pitch bytes (derive-smem's layout). Every swizzle mode permutes 16-byte chunks only
+// within a row's pitch, so the sum needs no unswizzling. Lane q of a quad sums chunks q, q+4, ...
+// of each block, then the quad adds its four partial sums.
+template <int F, u32 ATOMS, u32 ATOM_BYTES, u32 PITCH>
+__device__ __forceinline__ void cake_sum_sq_bf16(float (&out)[F][2], u32 stage, i32 row0) {
+  const u32 lane = cake_lane_id(), q = lane % 4u;
+  const u32 row = (u32)row0 + 16u * (cake_warp_id() % 4u) + lane / 4u;
+#pragma unroll
+  for (int f = 0; f < F; ++f) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const u32 r = row + 64u * f + 8u * h;
+      float s = 0.f;
+#pragma unroll
+      for (u32 a = 0; a < ATOMS; ++a) {
+#pragma unroll
+        for (u32 c = 0; c < PITCH / 16u; c += 4u) {
+          const u32 chunk = c + q;
+          if (chunk >= PITCH / 16u) break;
+          u32 x[4];
+          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                       : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+                       : "r"(stage + a * ATOM_BYTES + r * PITCH + 16u * chunk));
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            const float lo = __uint_as_float(x[k] << 16), hi = __uint_as_float(x[k] & 0xffff0000u);
+            s = fmaf(lo, lo, s);
+            s = fmaf(hi, hi, s);
+          }
+        }
+      }
+      s += __shfl_xor_sync(0xffffffffu, s, 1);
+      s += __shfl_xor_sync(0xffffffffu, s, 2);
+      out[f][h] = s;
+    }
+  }
+}
+
+// The running (min, index) of each row lives in the four lanes of the row's quad, each over
+// its own columns; merge them so every lane holds the row's minimum with the lowest index
+// among equal values. (value, index) pairs are ordered lexicographically, so the merge is
+// associative, and merging already merged lanes changes nothing.
+template <int F>
+__device__ __forceinline__ void cake_argmin_quad_merge(float (&d)[F][2], i32 (&idx)[F][2]) {
+#pragma unroll
+  for (int f = 0; f < F; ++f) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int m = 1; m <= 2; m *= 2) {
+        const float od = __shfl_xor_sync(0xffffffffu, d[f][h], m);
+        const i32 oi = __shfl_xor_sync(0xffffffffu, idx[f][h], m);
+        if (od < d[f][h] || (od == d[f][h] && oi < idx[f][h])) {
+          d[f][h] = od;
+          idx[f][h] = oi;
+        }
+      }
+    }
+  }
+}
+
+#endif  // CAKE_EMIT_TILES_CUH

@@ -1,0 +1,304 @@
+"""sm_90a lowering of register-tile values: vector loads and stores, broadcasting
+arithmetic, `lm.sum_sq` and `lm.argmin` (device helpers in cuda_emit_tiles.cuh).
+
+Every tile of a role lives in the wgmma accumulator layout of that role's warpgroups, so
+an accumulator, the (M, 1) vectors of its rows and the (1, N) vectors of its columns line up
+element for element in each thread's registers (the layout is spelled out at the top of
+cuda_emit_tiles.cuh). Arithmetic emits no code of its own: the op that consumes a tile
+expression (`lm.argmin`, `T.store`) evaluates it per register, so `c_sq - 2.0 * acc` costs
+one FMA per element and nothing is materialised.
+
+A running argmin keeps per-thread partial results (each lane of a row's quad sees a
+quarter of the columns); reading the tiles merges the quad first, which is idempotent, so
+every read is correct wherever it stands relative to the updates.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr
+from xdsl.ir import Operation, SSAValue
+
+from cakec.dialects.cake import (
+    ArgminOp, RegsOp, StageOp, SumSqOp, TileBinaryOp, TileLoadOp, TileStoreOp, ViewOp,
+    dtype_name,
+)
+from cakec.targets.cuda_emit import (
+    LOWERINGS, SUPPORT_HEADERS, KernelEmitter, Unsupported, _paren, _Role, _scaled,
+)
+from cakec.targets.sku import WARPGROUP_WARPS
+
+_FRAG_ROWS = 64
+_CTYPE = {"f32": "float", "i32": "i32"}
+_BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}"}
+#: C loop variables of the per-register loops: fragment, column octet, column, row half.
+_F, _J, _E, _H = "cake_f", "cake_j", "cake_e", "cake_h"
+
+
+# ---- layout ---------------------------------------------------------------------------------
+
+
+def _warpgroups(role: _Role) -> int:
+    """Warpgroups of a role whose warps are whole, aligned warpgroups (the layout's premise)."""
+    g = len(role.warps) // WARPGROUP_WARPS
+    first = role.warps[0]
+    if (first % WARPGROUP_WARPS or role.warps != list(range(first, first + g * WARPGROUP_WARPS))
+            or g == 0):
+        raise Unsupported(f"register tiles in role `{role.name}`, whose warps are not whole "
+                          "warpgroups")
+    return g
+
+
+def _frags(role: _Role, rows: int) -> int:
+    """64-row fragments of an M-row tile per warpgroup of the role."""
+    g = _warpgroups(role)
+    if rows % (g * _FRAG_ROWS):
+        raise Unsupported(f"a {rows}-row register tile in role `{role.name}` of {g} "
+                          f"warpgroup(s) (rows must be a multiple of {g * _FRAG_ROWS})")
+    return rows // g // _FRAG_ROWS
+
+
+def _wg_row0(em: KernelEmitter, rows: int) -> str:
+    """First tile row of this thread's warpgroup."""
+    role = _role(em)
+    g = _warpgroups(role)
+    if g == 1:
+        return "0"
+    return f"(i32)((cake_warp - {role.first}u) / 4u) * {rows // g}"
+
+
+def _role(em: KernelEmitter) -> _Role:
+    if em.role is None:
+        raise Unsupported("a register tile outside a role")
+    return em.role
+
+
+def _dims(v: SSAValue) -> tuple[int, int]:
+    dims = v.type.dims()  # type: ignore[attr-defined]
+    if len(dims) != 2:
+        raise Unsupported(f"a rank-{len(dims)} register tile")
+    return dims[0], dims[1]
+
+
+# ---- declarations ---------------------------------------------------------------------------
+
+
+def declare_tiles(em: KernelEmitter, role: _Role, ops: list[Operation]) -> None:
+    """`lm.regs` vectors that `lm.argmin` keeps its running rows in, declared with the role."""
+    for op in ops:
+        if isinstance(op, ArgminOp):
+            em.try_lower(op, lambda op=op: _declare_running(em, role, op))
+
+
+def _declare_running(em: KernelEmitter, role: _Role, op: ArgminOp) -> None:
+    for v in (op.value, op.index):
+        regs = v.owner
+        if v in em.values or not isinstance(regs, RegsOp):
+            continue
+        rows, cols = _dims(v)
+        frags = _frags(role, rows)
+        var = em.names.fresh(regs.sym_name.data)
+        em.values[v] = var
+        em.source_comment(regs)
+        em.line(f"{_ctype(v)} {var}[{frags}][2];  // ({rows}, {cols}): rows 64 f + 16 w + l/4 "
+                "+ 8 h of each warpgroup's block")
+
+
+def _ctype(v: SSAValue) -> str:
+    name = dtype_name(v.type.element_type)  # type: ignore[attr-defined]
+    if name not in _CTYPE:
+        raise Unsupported(f"a {name} register tile")
+    return _CTYPE[name]
+
+
+# ---- element expressions ----------------------------------------------------------------------
+
+
+def element(em: KernelEmitter, v: SSAValue) -> str:
+    """C expression for the element of tile `v` in the register at (cake_f, cake_j, cake_e,
+    cake_h) of the current loops; vectors broadcast along their unit dimension."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
+        return _float(owner.value.value.data)
+    if isinstance(owner, TileBinaryOp):
+        kind = owner.kind.data
+        a, b = element(em, owner.lhs), element(em, owner.rhs)
+        return f"({_BINARY[kind].format(a, b)})"
+    role = _role(em)
+    if v in role.accs:
+        return f"{role.accs[v].var}[{_F}][4 * {_J} + 2 * {_H} + {_E}]"
+    if v not in em.values:
+        raise Unsupported(f"a tile defined by `{getattr(owner, 'name', 'a block')}` in tile "
+                          "arithmetic")
+    rows, cols = _dims(v)
+    if cols == 1:
+        return f"{em.values[v]}[{_F}][{_H}]"
+    if rows == 1:
+        return f"{em.values[v]}[2 * {_J} + {_E}]"
+    raise Unsupported(f"a ({rows}, {cols}) tile that is not an MMA accumulator")
+
+
+def _float(x: float) -> str:
+    if math.isinf(x):
+        return ("-" if x < 0 else "") + "__int_as_float(0x7f800000)"
+    return f"{x!r}f"
+
+
+def _leaves(v: SSAValue) -> list[SSAValue]:
+    owner = v.owner
+    if isinstance(owner, TileBinaryOp):
+        return _leaves(owner.lhs) + _leaves(owner.rhs)
+    return [v]
+
+
+def _loops(em: KernelEmitter, frags: int, cols: int | None) -> int:
+    """Open the unrolled per-register loops (rows only when cols is None); returns how many
+    to close."""
+    loops = [(_F, frags)] + ([(_J, cols // 8), (_E, 2)] if cols else []) + [(_H, 2)]
+    for var, n in loops:
+        em.line("#pragma unroll")
+        em.line(f"for (int {var} = 0; {var} < {n}; ++{var}) {{")
+        em.depth += 1
+    return len(loops)
+
+
+def _close(em: KernelEmitter, n: int) -> None:
+    for _ in range(n):
+        em.depth -= 1
+        em.line("}")
+
+
+def _retire_mma(em: KernelEmitter, v: SSAValue) -> None:
+    """Reading an accumulator waits for its wgmma groups and pins the registers after it."""
+    accs = [em.role.accs[leaf] for leaf in _leaves(v) if em.role and leaf in em.role.accs]
+    if not accs:
+        return
+    em.line("cake_wgmma_wait<0>();")
+    for acc in {a.var: a for a in accs}.values():
+        for f in range(acc.frags):
+            em.line(f"cake_fence_regs({acc.var}[{f}]);")
+
+
+def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
+    """Merge the quads of every running argmin pair that the expression reads."""
+    done: set[SSAValue] = set()
+    for leaf in _leaves(v):
+        for use in leaf.uses:
+            op = use.operation
+            if isinstance(op, ArgminOp) and op.value not in done and leaf in (op.value, op.index):
+                done.add(op.value)
+                frags = _frags(_role(em), _dims(op.value)[0])
+                em.line(f"cake_argmin_quad_merge<{frags}>({em.values[op.value]}, "
+                        f"{em.values[op.index]});")
+
+
+# ---- lowerings ----------------------------------------------------------------------------------
+
+
+def tile_binary(em: KernelEmitter, op: TileBinaryOp) -> None:
+    """Nothing to emit: the consumer evaluates the expression per register."""
+    if not all(isinstance(u.operation, (TileBinaryOp, ArgminOp, TileStoreOp))
+               for u in op.result.uses):
+        raise Unsupported("tile arithmetic consumed other than by `lm.argmin` or `store`")
+
+
+def _coords(em: KernelEmitter, op: TileLoadOp | TileStoreOp, run: int) -> str:
+    """`{c0, ..., cR-1 * run}`: element coordinates (the last one is the run's start)."""
+    cs = [em.val(c) for c in op.coords]
+    cs[-1] = _scaled(cs[-1], run)
+    return "{" + ", ".join(cs) + "}"
+
+
+def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
+    rows, cols = _dims(op.result)
+    if rows != 1 or cols % 8:
+        raise Unsupported(f"`load` of a ({rows}, {cols}) vector (one value per column, "
+                          "N a multiple of 8, is supported)")
+    ctype = _ctype(op.result)
+    rank = len(op.coords)
+    other = _float(op.other.value.data) if ctype == "float" else str(int(op.other.value.data))
+    var = em.names.fresh(op.result.name_hint or "vec")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"{ctype} {var}[{cols // 4}];  // (1, {cols}): columns 8 j + 2 (l % 4) + e")
+    with em.block():
+        em.line(f"const i32 cake_c[{rank}] = {_coords(em, op, cols)};")
+        em.line(f"cake_load_cols<{cols}, {rank}, {ctype}>({var}, {em.val(op.tensor)}, cake_c, "
+                f"({ctype}){other});")
+
+
+def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
+    rows, _ = _dims(op.value)
+    role = _role(em)
+    frags = _frags(role, rows)
+    ctype = _ctype(op.value)
+    rank = len(op.coords)
+    em.source_comment(op)
+    _retire_mma(em, op.value)
+    _merge_running(em, op.value)
+    with em.block():
+        em.line(f"{ctype} cake_v[{frags}][2];")
+        n = _loops(em, frags, None)
+        em.line(f"cake_v[{_F}][{_H}] = {element(em, op.value)};")
+        _close(em, n)
+        em.line(f"const i32 cake_c[{rank}] = {_coords(em, op, rows)};")
+        em.line(f"cake_store_rows<{frags}, {rank}, {ctype}>(cake_v, {em.val(op.tensor)}, cake_c, "
+                f"{_wg_row0(em, rows)});")
+
+
+def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:
+    stage = op.source.owner
+    view = stage.view.owner if isinstance(stage, StageOp) else None
+    if not isinstance(view, ViewOp):
+        raise Unsupported("`lm.sum_sq` of a value that is not a view stage")
+    rows = op.result.type.dims()[0]  # type: ignore[attr-defined]
+    frags = _frags(_role(em), rows)
+    atoms, atom_bytes = em.attr_int(view, "cake.atoms"), em.attr_int(view, "cake.atom_bytes")
+    pitch = atom_bytes // rows
+    if pitch % 16 or pitch * rows != atom_bytes:
+        raise Unsupported(f"`lm.sum_sq` of rows of {pitch} bytes (a multiple of 16 is needed)")
+    var = em.names.fresh(op.result.name_hint or "sum_sq")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"float {var}[{frags}][2];  // ({rows}, 1)")
+    em.line(f"cake_sum_sq_bf16<{frags}, {atoms}u, {atom_bytes}u, {pitch}u>({var}, "
+            f"{em.val(op.source)}, {_wg_row0(em, rows)});")
+
+
+def argmin(em: KernelEmitter, op: ArgminOp) -> None:
+    """Per thread, in ascending column order with a strict `<`: each thread's partial keeps
+    the lowest index among equal minima, and the quad merge keeps it across lanes."""
+    rows, cols = _dims(op.source)
+    if cols % 8:
+        raise Unsupported(f"`lm.argmin` over {cols} columns (a multiple of 8 is needed)")
+    frags = _frags(_role(em), rows)
+    best, index = em.values.get(op.value), em.values.get(op.index)
+    if best is None or index is None:
+        raise Unsupported("`lm.argmin` into tiles that are not `lm.regs` of its role")
+    em.source_comment(op)
+    _retire_mma(em, op.source)
+    init = em.val(op.init)
+    with em.block():
+        em.line(f"const i32 cake_col = {_paren(em.val(op.base))} + 2 * (i32)(cake_lane_id() % 4u);")
+        if init != "false":
+            head = "" if init == "true" else f"if ({init}) "
+            em.line(f"{head}for (int {_F} = 0; {_F} < {frags}; ++{_F}) "
+                    f"for (int {_H} = 0; {_H} < 2; ++{_H}) {{ {best}[{_F}][{_H}] = "
+                    f"__int_as_float(0x7f800000); {index}[{_F}][{_H}] = 0; }}")
+        n = _loops(em, frags, cols)
+        em.line(f"const float cake_s = {element(em, op.source)};")
+        with em.block(f"if (cake_s < {best}[{_F}][{_H}])"):
+            em.line(f"{best}[{_F}][{_H}] = cake_s;")
+            em.line(f"{index}[{_F}][{_H}] = cake_col + 8 * {_J} + {_E};")
+        _close(em, n)
+
+
+def register() -> None:
+    """Add these lowerings and their device helpers to the sm_90a tables of cuda_emit."""
+    LOWERINGS["sm_90a"].update({
+        TileBinaryOp: tile_binary, TileLoadOp: tile_load, TileStoreOp: tile_store,
+        SumSqOp: sum_sq, ArgminOp: argmin,
+    })
+    SUPPORT_HEADERS["sm_90a"] = (*SUPPORT_HEADERS["sm_90a"], "cuda_emit_tiles.cuh")
