@@ -23,14 +23,30 @@ __device__ __forceinline__ long long cake_run_offset(const CakeTensor<R>& t, con
   return off;
 }
 
+__device__ __forceinline__ void cake_from_bits(float& x, u32 bits) { x = __uint_as_float(bits); }
+__device__ __forceinline__ void cake_from_bits(i32& x, u32 bits) { x = (i32)bits; }
+
 // (1, N) vector: elements c[R-1] + column of t's last dimension; outside the tensor, `other`.
+// A run wholly inside a contiguous, 8-byte aligned row is read with one 8-byte load per
+// column pair (the common case: every centroid tile but the last); anything else element
+// by element with bounds checks.
 template <int N, int R, class E>
 __device__ __forceinline__ void cake_load_cols(E (&out)[N / 4], const CakeTensor<R>& t,
                                                const i32 (&c)[R], E other) {
+  static_assert(sizeof(E) == 4, "vectors of 4-byte elements");
   const long long off = cake_run_offset<R>(t, c);
   const long long n = t.shape[R - 1], ld = t.stride[R - 1];
   const i32 col0 = c[R - 1] + 2 * (i32)(cake_lane_id() % 4u);
   const E* const p = (const E*)t.ptr + off;
+  if (off >= 0 && ld == 1 && c[R - 1] >= 0 && c[R - 1] + N <= n && ((u64)(p + col0) & 7) == 0) {
+#pragma unroll
+    for (int j = 0; j < N / 8; ++j) {
+      const uint2 v = *(const uint2*)(p + col0 + 8 * j);
+      cake_from_bits(out[2 * j], v.x);
+      cake_from_bits(out[2 * j + 1], v.y);
+    }
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < N / 8; ++j) {
 #pragma unroll

@@ -123,9 +123,8 @@ def element(em: KernelEmitter, v: SSAValue) -> str:
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
         return _float(owner.value.value.data)
     if isinstance(owner, TileBinaryOp):
-        kind = owner.kind.data
-        a, b = element(em, owner.lhs), element(em, owner.rhs)
-        return f"({_BINARY[kind].format(a, b)})"
+        return _fused(em, owner) or "({})".format(
+            _BINARY[owner.kind.data].format(element(em, owner.lhs), element(em, owner.rhs)))
     role = _role(em)
     if v in role.accs:
         return f"{role.accs[v].var}[{_F}][4 * {_J} + 2 * {_H} + {_E}]"
@@ -138,6 +137,25 @@ def element(em: KernelEmitter, v: SSAValue) -> str:
     if rows == 1:
         return f"{em.values[v]}[2 * {_J} + {_E}]"
     raise Unsupported(f"a ({rows}, {cols}) tile that is not an MMA accumulator")
+
+
+def _fused(em: KernelEmitter, op: TileBinaryOp) -> str | None:
+    """`x ± y * z` as one fmaf. Written out, `c_sq - 2.0 * acc` compiles to two FADDs (the
+    compiler turns the exact doubling into an add and will not contract it): one more
+    instruction per score element, 1/8 of the MMA time at D = 128."""
+    kind = op.kind.data
+    if kind == "sub":
+        candidates = [(op.rhs, op.lhs, "-")]
+    elif kind == "add":
+        candidates = [(op.rhs, op.lhs, ""), (op.lhs, op.rhs, "")]
+    else:
+        return None
+    for product, other, sign in candidates:
+        mul = product.owner
+        if isinstance(mul, TileBinaryOp) and mul.kind.data == "mul":
+            y, z = element(em, mul.lhs), element(em, mul.rhs)
+            return f"fmaf({sign}{_paren(y)}, {z}, {element(em, other)})"
+    return None
 
 
 def _float(x: float) -> str:
