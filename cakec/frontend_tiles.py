@@ -15,7 +15,6 @@ from typing import Any
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i64
 
 from cakec import ast
-from cakec import frontend as fe_mod
 from cakec.diagnostics import Note, Span, error
 from cakec.dialects import cake
 
@@ -200,3 +199,6 @@ TILE_BUILDERS = {
     "tensor.load": _build_load, "tensor.store": _build_store, "sum_sq": _build_sum_sq,
     "argmin": _build_argmin,
 }
+
+# Last, so that importing either module first works: frontend imports TILE_BUILDERS from here.
+from cakec import frontend as fe_mod  # noqa: E402

@@ -28,10 +28,11 @@ shapes = [
     {"B": 3, "N": 1000, "K": 300, "D": 72},  # ragged: N and K not multiples of the tiles
 ]
 
-#: Parameters the kernel writes (poisoned with NaN before the launch).
-outputs = ["Idx", "Dist"]
+#: The parameter `cakec run` poisons with NaN and compares (Idx is int32, which NaN cannot
+#: poison; `reference` judges it through the distance check).
+outputs = ["Dist"]
 
-#: `reference` returns the kernel's own results where they pass the distance check, so
+#: `reference` returns the kernel's own dist when every row passes the distance check, so
 #: any error is a failed row (see `reference`).
 tolerance = 1e-6
 
@@ -101,16 +102,15 @@ def check(x, c, idx, dist) -> dict[str, int]:
 
 
 def reference(inputs: tuple):
-    """The kernel's idx and dist where every row passes `check`; otherwise NaN everywhere,
-    so `cakec run` reports the failure (an index comparison would flag bf16 near-ties)."""
+    """The kernel's dist when every row passes `check` (idx and dist); otherwise NaN, so
+    `cakec run` reports the failure (an index comparison would flag bf16 near-ties)."""
     import torch
 
     x, c, _, idx, dist = inputs[:5]
     bad = check(x, c, idx, dist)
     if bad["choice"] or bad["dist"]:
-        return (torch.full_like(idx, -1, dtype=torch.float64),
-                torch.full_like(dist, float("nan"), dtype=torch.float64))
-    return idx.double(), dist.double()
+        return torch.full_like(dist, float("nan"), dtype=torch.float64)
+    return dist.double()
 
 
 def flops(shape: dict[str, int]) -> float:

@@ -1178,4 +1178,4 @@ def _support(target: str) -> str:
 from cakec.targets import cuda_emit_sm100  # noqa: E402
 cuda_emit_sm100.register()
 from cakec.targets import cuda_emit_tiles  # noqa: E402
-cuda_emit_tiles.register()
+cuda_emit_tiles.register(LOWERINGS, SUPPORT_HEADERS)

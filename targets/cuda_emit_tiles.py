@@ -25,9 +25,6 @@ from cakec.dialects.cake import (
     ArgminOp, RegsOp, StageOp, SumSqOp, TileBinaryOp, TileLoadOp, TileStoreOp, ViewOp,
     dtype_name,
 )
-from cakec.targets.cuda_emit import (
-    LOWERINGS, SUPPORT_HEADERS, KernelEmitter, Unsupported, _paren, _Role, _scaled,
-)
 from cakec.targets.sku import WARPGROUP_WARPS
 
 _FRAG_ROWS = 64
@@ -313,10 +310,16 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
         _close(em, n)
 
 
-def register() -> None:
-    """Add these lowerings and their device helpers to the sm_90a tables of cuda_emit."""
-    LOWERINGS["sm_90a"].update({
+def register(lowerings: dict, headers: dict) -> None:
+    """Add these lowerings and their device helpers to cuda_emit's sm_90a tables."""
+    lowerings["sm_90a"].update({
         TileBinaryOp: tile_binary, TileLoadOp: tile_load, TileStoreOp: tile_store,
         SumSqOp: sum_sq, ArgminOp: argmin,
     })
-    SUPPORT_HEADERS["sm_90a"] = (*SUPPORT_HEADERS["sm_90a"], "cuda_emit_tiles.cuh")
+    headers["sm_90a"] = (*headers["sm_90a"], "cuda_emit_tiles.cuh")
+
+
+# Last, so that importing either module first works: cuda_emit calls register() on import.
+from cakec.targets.cuda_emit import (  # noqa: E402
+    KernelEmitter, Unsupported, _paren, _Role, _scaled,
+)
