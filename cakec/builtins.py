@@ -136,6 +136,12 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "Async copy of one tile of `tensor` (tile coords, outermost first) into "
            "view[stage], completing on barrier[stage].",
            "mbarrier.arrive.expect_tx + cp.async.bulk.tensor", "role"),
+        _b("copy_load", [Arg("tensor", "tensor"), Arg("coords", "coords"),
+                         Arg("stage", "scalar", required=False, default=0),
+                         Arg("barrier", "barrier")], None,
+           "Async copy of one tile of `tensor` (tile coords, outermost first) into "
+           "view[stage] by every thread of the role, completing on barrier[stage].",
+           "cp.async (16-byte chunks, zero fill) + cp.async.mbarrier.arrive.noinc", "role"),
     ]},
     "tensor": {b.name: b for b in [
         _b("tma_store", [Arg("value", "tile"), Arg("coords", "coords")], None,

@@ -968,9 +968,9 @@ def _build_mma(fe, e, b, recv):
     return Value("none", e.span)
 
 
-def _build_tma_load(fe, e, b, recv):
+def _build_tma_load(fe, e, b, recv, op_cls=cake.TmaLoadOp):
     tensor, coords = b["tensor"], b["coords"].const
-    if not tensor.info.get("tma"):
+    if op_cls is cake.TmaLoadOp and not tensor.info.get("tma"):
         raise error("CAKE-T007", f"`{tensor.info['name']}` is not a TMA tensor", e.span,
                     notes=[Note(tensor.span, "declared here")],
                     help=f"declare it as `LM.tma{tensor.info['rank']}d`")
@@ -984,8 +984,8 @@ def _build_tma_load(fe, e, b, recv):
         raise error("CAKE-S008", f"stage {stage.const} is out of range for view "
                     f"`{recv.info.get('name')}` with {recv.info['stages']} stage(s)", stage.span,
                     notes=[Note(recv.span, f"`{recv.info.get('name')}` is declared here")])
-    fe._add(cake.TmaLoadOp.build(operands=[recv.ssa, tensor.ssa, [fe._i32(c) for c in coords],
-                                           fe._i32(stage), b["barrier"].ssa]), e.span)
+    fe._add(op_cls.build(operands=[recv.ssa, tensor.ssa, [fe._i32(c) for c in coords],
+                                   fe._i32(stage), b["barrier"].ssa]), e.span)
     return Value("none", e.span)
 
 
@@ -1019,6 +1019,7 @@ _BUILD = {
     "max": _int_binary(arith.MaxSIOp, max), "wait": _sync_op(cake.WaitOp),
     "arrive": _sync_op(cake.ArriveOp), "commit": _sync_op(cake.CommitOp),
     "fence_proxy": _build_fence, "mma": _build_mma, "view.tma_load": _build_tma_load,
+    "view.copy_load": lambda fe, e, b, recv: _build_tma_load(fe, e, b, recv, cake.CopyLoadOp),
     "tensor.tma_store": _build_tma_store, "tile.to": _build_convert, "tmem.to": _build_convert,
     **TILE_BUILDERS,
 }

@@ -418,6 +418,26 @@ class TmaLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class CopyLoadOp(IRDLOperation):
+    """`view.copy_load(T, coords=, stage=, barrier=)`: every thread of the role copies 16-byte
+    chunks of one tile into `view[stage]` (cp.async, zero-filled outside T), then arrives on
+    `barrier[stage]` when its copies land; `tma_load`'s contract without TMA (sm_80 onwards)."""
+
+    name = "cake.copy_load"
+    view = operand_def(ViewType)
+    tensor = operand_def(TensorType)
+    coords = var_operand_def(i32)
+    stage = operand_def(i32)
+    barrier = operand_def(BarrierType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+#: Asynchronous fills of a view stage that complete on a barrier (every analysis treats
+#: them alike; only the instructions and the arrivals per event differ).
+ASYNC_LOADS = (TmaLoadOp, CopyLoadOp)
+
+
+@irdl_op_definition
 class TmaStoreOp(IRDLOperation):
     """`T.tma_store(tile, coords=)`: store a register tile to a global tile."""
 
@@ -548,7 +568,7 @@ Cake = Dialect(
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
-        TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
+        CopyLoadOp, TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, TileBinaryOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,

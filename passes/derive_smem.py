@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from cakec.diagnostics import DiagnosticSink, Note
 from cakec.dialects.cake import (
-    KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TmaLoadOp, ViewOp, ViewType,
+    ASYNC_LOADS, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TmaLoadOp, ViewOp, ViewType,
     dtype_bytes,
 )
 from cakec.passes.base import sink_of, span_of
@@ -225,7 +225,7 @@ def _consumers(view: ViewOp) -> tuple[list[Operation], list[Operation]]:
     mma: list[Operation] = []
     for use in view.result.uses:
         user = use.operation
-        if isinstance(user, TmaLoadOp):
+        if isinstance(user, ASYNC_LOADS):
             tma.append(user)
         elif isinstance(user, StageOp):
             mma.extend(u.operation for u in user.result.uses if isinstance(u.operation, MmaOp))

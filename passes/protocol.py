@@ -530,10 +530,11 @@ class Kernel:
         if isinstance(o, (cake.WaitOp, cake.ArriveOp, cake.CommitOp)):
             kind = {cake.WaitOp: WAIT, cake.ArriveOp: ARRIVE, cake.CommitOp: COMMIT}[type(o)]
             return Instr(o, kind, barrier=self.barrier_of(o.barrier), stage=e(o.stage))
-        if isinstance(o, cake.TmaLoadOp):
+        if isinstance(o, cake.ASYNC_LOADS):  # copy_load: a TMA load without tx bytes
             view = self.view_of(o.view)
+            tx = view.stage_bytes if isinstance(o, cake.TmaLoadOp) else 0
             return Instr(o, TMA, barrier=self.barrier_of(o.barrier), stage=e(o.stage),
-                         view=view, bytes=view.stage_bytes)
+                         view=view, bytes=tx)
         if isinstance(o, cake.MmaOp):
             return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
                          b=self._operand(o.b), init=e(o.init))
@@ -988,8 +989,11 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
 def _arrivals(k: Kernel, b: Barrier, typical: dict[int, list[Instr]], events: int,
               target: str) -> int:
     """Hardware arrivals per phase: init_count role events, each one arrival except a commit
-    on sm_90a, where every warpgroup of the committing role commits its own wgmma group."""
+    on sm_90a, where every warpgroup of the committing role commits its own wgmma group, and
+    a copy_load, where every thread of the role arrives once its own cp.async copies land."""
     def per_event(r: int, i: Instr) -> int:
+        if isinstance(i.op, cake.CopyLoadOp):
+            return 32 * len(k.roles[r].warps)
         return k.roles[r].warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
 
     if events:

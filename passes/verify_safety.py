@@ -134,7 +134,7 @@ def _tmem(k: Kernel) -> list[Finding]:
 def _coords(k: Kernel) -> list[Finding]:
     out: list[Finding] = []
     for o in k.op.walk():
-        if not isinstance(o, cake.TmaLoadOp):
+        if not isinstance(o, cake.ASYNC_LOADS):
             continue
         for c in o.coords:
             info = k.exprs(c)

@@ -28,7 +28,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, BlockIdOp, CommitOp, ConvertOp, DimOp, FenceProxyOp, ForOp, GridOp,
+    ArriveOp, BarrierOp, BlockIdOp, CommitOp, ConvertOp, CopyLoadOp, DimOp, FenceProxyOp, ForOp, GridOp,
     IfOp, KernelOp, MmaOp, NumBlocksOp, OnRoleOp, PipelineOp, RegsOp, RoleOp, SmCountOp,
     SmemOp, StageOp, TmaLoadOp, TmaStoreOp, TmemOp, ViewOp, WaitOp,
     dtype_name,
@@ -430,7 +430,8 @@ class KernelEmitter:
         """The lowering's arrivals per role event (below) must be what derive-barriers
         initialised the mbarrier with; a mismatch would complete phases early or never."""
         per_event = {self.emitted_arrivals(op) for op in self.kernel.walk()
-                     if isinstance(op, (TmaLoadOp, ArriveOp, CommitOp)) and op.barrier.owner is b}
+                     if isinstance(op, (TmaLoadOp, CopyLoadOp, ArriveOp, CommitOp))
+                     and op.barrier.owner is b}
         derived = self.attr_int(b, "cake.arrivals")
         expected = {v * b.init_count.value.data for v in per_event}
         if self.ok and len(expected) == 1 and derived not in expected:
@@ -444,9 +445,12 @@ class KernelEmitter:
 
     def emitted_arrivals(self, op: Operation) -> int:
         """Hardware arrivals one event performs: a TMA load and an `lm.arrive` one, an
-        `lm.commit` from a multi-thread (wgmma) role one per warpgroup."""
+        `lm.commit` from a multi-thread (wgmma) role one per warpgroup, a copy_load one per
+        thread of its role."""
         role_op = _role_of(op)
-        if not isinstance(op, CommitOp) or role_op is None:
+        if isinstance(op, CopyLoadOp) and role_op is not None:
+            return 32 * len(role_op.warps.get_values())
+        if not isinstance(op, CommitOp) or role_op is None or self.target != "sm_90a":
             return 1
         ons = [o for o in self.kernel.body.block.ops
                if isinstance(o, OnRoleOp) and o.role.owner is role_op]
@@ -533,8 +537,11 @@ class KernelEmitter:
             role.phase[b] = var
             self.line(f"{ctype} {var} = {bits};  // lm.wait parities on `{b.sym_name.data}` "
                       f"(initial parity {parity})")
+        declare = self.lowerings.get(RegsOp) if self.lowerings else None  # a target's own layout
         for regs_op in (op.acc.owner for op in ops if isinstance(op, MmaOp)):
-            if isinstance(regs_op, RegsOp) and regs_op.result not in role.accs:
+            if isinstance(regs_op, RegsOp) and declare is not None:
+                declare(self, regs_op)
+            elif isinstance(regs_op, RegsOp) and regs_op.result not in role.accs:
                 self.declare_acc(role, regs_op, ops)
         cuda_emit_tiles.declare_tiles(self, role, ops)  # lm.regs vectors (lm.argmin)
         if role.single_thread:
@@ -1175,7 +1182,8 @@ def _support(target: str) -> str:
 
 
 # Other targets' lowerings register themselves into the tables above.
-from cakec.targets import cuda_emit_sm100  # noqa: E402
+from cakec.targets import cuda_emit_sm80, cuda_emit_sm100  # noqa: E402
+cuda_emit_sm80.register()
 cuda_emit_sm100.register()
 from cakec.targets import cuda_emit_tiles  # noqa: E402
 cuda_emit_tiles.register(LOWERINGS, SUPPORT_HEADERS)
