@@ -22,8 +22,8 @@ from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, RegsOp, StageOp, SumSqOp, TileBinaryOp, TileLoadOp, TileStoreOp, ViewOp,
-    dtype_name,
+    ArgminOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, SumSqOp, TileBinaryOp, TileLoadOp,
+    TileStoreOp, ViewOp, dtype_name,
 )
 from cakec.targets.sku import WARPGROUP_WARPS
 
@@ -185,15 +185,37 @@ def _close(em: KernelEmitter, n: int) -> None:
         em.line("}")
 
 
-def _retire_mma(em: KernelEmitter, v: SSAValue) -> None:
-    """Reading an accumulator waits for its wgmma groups and pins the registers after it."""
-    accs = [em.role.accs[leaf] for leaf in _leaves(v) if em.role and leaf in em.role.accs]
-    if not accs:
+def _retire_mma(em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
+    """Reading an accumulator waits for the wgmma group that wrote it, then pins the
+    registers after the wait. Groups complete in issue order, so when the newest MMA into
+    every accumulator read here is followed in the same block by n other MMAs (one group
+    each), `wait_group n` suffices and those n keep the tensor cores busy under this
+    epilogue; otherwise (no such MMA in the block, or loops and branches in between) 0."""
+    role = em.role
+    leaves = {leaf for leaf in _leaves(v) if role is not None and leaf in role.accs}
+    if role is None or not leaves:
         return
-    em.line("cake_wgmma_wait<0>();")
-    for acc in {a.var: a for a in accs}.values():
+    pending = min(_groups_after(reader, leaf) for leaf in leaves)
+    em.line(f"cake_wgmma_wait<{pending}>();")
+    for acc in {role.accs[leaf].var: role.accs[leaf] for leaf in leaves}.values():
         for f in range(acc.frags):
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
+
+
+def _groups_after(reader: Operation, acc: SSAValue) -> int:
+    """wgmma groups issued after the newest MMA into `acc` and before `reader`, counted in
+    the reader's block (0 if that MMA is not there or control flow intervenes)."""
+    groups = 0
+    op = reader.prev_op
+    while op is not None:
+        if isinstance(op, MmaOp):
+            if op.acc == acc:
+                return groups
+            groups += 1
+        elif isinstance(op, (ForOp, IfOp)):
+            return 0
+        op = op.prev_op
+    return 0
 
 
 def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
@@ -251,7 +273,7 @@ def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
     ctype = _ctype(op.value)
     rank = len(op.coords)
     em.source_comment(op)
-    _retire_mma(em, op.value)
+    _retire_mma(em, op, op.value)
     _merge_running(em, op.value)
     with em.block():
         em.line(f"{ctype} cake_v[{frags}][2];")
@@ -293,7 +315,7 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
     if best is None or index is None:
         raise Unsupported("`lm.argmin` into tiles that are not `lm.regs` of its role")
     em.source_comment(op)
-    _retire_mma(em, op.source)
+    _retire_mma(em, op, op.source)
     init = em.val(op.init)
     with em.block():
         em.line(f"const i32 cake_col = {_paren(em.val(op.base))} + 2 * (i32)(cake_lane_id() % 4u);")
