@@ -544,6 +544,9 @@ class Kernel:
         if isinstance(o, cake.TmaStoreOp):
             acc = self.acc_of(o.value)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, cake.ArgminOp):  # reads the accumulator its tile expression names
+            acc = next(filter(None, map(self.acc_of, _tile_leaves(o.source))), None)
+            return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         return None
 
     def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
@@ -836,6 +839,14 @@ def _writes(ins: Instr) -> set[object]:
     if ins.kind == MMA and ins.acc is not None:
         return {ins.acc}
     return set()
+
+
+def _tile_leaves(v: SSAValue) -> list[SSAValue]:
+    """The tiles a broadcasting tile expression (cake.tile_binary) is built from."""
+    op = v.owner
+    if isinstance(op, cake.TileBinaryOp):
+        return _tile_leaves(op.lhs) + _tile_leaves(op.rhs)
+    return [v]
 
 
 def _reads(ins: Instr) -> set[object]:
