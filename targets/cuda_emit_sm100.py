@@ -17,6 +17,7 @@ loads, waits, arrivals, scalar code). What this file decides, and why:
   quarters; each thread owns one accumulator row (M = 128 rows = TMEM lanes) and moves it in
   32-column tcgen05.ld chunks straight to global memory, bounds-checked.
 * cta_group::2 (2-CTA MMA) is reported as not yet supported rather than emitted.
+* a register accumulator (and `copy_load`) lowers as on sm_80 (cuda_emit_sm80: mma.sync).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ import re
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    ArriveOp, CommitOp, ConvertOp, FenceProxyOp, MmaOp, TmaLoadOp, TmaStoreOp, TmemOp, WaitOp,
-    dtype_name,
+    ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp, TmaLoadOp,
+    TmaStoreOp, TmemOp, WaitOp, dtype_name,
 )
 from cakec.targets import cuda_emit as ce
+from cakec.targets import cuda_emit_sm80 as sm80
 from cakec.targets.cuda_emit import KernelEmitter, Unsupported
 
 #: The TMEM address tcgen05.alloc wrote (every thread reads it after the entry barrier).
@@ -100,8 +102,8 @@ def mma_sm100(em: KernelEmitter, op: MmaOp) -> None:
     k-offset) >> 4; the first step overwrites the accumulator when `init` holds."""
     region = op.acc.owner
     if not isinstance(region, TmemOp):
-        raise Unsupported("an MMA with a register accumulator (sm_100a accumulates in TMEM: "
-                          "declare it with `lm.tmem(...)`)")
+        sm80.mma_sm80(em, op)
+        return
     instr = em.attr_str(op, "cake.instr")
     if "cta_group::2" in instr:
         raise Unsupported("a 2-CTA MMA (tcgen05.mma.cta_group::2)")
@@ -133,22 +135,23 @@ def mma_sm100(em: KernelEmitter, op: MmaOp) -> None:
 
 def commit_sm100(em: KernelEmitter, op: CommitOp) -> None:
     """tcgen05.commit from the MMA-issuing thread: one arrival once its MMAs completed. A
-    role that issues no MMA arrives like `lm.arrive`."""
+    role that issues no tcgen05.mma (none, or synchronous mma.sync) arrives as on sm_80."""
     role = em.role
     assert role is not None
     b = em.barrier_of(op.barrier)
-    em.source_comment(op)
     addr = em.bar_addr(b, em.val(op.stage))
     if role.single_thread or not _issues_mma(em):
-        em.release(b, addr, per_warpgroup=not role.single_thread)
+        sm80.commit_sm80(em, op)
         return
+    em.source_comment(op)
     em.line(f"if ({_issuer(em)}) cake_tcgen05_commit({addr});")
 
 
 def _issues_mma(em: KernelEmitter) -> bool:
+    """Whether the current role issues tcgen05.mma (an MMA into TMEM)."""
     role = em.role
-    return role is not None and any(isinstance(o, MmaOp) and ce._role_of(o) is role.op
-                                    for o in em.kernel.walk())
+    return role is not None and any(isinstance(o, MmaOp) and isinstance(o.acc.owner, TmemOp)
+                                    and ce._role_of(o) is role.op for o in em.kernel.walk())
 
 
 def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
@@ -160,7 +163,8 @@ def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
     region = convert_op.source.owner if isinstance(convert_op, ConvertOp) else None
     dtype = dtype_name(op.value.type.element_type)  # type: ignore[attr-defined]
     if not isinstance(region, TmemOp):
-        raise Unsupported("`tma_store` of a value other than a TMEM accumulator `.to(dtype)`")
+        sm80.tma_store_sm80(em, op)
+        return
     rank = len(op.tensor.type.dims())  # type: ignore[attr-defined]
     if rank != 2 or dtype not in ce._OUT:
         raise Unsupported(f"`tma_store` of {dtype} into a rank-{rank} tensor")
@@ -182,7 +186,8 @@ def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
 _SM100 = ce._COMMON | {
     WaitOp: wait_sm100, TmaLoadOp: ce.tma_load_sm90, ArriveOp: arrive_sm100,
     CommitOp: commit_sm100, FenceProxyOp: ce.fence_proxy, MmaOp: mma_sm100,
-    ConvertOp: ce.convert, TmaStoreOp: tma_store_sm100,
+    ConvertOp: ce.convert, TmaStoreOp: tma_store_sm100, RegsOp: sm80.declare_acc,
+    CopyLoadOp: sm80.copy_load,
 }
 
 
@@ -190,5 +195,6 @@ def register() -> None:
     """Add the sm_100a / sm_103a tables, support headers and TMEM entry/exit hooks."""
     for target in ("sm_100a", "sm_103a"):
         ce.LOWERINGS[target] = _SM100
-        ce.SUPPORT_HEADERS[target] = ("cuda_emit_sm90.cuh", "cuda_emit_sm100.cuh")
+        ce.SUPPORT_HEADERS[target] = ("cuda_emit_sm90.cuh", "cuda_emit_sm80.cuh",
+                                      "cuda_emit_sm100.cuh")
         ce.KERNEL_HOOKS[target] = (tmem_entry, tmem_exit)

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 #: Targets an example is also built for beyond the one its decorator names.
 ALSO = {"gemm_tcgen05": ("sm_103a",), "fmha_fwd": ("sm_103a",),
-        "gemm_sm80": ("sm_89", "sm_120a", "sm_121a")}
+        "gemm_bf16": ("sm_100a", "sm_103a"),  # a register accumulator: mma.sync on Blackwell
+        "gemm_sm80": ("sm_89", "sm_120a", "sm_121a", "sm_100a", "sm_103a")}
 #: Known not to emit yet, with the reason (a strict xfail: fixing it must update this table).
 BLOCKED = {"fmha_fwd": "metadata.params has no dtype for the never-stored tensor `O`"}
 #: SASS the tcgen05 path must produce on sm_100a / sm_103a.
