@@ -3,8 +3,8 @@ and `assign`, the whole call (||c||² kernel + assignment kernel) that bench/ an
 tests time and check.
 
 idx[b, i] = argmin_j ||X[b, i] - C[b, j]||², dist[b, i] = that squared distance, X [B, N, D]
-and C [B, K, D] bf16 with D ≤ 128 and D % 8 == 0. Arguments of the assignment kernel, in
-its parameter order: X, C, Csq, Idx, Dist, B, N, K.
+and C [B, K, D] bf16 with D ≤ 128 and D % 8 == 0 (kmeans_assign_d64.cake serves D ≤ 64).
+Arguments of the assignment kernels, in their parameter order: X, C, Csq, Idx, Dist, B, N, K.
 
 Correctness is judged by distance, not index (bf16 near-ties flip ~0.7% of indices): for
 every row the chosen centroid's float64 distance must be within 1e-3 relative (1e-2
@@ -44,22 +44,25 @@ _kernels: dict[str, object] = {}
 
 
 def kernels() -> tuple:
-    """(||c||² kernel, assignment kernel), compiled once per process."""
+    """(||c||² kernel, assignment kernel for D ≤ 128, the one for D ≤ 64), compiled once per
+    process."""
     import cakec
 
-    for name in ("kmeans_csq", "kmeans_assign"):
+    names = ("kmeans_csq", "kmeans_assign", "kmeans_assign_d64")
+    for name in names:
         if name not in _kernels:
             _kernels[name] = cakec.compile(str(HERE / f"{name}.cake"), target="sm_90a")
-    return _kernels["kmeans_csq"], _kernels["kmeans_assign"]
+    return tuple(_kernels[name] for name in names)
 
 
 def assign(x, c, csq, idx, dist) -> None:
-    """One assignment call: ||c||² into `csq`, then idx and dist. All on the current stream."""
-    b, n, _ = x.shape
+    """One assignment call: ||c||² into `csq`, then idx and dist. All on the current stream.
+    D ≤ 64 takes the 64-wide kernel (half the MMA work of zero-padding to 128)."""
+    b, n, d = x.shape
     k = c.shape[1]
-    csq_kernel, assign_kernel = kernels()
+    csq_kernel, wide, narrow = kernels()
     csq_kernel(c, csq, b, k)
-    assign_kernel(x, c, csq, idx, dist, b, n, k)
+    (narrow if d <= 64 else wide)(x, c, csq, idx, dist, b, n, k)
 
 
 def make_inputs(shape: dict[str, int], device: str) -> tuple:
