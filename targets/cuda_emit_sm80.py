@@ -87,13 +87,13 @@ def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
             f"{wm}x{wn}, each {m // wm}x{n // wn} in mma.sync m16n8 fragments")
 
 
-def _operand(em: KernelEmitter, value: SSAValue) -> tuple[str, ViewOp]:
-    """`CakeOperand<span, atom bytes, swizzled>` for an MMA operand stage."""
+def _operand(em: KernelEmitter, value: SSAValue) -> str:
+    """The `CakeOperand<span, atom bytes, swizzled>` arguments of an MMA operand stage."""
     stage = value.owner
     view = stage.view.owner if isinstance(stage, StageOp) else value.owner
     if not isinstance(view, ViewOp):
         raise Unsupported("an MMA operand that is not a view stage")
-    return _layout(em, view), view
+    return _layout(em, view)
 
 
 def _layout(em: KernelEmitter, view: ViewOp) -> str:
@@ -116,8 +116,7 @@ def mma_sm80(em: KernelEmitter, op: MmaOp) -> None:
     if instr not in ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
                      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"):
         raise Unsupported(f"the MMA form `{instr}`")
-    a_layout, _ = _operand(em, op.a)
-    b_layout, _ = _operand(em, op.b)
+    a_layout, b_layout = _operand(em, op.a), _operand(em, op.b)
     if not em.ok:
         return
     em.source_comment(op)
