@@ -206,6 +206,8 @@ class KernelEmitter:
         self.barriers: dict[BarrierOp, str] = {}
         self.role: _Role | None = None
         self.used_tmaps: set[tuple[str, int]] = set()
+        #: Running-argmin tiles whose quads are merged since their last update (tile lowering).
+        self.merged: set[SSAValue] = set()
         self.ok = True
         self.target = self.kernel_str("cake.target") or ""
         self.lowerings = LOWERINGS.get(self.target)

@@ -219,13 +219,15 @@ def _groups_after(reader: Operation, acc: SSAValue) -> int:
 
 
 def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
-    """Merge the quads of every running argmin pair that the expression reads."""
-    done: set[SSAValue] = set()
+    """Merge the quads of every running argmin pair that the expression reads, once per
+    update: a second merge of merged lanes is redundant, and on the H200 (NVRTC 13.0) it
+    swapped the value and index registers (distilled: test/distilled/kmeans_double_merge)."""
     for leaf in _leaves(v):
         for use in leaf.uses:
             op = use.operation
-            if isinstance(op, ArgminOp) and op.value not in done and leaf in (op.value, op.index):
-                done.add(op.value)
+            if (isinstance(op, ArgminOp) and op.value not in em.merged
+                    and leaf in (op.value, op.index)):
+                em.merged.add(op.value)
                 frags = _frags(_role(em), _dims(op.value)[0])
                 em.line(f"cake_argmin_quad_merge<{frags}>({em.values[op.value]}, "
                         f"{em.values[op.index]});")
@@ -316,6 +318,7 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
         raise Unsupported("`lm.argmin` into tiles that are not `lm.regs` of its role")
     em.source_comment(op)
     _retire_mma(em, op, op.source)
+    em.merged.discard(op.value)  # new partial results: the next reader merges again
     init = em.val(op.init)
     with em.block():
         em.line(f"const i32 cake_col = {_paren(em.val(op.base))} + 2 * (i32)(cake_lane_id() % 4u);")
