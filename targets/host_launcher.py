@@ -531,7 +531,7 @@ def _tensor_checks(params: list[_CParam]) -> list[str]:
         lines += [f"const cake_host::Tensor<{p.rank}> {t} = "
                   f"{{{c.name}, {{{shape}}}, {{{stride}}}}};",
                   f'if ((cake_e = cake_host::check_tensor(cake_msg, cake_k, "{p.name}", {c.name}, '
-                  f"{p.rank}, {t}.shape, {t}.stride, {TENSOR_DTYPES[p.dtype].itemsize}, "
+                  f"{p.rank}, {t}.shape, {t}.stride, {_itemsize(p)}, "
                   f"{'true' if p.tmaps else 'false'}))) return cake_e;"]
     return lines
 
@@ -619,9 +619,9 @@ def _tmap_code(params: list[_CParam]) -> tuple[list[str], list[str]]:
         if p.kind == "scalar":
             args.append(f"(void*)&{c.name}")
             continue
-        dt = TENSOR_DTYPES[p.dtype]
         t = f"cake_t_{p.name}"
         for i, spec in enumerate(p.tmaps):
+            dt = TENSOR_DTYPES[p.dtype]
             m, box = f"cake_m_{p.name}_{i}", f"cake_b_{p.name}_{i}"
             lines += [f"CUtensorMap {m};",
                       f"static const unsigned {box}[{p.rank}] = "
@@ -774,3 +774,8 @@ def module_header(raw: Mapping[str, Any], image: bytes) -> str:
     (plain C++ over the CUDA runtime) compiled where CAKE_IMPLEMENTATION is defined."""
     meta, params = _parse(raw)
     return _header_text(meta, params, loads=True, body=_module_code(meta, params, image))
+
+
+def _itemsize(p) -> int:
+    """Element bytes for the argument checks; a tensor of `any` dtype has no TMA checks."""
+    return TENSOR_DTYPES[p.dtype].itemsize if p.dtype in TENSOR_DTYPES else 1

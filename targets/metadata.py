@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, StringAttr,
+    ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, NoneType, StringAttr,
 )
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 
@@ -91,7 +91,7 @@ def params(kernel: KernelOp, used_tmaps: set[tuple[str, int]],
         t = arg.type
         if isinstance(t, TensorType):
             maps = tuple(tmaps[k] for k in sorted(used_tmaps) if k[0] == name)
-            out.append(Param(name, "tensor", dtype_name(t.element_type), len(t.dims()), maps))
+            out.append(Param(name, "tensor", _tensor_dtype(t), len(t.dims()), maps))
         else:
             out.append(Param(name, "scalar", dtype_name(t)))
     return out
@@ -149,3 +149,11 @@ def _param_json(p: Param) -> dict[str, object]:
         return {"name": p.name, "kind": "scalar", "dtype": p.dtype}
     return {"name": p.name, "kind": "tensor", "rank": p.rank, "dtype": p.dtype,
             "tmaps": [m.spec for m in p.tmaps]}
+
+
+def _tensor_dtype(t: TensorType) -> str:
+    """The dtype the frontend inferred from the tensor's loads and stores; `any` when the
+    kernel never touches the tensor (the canonical example's `O`)."""
+    from cakec.runtime.args import ANY_DTYPE
+
+    return ANY_DTYPE if isinstance(t.element_type, NoneType) else dtype_name(t.element_type)

@@ -45,6 +45,10 @@ TENSOR_DTYPES: dict[str, DType] = {d.name: d for d in (
     DType("i64", "torch.int64", 8, 5),
 )}
 # Scalar kernel parameters: struct format, and the integer range (None for floats).
+#: The dtype of a tensor parameter the kernel never reads or writes (nothing to infer it
+#: from): any tensor is accepted, and no tensor map is built for it.
+ANY_DTYPE = "any"
+
 SCALAR_DTYPES: dict[str, tuple[str, tuple[int, int] | None]] = {
     "i32": ("<i", (-2**31, 2**31 - 1)),
     "u32": ("<I", (0, 2**32 - 1)),
@@ -137,7 +141,7 @@ def _parse_param(raw: Mapping[str, Any]) -> Param:
         return Param(name, kind, dtype)
     if kind != "tensor":
         _fail(f"{name}: kind {kind!r} is neither 'tensor' nor 'scalar'")
-    if dtype not in TENSOR_DTYPES:
+    if dtype not in TENSOR_DTYPES and not (dtype == ANY_DTYPE and not raw.get("tmaps")):
         _fail(f"{name}: tensor dtype {dtype!r} not one of {list(TENSOR_DTYPES)}")
     rank = raw.get("rank")
     if not isinstance(rank, int) or not 1 <= rank <= 5:
@@ -210,8 +214,8 @@ def _tensor_facts(meta: Metadata, p: Param, t: Any) -> BoundTensor:
     dev = t.device
     if getattr(dev, "type", None) != "cuda":
         raise CakeArgumentError(f"{where}: tensor is on {dev}, not on a CUDA device")
-    dt = TENSOR_DTYPES[p.dtype]
-    if str(t.dtype) != dt.torch_name:
+    dt = TENSOR_DTYPES.get(p.dtype)
+    if dt is not None and str(t.dtype) != dt.torch_name:
         raise CakeArgumentError(f"{where}: expected dtype {p.dtype} ({dt.torch_name}), "
                                 f"got {t.dtype}")
     shape = tuple(int(s) for s in t.shape)

@@ -165,6 +165,17 @@ def test_bind_rejects(over, match):
         bind(Metadata.parse(gemm_meta()), gemm_args(over))
 
 
+def test_untouched_tensor_accepts_any_dtype():
+    # A tensor the kernel never reads or writes has no inferred dtype: metadata says `any`.
+    raw = gemm_meta()
+    raw["params"][2] = {"name": "C", "kind": "tensor", "rank": 2, "dtype": "any", "tmaps": []}
+    bound = bind(Metadata.parse(raw), gemm_args({"C": FakeTensor((5, 7), dtype="torch.int8")}))
+    assert bound.tensors["C"].shape == (5, 7)
+    raw["params"][0]["dtype"] = "any"  # ...but a tensor map needs a real element type
+    with pytest.raises(ValueError, match="'any' not one of"):
+        Metadata.parse(raw)
+
+
 def test_bind_constraint_and_arity():
     meta = Metadata.parse(gemm_meta())
     # K = 12 with rows padded to 16 elements: strides pass, only the constraint fails.
