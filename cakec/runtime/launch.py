@@ -69,14 +69,17 @@ def encode_tmap(b: BoundTensor, spec: TmapSpec) -> bytes:
 _TARGET = re.compile(r"^sm_(\d+)(\d)([af]?)$")
 
 
-def _target_runs_on(target: str, major: int, minor: int) -> bool:
-    """sm_XYa runs only on X.Y; sm_XY / sm_XYf on X.Z with Z >= Y (SASS compatibility)."""
+def _target_runs_on(target: str, major: int, minor: int, ptx: bool = False) -> bool:
+    """sm_XYa runs only on X.Y; sm_XY / sm_XYf SASS on X.Z with Z >= Y; plain sm_XY PTX on
+    any later GPU too (the driver JIT-compiles it)."""
     m = _TARGET.match(target)
     if not m:
         return False
     t_major, t_minor, suffix = int(m.group(1)), int(m.group(2)), m.group(3)
     if suffix == "a":
         return (major, minor) == (t_major, t_minor)
+    if ptx and not suffix:
+        return (major, minor) >= (t_major, t_minor)
     return major == t_major and minor >= t_minor
 
 
@@ -88,6 +91,7 @@ class Kernel:
     """
 
     def __init__(self, cubin: bytes, metadata: Mapping[str, Any]):
+        """`cubin` is the image cuModuleLoadData takes: a cubin, or NUL-terminated PTX."""
         self.meta = Metadata.parse(metadata)
         self.cubin = bytes(cubin)
         self._loaded: dict[int, _Loaded] = {}
@@ -111,7 +115,7 @@ class Kernel:
         A = drv.CUdevice_attribute
         cc = (attr(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "cc major"),
               attr(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "cc minor"))
-        if not _target_runs_on(self.meta.target, *cc):
+        if not _target_runs_on(self.meta.target, *cc, ptx=not self.cubin.startswith(b"\x7fELF")):
             raise CakeLaunchError(f"{self.meta.kernel} was built for {self.meta.target}; "
                                   f"cuda:{device} is sm_{cc[0]}{cc[1]}")
         optin = attr(A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "smem opt-in")

@@ -217,6 +217,9 @@ def test_target_compatibility():
     assert not _target_runs_on("sm_90a", 10, 0)
     assert _target_runs_on("sm_80", 8, 6) and not _target_runs_on("sm_80", 9, 0)
     assert _target_runs_on("sm_100f", 10, 3) and not _target_runs_on("sm_100a", 10, 3)
+    # PTX of a plain target is JIT-compiled by the driver for any later GPU; `a` PTX is not.
+    assert _target_runs_on("sm_80", 9, 0, ptx=True) and not _target_runs_on("sm_80", 7, 5, ptx=True)
+    assert not _target_runs_on("sm_90a", 10, 0, ptx=True)
 
 
 # ---------------------------------------------------------------- NVRTC
