@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from cakec.diagnostics import DiagnosticSink, Note
 from cakec.dialects.cake import (
-    ASYNC_LOADS, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TmaLoadOp, ViewOp, ViewType,
+    ASYNC_LOADS, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, ViewOp, ViewType,
     dtype_bytes,
 )
 from cakec.passes.base import sink_of, span_of

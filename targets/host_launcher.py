@@ -144,7 +144,7 @@ def _declarations(meta: Metadata, params: list[_CParam], loads: bool) -> str:
              f"/* Why the last {calls} on this thread failed; \"\" after a success. */",
              f"const char* {k}_last_error(void);"]
     if loads:
-        parts += ["", f"/* Loads the kernel image once per process: from `path` (a cubin, fatbin "
+        parts += ["", "/* Loads the kernel image once per process: from `path` (a cubin, fatbin "
                   "or PTX file) or,", " * with NULL, the image embedded in this header. "
                   f"{k}_launch loads the embedded one if nothing", " * is loaded yet. A second "
                   "load with a path fails (cudaErrorInvalidValue). */",

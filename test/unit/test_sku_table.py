@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cakec.targets.sku import (
-    DEFAULT_TARGET, FAMILIES, PTX_MIN_VERSION, SKUS, Sku, get_sku, is_valid_setmaxnreg,
+    DEFAULT_TARGET, FAMILIES, PTX_MIN_VERSION, SKUS, get_sku, is_valid_setmaxnreg,
     is_valid_tmem_alloc, is_warpgroup, ptx_version_for, tma_inner_box_fits, tmem_alloc_columns,
     tmem_lanes_for_warp)
 from cakec.targets.sku_table import (
