@@ -7,42 +7,15 @@ from __future__ import annotations
 from hypothesis import given, settings, strategies as st
 
 from cakec.dialects.cake import KernelOp
-from cakec.driver import build, read_source, verify_source
+from cakec.driver import build, read_source
 from cakec.passes.protocol import Kernel, first_wait_free, parities
+from test_protocol import codes, ring as protocol_ring
 
 
 def ring(stages: int, trips: str) -> str:
-    return f"""@cake.schedule(target="sm_100a")
-def r(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
-    pool = lm.smem({stages * 32768})
-    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage={stages}, swizzle=128b)
-    sb = pool.view(offset={stages * 16384}, shape=(128, 64), dtype=lm.bf16, stage={stages}, swizzle=128b)
-    acc = lm.tmem(cols=0, width=128, shape=(128, 128), dtype=lm.f32)
-    load = lm.role(warps=[0])
-    mma = lm.role(warps=[1])
-    epi = lm.role(warps=[4, 5, 6, 7])
-    full = lm.barrier(count={stages}, prod=[load], cons=[mma], init_count=2)
-    empty = lm.barrier(count={stages}, prod=[mma], cons=[load])
-    done = lm.barrier(count=1, prod=[mma], cons=[epi])
-    with load:
-        for k in lm.range(0, {trips}):
-            lm.wait(empty, stage=k % {stages})
-            sa.tma_load(A, coords=(0, k), stage=k % {stages}, barrier=full)
-            sb.tma_load(B, coords=(0, k), stage=k % {stages}, barrier=full)
-    with mma:
-        for k in lm.range(0, {trips}):
-            lm.wait(full, stage=k % {stages})
-            lm.mma(acc, sa[k % {stages}], sb[k % {stages}], init=(k == 0))
-            lm.commit(empty, stage=k % {stages})
-        lm.commit(done)
-    with epi:
-        lm.wait(done)
-        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-"""
-
-
-def codes(text: str) -> list[str]:
-    return [d.code for d in verify_source(read_source("r.cake", text)).sink.diagnostics]
+    """The corpus ring of test_protocol with both roles looping `trips` times."""
+    loop = f"lm.range(0, {trips})"
+    return protocol_ring(load_loop=loop, mma_loop=loop, stages=stages)
 
 
 STAGES = st.integers(1, 6)
