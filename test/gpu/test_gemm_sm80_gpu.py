@@ -25,6 +25,8 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
 @pytest.fixture(scope="module")
 def kernel():
     spec = importlib.util.spec_from_file_location("gemm_sm80", ROOT / "examples" / "gemm_sm80.py")
