@@ -25,6 +25,7 @@ from cakec import __version__, depfile
 from cakec.runtime import CakeArgumentError, expr
 from cakec.runtime.args import GRID_NAMES, Metadata, bind
 from cakec.targets import host_launcher
+from test_runtime import gemm_meta
 
 ROOT = Path(__file__).resolve().parents[2]
 NVCC = shutil.which("nvcc")
@@ -32,25 +33,9 @@ CMAKE = shutil.which("cmake")
 CAKEC = shutil.which("cakec")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 
-# The GEMM of docs/abi.md: two TMA operands, a plain output, bindings and a constraint.
-GEMM = {
-    "kernel": "gemm_bf16", "entry": "gemm_bf16", "target": "sm_90a",
-    "block": [384, 1, 1],
-    "grid": ["2 * min(cdiv(cdiv(M, 128), 2) * cdiv(N, 256), max_clusters)", "1", "1"],
-    "cluster": [2, 1, 1], "dynamic_smem": 197696,
-    "params": [
-        {"name": "A", "kind": "tensor", "rank": 2, "dtype": "bf16",
-         "tmaps": [{"box": [128, 64], "swizzle": "128b", "oob_fill": "zero"}]},
-        {"name": "B", "kind": "tensor", "rank": 2, "dtype": "bf16",
-         "tmaps": [{"box": [128, 64], "swizzle": "128b", "oob_fill": "zero"}]},
-        {"name": "C", "kind": "tensor", "rank": 2, "dtype": "bf16", "tmaps": [],
-         "shape": ["M", "N"]},
-        {"name": "M", "kind": "scalar", "dtype": "i32"},
-        {"name": "N", "kind": "scalar", "dtype": "i32"},
-        {"name": "K", "kind": "scalar", "dtype": "i32"}],
-    "shape_bindings": {"M": ["A", 0], "K": ["A", 1], "N": ["B", 0]},
-    "constraints": ["K % 8 == 0"],
-}
+# The GEMM of docs/abi.md (two TMA operands, a plain output, bindings and a constraint),
+# shared with the Python runtime's tests so both launchers are checked on the same metadata.
+GEMM = gemm_meta()
 
 
 def _meta(**changes) -> dict:
