@@ -48,8 +48,9 @@ PARITY_LIST_MAX = 1024  # longest per-iteration parity list written on a wait
 Env = dict
 Expr = Callable[[Env], "int | None"]
 
-# Event kinds of a role trace.
-WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC = range(6)
+# Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
+# threads (`lm.sum_sq`): complete at its place in the program, unlike an MMA's operand reads.
+WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE = range(7)
 
 
 def line_of(op: Operation) -> int:
@@ -547,6 +548,9 @@ class Kernel:
         if isinstance(o, cake.ArgminOp):  # reads the accumulator its tile expression names
             acc = next(filter(None, map(self.acc_of, _tile_leaves(o.source))), None)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, cake.SumSqOp):
+            stage = self._operand(o.source)
+            return Instr(o, READ_STAGE, a=stage) if stage is not None else None
         return None
 
     def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
@@ -727,6 +731,15 @@ class _Tracer:
                   "it has a single element: use stage=0 (the default)")))
         return False
 
+    def stage_of(self, ins: Instr, opnd: tuple | None) -> tuple[View, int] | None:
+        """(view, stage) an operand reads in this iteration; None when out of range."""
+        if opnd is None:
+            return None
+        view, idx, _ = opnd
+        s = self.value(idx, ins)
+        return (view, s) if self.index(ins, s, view.stages, f"view `{view.name}`",
+                                       view.op) else None
+
     def run(self, prog: list[Instr]) -> None:
         ev = self.events
         for ins in prog:
@@ -743,16 +756,13 @@ class _Tracer:
             if self.inside_short and self.shortened is not None:
                 self.shortened.add(ins.op)
             if kind == MMA:
-                ops = []
-                for opnd in (ins.a, ins.b):
-                    if opnd is None:
-                        ops.append(None)
-                        continue
-                    view, idx, _ = opnd
-                    s = self.value(idx, ins)
-                    ok = self.index(ins, s, view.stages, f"view `{view.name}`", view.op)
-                    ops.append((view, s) if ok else None)
-                ev.append((MMA, ins, ops[0], ops[1], bool(self.value(ins.init, ins))))
+                ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
+                           bool(self.value(ins.init, ins))))
+                continue
+            if kind == READ_STAGE:
+                stage = self.stage_of(ins, ins.a)
+                if stage is not None:
+                    ev.append((READ_STAGE, ins, stage))
                 continue
             if kind == READ_ACC:
                 ev.append((READ_ACC, ins))
@@ -849,8 +859,15 @@ def _tile_leaves(v: SSAValue) -> list[SSAValue]:
     return [v]
 
 
-def _reads(ins: Instr) -> set[object]:
+def _stage_reader(ins: Instr) -> tuple[str, str]:
+    """How findings name a read of a stage, and how its role releases the stage after it."""
     if ins.kind == MMA:
+        return "MMA", "`lm.commit` after its MMA"
+    return "`lm.sum_sq`", "`lm.arrive` after that read"
+
+
+def _reads(ins: Instr) -> set[object]:
+    if ins.kind in (MMA, READ_STAGE):
         return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
     if ins.kind == READ_ACC:
         return {ins.acc}
@@ -1162,6 +1179,8 @@ class Simulation:
             self._arrive(r, ev, arr)
         elif kind == MMA:
             self._mma(r, ev)
+        elif kind == READ_STAGE:
+            self._read_stage(r, ev[1], *ev[2])
         else:
             self._read_acc(r, ev)
 
@@ -1281,14 +1300,15 @@ class Simulation:
                 help=f"use `lm.commit({rel.barrier.name}, stage=...)`, which arrives only once "
                      "the role's MMAs have completed"))
             return
+        what, release = _stage_reader(reader)
         self._report("race", Finding(
             "CAKE-S003", ins.op,
             f"role {roles[w].name} refills {name} at line {line_of(ins.op)} while role "
-            f"{roles[q].name} may still be reading it (MMA at line {line_of(reader.op)})"
+            f"{roles[q].name} may still be reading it ({what} at line {line_of(reader.op)})"
             f"{self.where}",
             [(reader.op, f"role {roles[q].name} reads {name} here")],
             help=f"before refilling, wait on a barrier that role {roles[q].name} releases with "
-                 "`lm.commit` after its MMA (an empty barrier)"))
+                 f"{release} (an empty barrier)"))
 
     def _mma(self, r: int, ev: tuple) -> None:
         ins: Instr = ev[1]
@@ -1331,12 +1351,15 @@ class Simulation:
                  "empty barrier, whose first wait passes)"), other=read[3].op)
 
     def _read_stage(self, r: int, ins: Instr, view: View, s: int) -> None:
+        """A read of stage s: an MMA operand (ends at the role's next commit) or a synchronous
+        read (ends where it stands)."""
         vc = self.vc[r]
         st = self.stage.setdefault(view.buffer(s), [[], []])
         writes = st[0]
-        rec = [r, vc[r], None, ins, (view, s), not writes]
+        rec = [r, vc[r], None if ins.kind == MMA else -1, ins, (view, s), not writes]
         st[1].append(rec)
-        self.outstanding[r].append(rec)
+        if ins.kind == MMA:
+            self.outstanding[r].append(rec)
         if not writes:
             self.unwritten.append(rec)
             return
@@ -1349,14 +1372,15 @@ class Simulation:
         roles = self.k.roles
         if seen is not None:
             w = writes[seen + 1]
+            reader, release = _stage_reader(ins)
             self._report("race", Finding(
                 "CAKE-S003", w[4].op,
                 f"role {roles[w[0]].name} refills {name} at line {line_of(w[4].op)} before role "
-                f"{roles[r].name} has read its previous contents (MMA at line {line_of(ins.op)})"
-                f"{self.where}",
+                f"{roles[r].name} has read its previous contents ({reader} at line "
+                f"{line_of(ins.op)}){self.where}",
                 [(ins.op, f"role {roles[r].name} reads {name} here")],
                 help=f"before refilling, wait on a barrier that role {roles[r].name} releases "
-                     "with `lm.commit` after its MMA (an empty barrier)"), other=ins.op)
+                     f"with {release} (an empty barrier)"), other=ins.op)
             return
         w = writes[0]
         b, i = self.k.elem_barrier[w[2]]
