@@ -699,7 +699,7 @@ class Frontend:
             cls = arith.AndIOp if e.op == "and" else arith.OrIOp
             return self._emit_bool(cls(self._i1(lhs), self._i1(rhs)), e.span)
         lhs, rhs = self._expr(e.left), self._expr(e.right)
-        if "tile" in (lhs.kind, rhs.kind):
+        if {"tile", "tmem"} & {lhs.kind, rhs.kind}:  # a TMEM accumulator reads as a tile
             return _tile_binop(self, e, lhs, rhs)
         for v, n in ((lhs, e.left), (rhs, e.right)):
             if v.kind not in ("int", "float"):

@@ -51,15 +51,19 @@ def _is_vector(shape: tuple[int, ...]) -> bool:
 
 
 def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
-    """`a OP b` where one side is a register tile and the other a tile or a number."""
+    """`a OP b` where one side is a register tile (or a TMEM accumulator, read as one) and
+    the other a tile or a number."""
     if e.op not in TILE_OPS:
         raise error("CAKE-T007", f"operator `{e.op}` is not defined on register tiles", e.span,
                     help="tiles support `+`, `-` and `*` (with numbers or other tiles)")
+    values = []
     for v, n in ((lhs, e.left), (rhs, e.right)):
-        if v.kind == "tile":
+        if v.kind in ("tile", "tmem"):
             if _dtype(v) != "f32":
                 raise error("CAKE-D002", f"tile arithmetic is on f32 tiles; this operand is "
                             f"{_dtype(v)}", n.span, notes=fe_mod._decl_note(v))
+            if v.kind == "tmem":
+                v = _read_tmem(fe, v, n.span)
         elif v.kind == "float" or (v.kind == "int" and v.is_const):
             if v.ssa is not None:
                 raise error("CAKE-T007", "a tile can be combined with a constant number, not "
@@ -67,6 +71,8 @@ def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
         else:
             raise error("CAKE-T007", f"operator `{e.op}` expects a register tile or a number, "
                         f"got {fe_mod.describe(v)}", n.span, notes=fe_mod._decl_note(v))
+        values.append(v)
+    lhs, rhs = values
     shapes = [_shape(v) for v in (lhs, rhs) if v.kind == "tile"]
     shape = shapes[0] if len(shapes) == 1 else broadcast(*shapes)
     if shape is None:
@@ -78,6 +84,19 @@ def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
         "kind": StringAttr(TILE_OPS[e.op])}, result_types=[cake.TileType(shape, f32)])
     fe._add(op, e.span)
     return fe_mod.Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
+
+
+def _read_tmem(fe: Any, v: Any, span: Span) -> Any:
+    """A TMEM accumulator named in tile arithmetic is read into the role's registers where
+    the expression names it, exactly as `acc.to(lm.f32)` (cake.convert, tcgen05.ld), so the
+    verifiers check that read like any other: lane quarters (H015), a wait after the MMA."""
+    if fe.in_role is None:
+        raise error("CAKE-T011", f"reading TMEM region `{v.info.get('name')}` in tile "
+                    "arithmetic must happen inside a `with ROLE:` block", span,
+                    help="compute the expression inside the role that reads the accumulator")
+    op = cake.ConvertOp.build(operands=[v.ssa], result_types=[cake.TileType(_shape(v), f32)])
+    fe._add(op, span)
+    return fe_mod.Value("tile", span, ssa=op.result, info={"shape": _shape(v), "dtype": "f32"})
 
 
 def _check_coords(recv: Any, b: dict[str, Any]) -> tuple[Any, ...]:

@@ -545,7 +545,9 @@ class KernelEmitter:
                 declare(self, regs_op)
             elif isinstance(regs_op, RegsOp) and regs_op.result not in role.accs:
                 self.declare_acc(role, regs_op, ops)
-        cuda_emit_tiles.declare_tiles(self, role, ops)  # lm.regs vectors (lm.argmin)
+        declare_tiles = TILE_DECLARATIONS.get(self.target)
+        if declare_tiles is not None:
+            declare_tiles(self, role, ops)  # lm.regs vectors (lm.argmin)
         if role.single_thread:
             return
         lane0 = "cake_lane_id() == 0u"
@@ -1040,6 +1042,10 @@ SUPPORT_HEADERS: dict[str, tuple[str, ...]] = {"sm_90a": ("cuda_emit_sm90.cuh",)
 KERNEL_HOOKS: dict[str, tuple[Callable[["KernelEmitter"], None],
                               Callable[["KernelEmitter"], None]]] = {}
 
+#: target → declares, in a role's prologue, the `lm.regs` tiles its tile ops keep across the
+#: role's code (a running `lm.argmin`), in the target's tile layout (cuda_emit_tiles*.py).
+TILE_DECLARATIONS: dict[str, Callable[["KernelEmitter", _Role, list[Operation]], None]] = {}
+
 #: target → op type → lowering; other targets register theirs (cuda_emit_sm100/sm80.py).
 LOWERINGS: dict[str, dict[type[Operation], Lowering]] = {
     "sm_90a": _COMMON | {
@@ -1187,5 +1193,7 @@ def _support(target: str) -> str:
 from cakec.targets import cuda_emit_sm80, cuda_emit_sm100  # noqa: E402
 cuda_emit_sm80.register()
 cuda_emit_sm100.register()
-from cakec.targets import cuda_emit_tiles  # noqa: E402
+from cakec.targets import cuda_emit_tiles, cuda_emit_tiles_sm100  # noqa: E402
 cuda_emit_tiles.register(LOWERINGS, SUPPORT_HEADERS)
+TILE_DECLARATIONS["sm_90a"] = cuda_emit_tiles.declare_tiles
+cuda_emit_tiles_sm100.register(LOWERINGS, SUPPORT_HEADERS, TILE_DECLARATIONS)

@@ -34,6 +34,8 @@ from cakec.targets import cuda_emit as ce
 from cakec.targets import cuda_emit_sm80 as sm80
 from cakec.targets.cuda_emit import KernelEmitter, Unsupported
 
+#: The targets these lowerings are registered for.
+TARGETS = ("sm_100a", "sm_103a")
 #: The TMEM address tcgen05.alloc wrote (every thread reads it after the entry barrier).
 TMEM_BASE = "cake_tmem"
 #: Accumulator rows per tcgen05.mma cta_group::1 (M) = TMEM lanes a 4-warp epilogue covers.
@@ -193,7 +195,7 @@ _SM100 = ce._COMMON | {
 
 def register() -> None:
     """Add the sm_100a / sm_103a tables, support headers and TMEM entry/exit hooks."""
-    for target in ("sm_100a", "sm_103a"):
+    for target in TARGETS:
         ce.LOWERINGS[target] = _SM100
         ce.SUPPORT_HEADERS[target] = ("cuda_emit_sm90.cuh", "cuda_emit_sm80.cuh",
                                       "cuda_emit_sm100.cuh")

@@ -76,6 +76,21 @@ __device__ __forceinline__ void cake_store_rows(const E (&v)[F][2], const CakeTe
   }
 }
 
+// s + Σ x² over the 8 bf16 values of the 16-byte SMEM chunk at `addr`.
+__device__ __forceinline__ float cake_sum_sq_chunk_bf16(u32 addr, float s) {
+  u32 x[4];
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+               : "r"(addr));
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float lo = __uint_as_float(x[k] << 16), hi = __uint_as_float(x[k] & 0xffff0000u);
+    s = fmaf(lo, lo, s);
+    s = fmaf(hi, hi, s);
+  }
+  return s;
+}
+
 // Σ x² over each of this thread's rows of a bf16 SMEM stage stored as `atoms` column blocks of
 // rows × pitch bytes (derive-smem's layout). Every swizzle mode permutes 16-byte chunks only
 // within a row's pitch, so the sum needs no unswizzling. Lane q of a quad sums chunks q, q+4, ...
@@ -96,16 +111,7 @@ __device__ __forceinline__ void cake_sum_sq_bf16(float (&out)[F][2], u32 stage, 
         for (u32 c = 0; c < PITCH / 16u; c += 4u) {
           const u32 chunk = c + q;
           if (chunk >= PITCH / 16u) break;
-          u32 x[4];
-          asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-                       : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
-                       : "r"(stage + a * ATOM_BYTES + r * PITCH + 16u * chunk));
-#pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            const float lo = __uint_as_float(x[k] << 16), hi = __uint_as_float(x[k] & 0xffff0000u);
-            s = fmaf(lo, lo, s);
-            s = fmaf(hi, hi, s);
-          }
+          s = cake_sum_sq_chunk_bf16(stage + a * ATOM_BYTES + r * PITCH + 16u * chunk, s);
         }
       }
       s += __shfl_xor_sync(0xffffffffu, s, 1);

@@ -6,7 +6,8 @@ an accumulator, the (M, 1) vectors of its rows and the (1, N) vectors of its col
 element for element in each thread's registers (the layout is spelled out at the top of
 cuda_emit_tiles.cuh). Arithmetic emits no code of its own: the op that consumes a tile
 expression (`lm.argmin`, `T.store`) evaluates it per register, so `c_sq - 2.0 * acc` costs
-one FMA per element and nothing is materialised.
+one FMA per element and nothing is materialised. `evaluate` (constants and arithmetic, given
+a target's layout of the leaves) is shared with the sm_100a lowering, cuda_emit_tiles_sm100.py.
 
 A running argmin keeps per-thread partial results (each lane of a row's quad sees a
 quarter of the columns); reading the tiles merges the quad first, which is idempotent, so
@@ -16,6 +17,7 @@ every read is correct wherever it stands relative to the updates.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr
@@ -32,6 +34,8 @@ _CTYPE = {"f32": "float", "i32": "i32"}
 _BINARY = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}"}
 #: C loop variables of the per-register loops: fragment, column octet, column, row half.
 _F, _J, _E, _H = "cake_f", "cake_j", "cake_e", "cake_h"
+#: A target's tile layout for `evaluate`: the C expression of one element of a leaf tile.
+Leaf = Callable[["KernelEmitter", SSAValue], str]
 
 
 # ---- layout ---------------------------------------------------------------------------------
@@ -116,12 +120,24 @@ def _ctype(v: SSAValue) -> str:
 def element(em: KernelEmitter, v: SSAValue) -> str:
     """C expression for the element of tile `v` in the register at (cake_f, cake_j, cake_e,
     cake_h) of the current loops; vectors broadcast along their unit dimension."""
+    return evaluate(em, v, _register)
+
+
+def evaluate(em: KernelEmitter, v: SSAValue, leaf: Leaf) -> str:
+    """C expression for one element of the tile expression `v`: constants and arithmetic
+    here (target-neutral), every other tile through `leaf`, the target's register layout."""
     owner = v.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
         return _float(owner.value.value.data)
     if isinstance(owner, TileBinaryOp):
-        return _fused(em, owner) or "({})".format(
-            _BINARY[owner.kind.data].format(element(em, owner.lhs), element(em, owner.rhs)))
+        return _fused(em, owner, leaf) or "({})".format(_BINARY[owner.kind.data].format(
+            evaluate(em, owner.lhs, leaf), evaluate(em, owner.rhs, leaf)))
+    return leaf(em, v)
+
+
+def _register(em: KernelEmitter, v: SSAValue) -> str:
+    """A tile's element in the wgmma layout (the sm_90a leaf of `evaluate`)."""
+    owner = v.owner
     role = _role(em)
     if v in role.accs:
         return f"{role.accs[v].var}[{_F}][4 * {_J} + 2 * {_H} + {_E}]"
@@ -136,7 +152,7 @@ def element(em: KernelEmitter, v: SSAValue) -> str:
     raise Unsupported(f"a ({rows}, {cols}) tile that is not an MMA accumulator")
 
 
-def _fused(em: KernelEmitter, op: TileBinaryOp) -> str | None:
+def _fused(em: KernelEmitter, op: TileBinaryOp, leaf: Leaf) -> str | None:
     """`x ± y * z` as one fmaf. Written out, `c_sq - 2.0 * acc` compiles to two FADDs (the
     compiler turns the exact doubling into an add and will not contract it): one more
     instruction per score element, 1/8 of the MMA time at D = 128."""
@@ -150,8 +166,8 @@ def _fused(em: KernelEmitter, op: TileBinaryOp) -> str | None:
     for product, other, sign in candidates:
         mul = product.owner
         if isinstance(mul, TileBinaryOp) and mul.kind.data == "mul":
-            y, z = element(em, mul.lhs), element(em, mul.rhs)
-            return f"fmaf({sign}{_paren(y)}, {z}, {element(em, other)})"
+            y, z = evaluate(em, mul.lhs, leaf), evaluate(em, mul.rhs, leaf)
+            return f"fmaf({sign}{_paren(y)}, {z}, {evaluate(em, other, leaf)})"
     return None
 
 
@@ -250,6 +266,11 @@ def _coords(em: KernelEmitter, op: TileLoadOp | TileStoreOp, run: int) -> str:
     return "{" + ", ".join(cs) + "}"
 
 
+def load_other(op: TileLoadOp, ctype: str) -> str:
+    """The value a vector load reads outside its tensor, as a C literal of type `ctype`."""
+    return _float(op.other.value.data) if ctype == "float" else str(int(op.other.value.data))
+
+
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
     rows, cols = _dims(op.result)
     if rows != 1 or cols % 8:
@@ -257,7 +278,7 @@ def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
                           "N a multiple of 8, is supported)")
     ctype = _ctype(op.result)
     rank = len(op.coords)
-    other = _float(op.other.value.data) if ctype == "float" else str(int(op.other.value.data))
+    other = load_other(op, ctype)
     var = em.names.fresh(op.result.name_hint or "vec")
     em.values[op.result] = var
     em.source_comment(op)
@@ -287,17 +308,24 @@ def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
                 f"{_wg_row0(em, rows)});")
 
 
-def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:
+def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int]:
+    """(rows, atoms, atom bytes, row pitch) of the stage `lm.sum_sq` reads: derive-smem's
+    column blocks of rows × pitch bytes, each row read in 16-byte chunks."""
     stage = op.source.owner
     view = stage.view.owner if isinstance(stage, StageOp) else None
     if not isinstance(view, ViewOp):
         raise Unsupported("`lm.sum_sq` of a value that is not a view stage")
     rows = op.result.type.dims()[0]  # type: ignore[attr-defined]
-    frags = _frags(_role(em), rows)
     atoms, atom_bytes = em.attr_int(view, "cake.atoms"), em.attr_int(view, "cake.atom_bytes")
     pitch = atom_bytes // rows
     if pitch % 16 or pitch * rows != atom_bytes:
         raise Unsupported(f"`lm.sum_sq` of rows of {pitch} bytes (a multiple of 16 is needed)")
+    return rows, atoms, atom_bytes, pitch
+
+
+def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:
+    rows, atoms, atom_bytes, pitch = sum_sq_layout(em, op)
+    frags = _frags(_role(em), rows)
     var = em.names.fresh(op.result.name_hint or "sum_sq")
     em.values[op.result] = var
     em.source_comment(op)

@@ -2,8 +2,8 @@
 
 For each (example, target): the emitted CUDA builds with NVRTC to PTX and to a cubin; the PTX
 carries the lowest `.version` its instructions need and ptxas 13.0 (which knows nothing newer
-than 9.0) assembles it; the sm_100a/103a cubins contain the tcgen05 MMA (UTC*MMA) and TMEM
-loads (LDTM) in their SASS (cuobjdump + nvdisasm from `pip install nvidia-cuda-cuobjdump
+than 9.0) assembles it; the sm_100a/103a cubins of the tcgen05 examples (gemm_tcgen05,
+kmeans_assign_sm100) contain the tcgen05 MMA (UTC*MMA) and TMEM loads (LDTM) in their SASS (cuobjdump + nvdisasm from `pip install nvidia-cuda-cuobjdump
 nvidia-cuda-nvdisasm`; skipped when absent).
 """
 
@@ -26,7 +26,9 @@ EXAMPLES = ROOT / "examples"
 #: Targets an example is also built for beyond the one its decorator names.
 ALSO = {"gemm_tcgen05": ("sm_103a",), "fmha_fwd": ("sm_103a",),
         "gemm_bf16": ("sm_100a", "sm_103a"),  # a register accumulator: mma.sync on Blackwell
-        "gemm_sm80": ("sm_89", "sm_120a", "sm_121a", "sm_100a", "sm_103a")}
+        "gemm_sm80": ("sm_89", "sm_120a", "sm_121a", "sm_100a", "sm_103a"),
+        "kmeans_assign_sm100": ("sm_103a",),
+        "kmeans_csq": ("sm_100a", "sm_103a")}  # tile ops in the row-per-thread layout
 #: Known not to emit yet, with the reason (a strict xfail: fixing it must update this table).
 BLOCKED: dict[str, str] = {}
 #: SASS the tcgen05 path must produce on sm_100a / sm_103a.
@@ -89,12 +91,13 @@ def test_example_assembles(path: Path, target: str) -> None:
 
 
 @pytest.mark.parametrize("target", ["sm_100a", "sm_103a"])
-def test_tcgen05_sass(target: str) -> None:
+@pytest.mark.parametrize("example", ["gemm_tcgen05", "kmeans_assign_sm100"])
+def test_tcgen05_sass(example: str, target: str) -> None:
     cuobjdump, nvdisasm = _tool("cuobjdump"), _tool("nvdisasm")
     if cuobjdump is None or nvdisasm is None:
         pytest.skip("cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump "
                     "nvidia-cuda-nvdisasm)")
-    cubin = api.binary(_emit(EXAMPLES / "gemm_tcgen05.cake", target), "cubin")
+    cubin = api.binary(_emit(EXAMPLES / f"{example}.cake", target), "cubin")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "k.cubin"
         path.write_bytes(cubin)
@@ -102,7 +105,7 @@ def test_tcgen05_sass(target: str) -> None:
         sass = subprocess.run([cuobjdump, "-sass", str(path)], capture_output=True, text=True,
                               env=env, check=True).stdout
     for pattern in TCGEN05_SASS:
-        assert re.search(pattern, sass), f"no {pattern} in the {target} SASS"
+        assert re.search(pattern, sass), f"no {pattern} in the {example} {target} SASS"
 
 
 def test_version_is_lowered_never_raised() -> None:
