@@ -74,7 +74,7 @@ def bench_shape(ex, fk, b: int, n: int, k: int, d: int) -> dict:
 
     x = torch.randn(b, n, d, device="cuda").to(torch.bfloat16)
     c = torch.randn(b, k, d, device="cuda").to(torch.bfloat16)
-    csq = torch.empty(b, k, device="cuda", dtype=torch.float32)
+    csq = ex.csq_buffer(b, k)
     idx = torch.full((b, n), -1, device="cuda", dtype=torch.int32)
     dist = torch.full((b, n), float("nan"), device="cuda", dtype=torch.float32)
     ex.assign(x, c, csq, idx, dist)

@@ -29,6 +29,7 @@ KIND_NAMES: dict[str, str] = {
     "pool": "an SMEM pool",
     "tmem": "a TMEM region",
     "float": "a number",
+    "fill": "an out-of-bounds fill: lm.zero or lm.nan",
 }
 
 
@@ -132,9 +133,11 @@ METHODS: dict[str, dict[str, Builtin]] = {
     "view": {b.name: b for b in [
         _b("tma_load", [Arg("tensor", "tensor"), Arg("coords", "coords"),
                         Arg("stage", "scalar", required=False, default=0),
-                        Arg("barrier", "barrier")], None,
+                        Arg("barrier", "barrier"),
+                        Arg("fill", "fill", required=False, default="zero")], None,
            "Async copy of one tile of `tensor` (tile coords, outermost first) into "
-           "view[stage], completing on barrier[stage].",
+           "view[stage], completing on barrier[stage]; elements outside the tensor read 0, "
+           "or NaN with fill=lm.nan (float tensors).",
            "mbarrier.arrive.expect_tx + cp.async.bulk.tensor", "role"),
         _b("copy_load", [Arg("tensor", "tensor"), Arg("coords", "coords"),
                          Arg("stage", "scalar", required=False, default=0),
@@ -155,6 +158,12 @@ METHODS: dict[str, dict[str, Builtin]] = {
         _b("store", [Arg("value", "tile"), Arg("coords", "coords")], None,
            "Store an (L, 1) vector to L elements along the last dimension at tile `coords` "
            "(bounds-checked).", "st.global with bounds", "role"),
+    ]},
+    "stage": {b.name: b for b in [
+        _b("load", [], "tile",
+           "The stage of a (1, L) or (L, 1) f32 or i32 view as a register vector, read by "
+           "every thread of the role (wait for the load that fills it first).",
+           "ld.shared", "role"),
     ]},
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",

@@ -451,6 +451,8 @@ class Frontend:
                 return Value("dtype", e.span, const=e.attr)
             if e.attr == "inf":  # the fill that never wins a minimum
                 return Value("float", e.span, const=float("inf"))
+            if e.attr in ("nan", "zero"):  # TMA's out-of-bounds fills
+                return Value("fill", e.span, const=e.attr)
             if e.attr in LM_FUNCTIONS:
                 return Value("builtin", e.span, const=LM_FUNCTIONS[e.attr])
             raise error("CAKE-T003", f"unknown builtin `{self.lm_name}.{e.attr}`", e.span,
@@ -984,9 +986,22 @@ def _build_tma_load(fe, e, b, recv, op_cls=cake.TmaLoadOp):
         raise error("CAKE-S008", f"stage {stage.const} is out of range for view "
                     f"`{recv.info.get('name')}` with {recv.info['stages']} stage(s)", stage.span,
                     notes=[Note(recv.span, f"`{recv.info.get('name')}` is declared here")])
+    props = {}
+    fill = b.get("fill")
+    if fill is not None and fill.const == "nan":
+        if recv.info["dtype"] not in _NAN_DTYPES:
+            raise error("CAKE-D002", f"fill=lm.nan needs a floating-point view; "
+                        f"`{recv.info.get('name')}` is {recv.info['dtype']}", fill.span,
+                        notes=[Note(recv.span, f"`{recv.info.get('name')}` is declared here")],
+                        help="integer tiles can only be zero-filled (omit `fill=`)")
+        props["fill"] = StringAttr("nan")
     fe._add(op_cls.build(operands=[recv.ssa, tensor.ssa, [fe._i32(c) for c in coords],
-                                   fe._i32(stage), b["barrier"].ssa]), e.span)
+                                   fe._i32(stage), b["barrier"].ssa], properties=props), e.span)
     return Value("none", e.span)
+
+
+#: View dtypes TMA can fill with NaN outside the tensor.
+_NAN_DTYPES = ("f32", "tf32", "bf16", "f16")
 
 
 def _build_tma_store(fe, e, b, recv):

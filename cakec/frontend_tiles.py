@@ -141,6 +141,25 @@ def _build_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     return fe_mod.Value("none", e.span)
 
 
+def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+    """`view[s].load()`: the stage's (1, L) or (L, 1) f32/i32 vector in registers."""
+    view = recv.info["view"]
+    shape, dtype = tuple(view.info["shape"]), view.info["dtype"]
+    name = view.info.get("name", "view")
+    if not _is_vector(shape):
+        raise error("CAKE-T007", f"`load` reads a vector stage, shape (1, L) or (L, 1); "
+                    f"`{name}` is {_show(shape)}", e.span,
+                    notes=[Note(view.span, f"`{name}` is declared here")],
+                    help="whole tiles are MMA operands; `lm.sum_sq` reduces their rows")
+    if dtype not in ("f32", "i32"):
+        raise error("CAKE-D002", f"`load` reads f32 or i32 stages; `{name}` is {dtype}",
+                    e.span, notes=[Note(view.span, f"`{name}` is declared here")])
+    op = cake.StageLoadOp.build(operands=[recv.ssa],
+                                result_types=[cake.TileType(shape, cake.dtype_attr(dtype))])
+    fe._add(op, e.span)
+    return fe_mod.Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
+
+
 def _build_sum_sq(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     _axis_one(b)
     source = b["source"]
@@ -215,7 +234,8 @@ def _running_tile(fe: Any, v: Any, dtype: str, span: Span, source: Any, arg: str
 
 
 TILE_BUILDERS = {
-    "tensor.load": _build_load, "tensor.store": _build_store, "sum_sq": _build_sum_sq,
+    "tensor.load": _build_load, "tensor.store": _build_store, "stage.load": _build_stage_load,
+    "sum_sq": _build_sum_sq,
     "argmin": _build_argmin,
 }
 

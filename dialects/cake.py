@@ -404,9 +404,9 @@ class StageOp(IRDLOperation):
 
 @irdl_op_definition
 class TmaLoadOp(IRDLOperation):
-    """`view.tma_load(T, coords=, stage=, barrier=)`: an async copy of one box into
+    """`view.tma_load(T, coords=, stage=, barrier=, fill=)`: an async copy of one box into
     `view[stage]`, completing its bytes on `barrier[stage]`. `coords` are tile
-    coordinates, outermost first."""
+    coordinates, outermost first; elements outside T read 0, or NaN with fill="nan"."""
 
     name = "cake.tma_load"
     view = operand_def(ViewType)
@@ -414,6 +414,7 @@ class TmaLoadOp(IRDLOperation):
     coords = var_operand_def(i32)
     stage = operand_def(i32)
     barrier = operand_def(BarrierType)
+    fill = opt_prop_def(StringAttr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
 
@@ -539,6 +540,16 @@ class TileBinaryOp(IRDLOperation):
 
 
 @irdl_op_definition
+class StageLoadOp(IRDLOperation):
+    """`view[s].load()`: a (1, L) or (L, 1) f32/i32 stage read into a register vector (a
+    synchronous read by every thread of the role, e.g. per-column terms a TMA load brought)."""
+
+    name = "cake.stage_load"
+    source = operand_def(StageType)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
 class SumSqOp(IRDLOperation):
     """`lm.sum_sq(stage, axis=1)`: Σ x² along each row of an SMEM stage, an (M, 1) f32 tile."""
 
@@ -563,13 +574,26 @@ class ArgminOp(IRDLOperation):
     axis = prop_def(IntegerAttr)
 
 
+#: Ops one thread can execute for its whole role: a role made only of these (and scalar
+#: arithmetic) runs on one elected thread; any other op makes every thread of the role run
+#: it. The emitters and derive-barriers' arrival counts share this rule.
+SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, FenceProxyOp, BlockIdOp,
+                     NumBlocksOp, DimOp, StageOp, CommitOp)
+
+
+def runs_single_thread(on_roles: Sequence[OnRoleOp]) -> bool:
+    """Whether a role whose `with` blocks are `on_roles` runs on one elected thread."""
+    return all(isinstance(op, SINGLE_THREAD_OPS) or op.name.startswith("arith.")
+               for on in on_roles for op in on.body.block.walk())
+
+
 Cake = Dialect(
     "cake",
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
         CopyLoadOp, TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
-        TileLoadOp, TileStoreOp, TileBinaryOp, SumSqOp, ArgminOp,
+        TileLoadOp, TileStoreOp, TileBinaryOp, StageLoadOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

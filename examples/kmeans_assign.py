@@ -55,9 +55,18 @@ def kernels() -> tuple:
     return tuple(_kernels[name] for name in names)
 
 
+def csq_buffer(b: int, k: int, device: str = "cuda"):
+    """Scratch for ||c||²: a [B, K] f32 view whose rows start 16 bytes apart or a multiple
+    thereof (the assignment kernels read it by TMA, which needs 16-byte row strides)."""
+    import torch
+
+    return torch.empty(b, (k + 3) // 4 * 4, device=device, dtype=torch.float32)[:, :k]
+
+
 def assign(x, c, csq, idx, dist) -> None:
-    """One assignment call: ||c||² into `csq`, then idx and dist. All on the current stream.
-    D ≤ 64 takes the 64-wide kernel (half the MMA work of zero-padding to 128)."""
+    """One assignment call: ||c||² into `csq` (from `csq_buffer`), then idx and dist. All on
+    the current stream. D ≤ 64 takes the 64-wide kernel (half the MMA work of zero-padding
+    to 128)."""
     b, n, d = x.shape
     k = c.shape[1]
     if not (1 <= d <= 128 and d % 8 == 0 and k >= 1):
@@ -74,7 +83,7 @@ def make_inputs(shape: dict[str, int], device: str) -> tuple:
     b, n, k, d = shape["B"], shape["N"], shape["K"], shape["D"]
     x = torch.randn(b, n, d, device=device).to(torch.bfloat16)
     c = torch.randn(b, k, d, device=device).to(torch.bfloat16)
-    csq = torch.empty(b, k, device=device, dtype=torch.float32)
+    csq = csq_buffer(b, k, device)
     kernels()[0](c, csq, b, k)
     idx = torch.empty(b, n, device=device, dtype=torch.int32)
     dist = torch.empty(b, n, device=device, dtype=torch.float32)

@@ -30,9 +30,10 @@ from cakec.passes.derive_common import (
     get_int, get_str, kernels, scaled, set_int, set_ints, set_strs,
 )
 
-#: Fixed tensor-map parameters (runtime TmapSpec / cuTensorMapEncodeTiled): dense boxes,
-#: zero fill out of bounds so tails need no masking, the runtime's default L2 promotion.
-TMAP_FIXED = {"interleave": "none", "oob_fill": "zero", "l2_promotion": "256b"}
+#: Fixed tensor-map parameters (runtime TmapSpec / cuTensorMapEncodeTiled): dense boxes and
+#: the runtime's default L2 promotion. Out of bounds a load reads zeros (tails need no
+#: masking) or, where the load says fill=lm.nan, NaN: one tensor map per fill.
+TMAP_INTERLEAVE, TMAP_L2_PROMOTION = "none", "256b"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Copy:
     copies: int
     tile: tuple[int, ...]  # the whole tile (box padded, before the atom split), numpy order
     tx_bytes: int
+    fill: str = "zero"  # what a load reads outside the tensor: "zero" or "nan"
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class DeriveTma(ModulePass):
 class _TensorMaps:
     def __init__(self, kernel: KernelOp):
         self.kernel = kernel
-        self.maps: dict[str, list[tuple[tuple[int, ...], str]]] = {}
+        self.maps: dict[str, list[tuple[tuple[int, ...], str, str]]] = {}
         self.specs: list[Attribute] = []
 
     def run(self) -> None:
@@ -86,7 +88,7 @@ class _TensorMaps:
 
     def _tmap(self, copy: Copy) -> int:
         maps = self.maps.setdefault(copy.tensor, [])
-        key = (copy.box, copy.swizzle)
+        key = (copy.box, copy.swizzle, copy.fill)
         if key not in maps:
             maps.append(key)
             self.specs.append(DictionaryAttr({
@@ -96,7 +98,9 @@ class _TensorMaps:
                 "rank": IntegerAttr(copy.rank, i64),
                 "box": DenseArrayBase.from_list(i64, list(copy.box)),
                 "swizzle": StringAttr(copy.swizzle),
-                **{k: StringAttr(v) for k, v in TMAP_FIXED.items()},
+                "interleave": StringAttr(TMAP_INTERLEAVE),
+                "oob_fill": StringAttr(copy.fill),
+                "l2_promotion": StringAttr(TMAP_L2_PROMOTION),
             }))
         return maps.index(key)
 
@@ -126,7 +130,8 @@ def _load(kernel: KernelOp, op: TmaLoadOp) -> Copy | None:
     box = tile[:-1] + (tile[-1] // atoms,)
     elem = view.result.type.element_type
     dtype = dtype_name(tt.element_type if _is_dtype(tt.element_type) else elem)
-    return Copy(name, dtype, len(tile), box, swizzle, atoms, tile, stage_bytes)
+    fill = op.fill.data if op.fill is not None else "zero"
+    return Copy(name, dtype, len(tile), box, swizzle, atoms, tile, stage_bytes, fill)
 
 
 def _store(kernel: KernelOp, op: TmaStoreOp) -> Copy | None:

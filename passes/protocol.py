@@ -49,7 +49,8 @@ Env = dict
 Expr = Callable[[Env], "int | None"]
 
 # Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
-# threads (`lm.sum_sq`): complete at its place in the program, unlike an MMA's operand reads.
+# threads (`lm.sum_sq`, `view[s].load()`): complete at its place in the program, unlike an
+# MMA's operand reads.
 WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE = range(7)
 
 
@@ -72,6 +73,7 @@ class Role:
     name: str
     index: int
     warps: tuple[int, ...]
+    single_thread: bool = False  # runs on one elected thread (cake.runs_single_thread)
 
     @property
     def warpgroups(self) -> int:
@@ -455,7 +457,9 @@ class Kernel:
         ops = list(self.op.body.block.ops)
         for o in ops:
             if isinstance(o, cake.RoleOp):
-                r = Role(o, _name(o), len(self.roles), tuple(o.warps.get_values()))
+                ons = [on for on in ops if isinstance(on, cake.OnRoleOp) and on.role.owner is o]
+                r = Role(o, _name(o), len(self.roles), tuple(o.warps.get_values()),
+                         cake.runs_single_thread(ons))
                 self.roles.append(r)
                 self._role_of[o] = r
         for o in ops:
@@ -548,7 +552,7 @@ class Kernel:
         if isinstance(o, cake.ArgminOp):  # reads the accumulator its tile expression names
             acc = next(filter(None, map(self.acc_of, _tile_leaves(o.source))), None)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
-        if isinstance(o, cake.SumSqOp):
+        if isinstance(o, (cake.SumSqOp, cake.StageLoadOp)):
             stage = self._operand(o.source)
             return Instr(o, READ_STAGE, a=stage) if stage is not None else None
         return None
@@ -863,7 +867,8 @@ def _stage_reader(ins: Instr) -> tuple[str, str]:
     """How findings name a read of a stage, and how its role releases the stage after it."""
     if ins.kind == MMA:
         return "MMA", "`lm.commit` after its MMA"
-    return "`lm.sum_sq`", "`lm.arrive` after that read"
+    what = "`lm.sum_sq`" if isinstance(ins.op, cake.SumSqOp) else "`load()`"
+    return what, "`lm.arrive` after that read"
 
 
 def _reads(ins: Instr) -> set[object]:
@@ -1017,12 +1022,16 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
 def _arrivals(k: Kernel, b: Barrier, typical: dict[int, list[Instr]], events: int,
               target: str) -> int:
     """Hardware arrivals per phase: init_count role events, each one arrival except a commit
-    on sm_90a, where every warpgroup of the committing role commits its own wgmma group, and
-    a copy_load, where every thread of the role arrives once its own cp.async copies land."""
+    on sm_90a, where every warpgroup of the committing role commits its own wgmma group, an
+    arrive by a role whose every warp runs (each warp arrives once its lanes are done), and a
+    copy_load, where every thread of the role arrives once its own cp.async copies land."""
     def per_event(r: int, i: Instr) -> int:
+        role = k.roles[r]
         if isinstance(i.op, cake.CopyLoadOp):
-            return 32 * len(k.roles[r].warps)
-        return k.roles[r].warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
+            return 32 * len(role.warps)
+        if i.kind == ARRIVE and not role.single_thread:
+            return len(role.warps)
+        return role.warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
 
     if events:
         hw = sum(per_event(r, i) for r, g in typical.items() for i in g)
@@ -1112,6 +1121,8 @@ class Simulation:
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         self.unwritten: list[list] = []
+        #: per role: the fill each `view[s].load()` last read (for CAKE-S021)
+        self.vec_fill: list[dict[Operation, list]] = [{} for _ in range(R)]
         self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
 
     # ---- driver --------------------------------------------------------------------------------
@@ -1183,6 +1194,63 @@ class Simulation:
             self._read_stage(r, ev[1], *ev[2])
         else:
             self._read_acc(r, ev)
+            self._check_companions(r, ev[1])
+            self._retire_mmas(r, ev[1].acc)
+
+    def _check_companions(self, r: int, ins: Instr) -> None:
+        """A per-column vector read from a staged view (`scq[s].load()`) combined with an
+        accumulator must come from the transaction that brought the MMA's `b` operand: when
+        both stages complete on the same barrier, the same element and phase (CAKE-S021).
+        A vector staged through another barrier (a bias loaded once) is not compared."""
+        acc = ins.acc
+        source = getattr(ins.op, "source", None)
+        if acc is None or source is None:
+            return
+        writes = self.acc.get(acc.index, [[]])[0]
+        mine = [w for w in writes if w[0] == r]
+        mma_fill = mine[-1][5] if mine else None
+        if mma_fill is None:
+            return
+        for leaf in _tile_leaves(source):
+            vec = leaf.owner
+            fill = self.vec_fill[r].get(vec) if isinstance(vec, cake.StageLoadOp) else None
+            if fill is None:
+                continue
+            (b, i), (b2, i2) = self.k.elem_barrier[fill[2]], self.k.elem_barrier[mma_fill[2]]
+            if b is not b2 or (fill[2], fill[3]) == (mma_fill[2], mma_fill[3]):
+                continue
+            mma = mine[-1][3]
+            self._report("race", Finding(
+                "CAKE-S021", vec,
+                f"`{fill[4].view.name}` read here was filled with phase {fill[3]} of "
+                f"{b.elem(i)}, but the MMA at line {line_of(mma.op)} that wrote `{acc.name}` "
+                f"read `{mma_fill[4].view.name}` from phase {mma_fill[3]} of {b2.elem(i2)}: "
+                f"the two do not belong to the same tile{self.where}",
+                [(mma.op, f"the MMA into `{acc.name}` reads its `b` operand here"),
+                 (fill[4].op, f"`{fill[4].view.name}` is filled here")],
+                help="read the vector from the stage of the MMA's operand (the same stage "
+                     "index), so that each tile is combined with its own per-column terms"))
+
+    def _retire_mmas(self, r: int, acc: Acc | None) -> None:
+        """Reading its own register accumulator makes role r wait for the MMA that wrote it
+        (wgmma.wait_group: groups complete in issue order), so that MMA's and every earlier
+        MMA's operand reads end here, as at a commit: a plain `lm.arrive` after the read may
+        release their stages."""
+        if acc is None or acc.owner != r:
+            return
+        writes = self.acc.get(acc.index, [[]])[0]
+        mine = [w for w in writes if w[0] == r]
+        if not mine:
+            return
+        clock = mine[-1][1]
+        done = [rec for rec in self.outstanding[r] if rec[1] <= clock]
+        if not done:
+            return
+        self.commits[r] += 1
+        for rec in done:
+            rec[2] = self.commits[r]
+        self.outstanding[r] = [rec for rec in self.outstanding[r] if rec[1] > clock]
+        self.vc[r][self.R + self.E + r] = self.commits[r]
 
     # ---- barriers ------------------------------------------------------------------------------
 
@@ -1298,7 +1366,8 @@ class Simulation:
                 [(reader.op, "this MMA reads the stage asynchronously"),
                  (ins.op, f"role {roles[w].name} refills {name} here")],
                 help=f"use `lm.commit({rel.barrier.name}, stage=...)`, which arrives only once "
-                     "the role's MMAs have completed"))
+                     "the role's MMAs have completed, or arrive after reading the MMA's "
+                     "register accumulator (the read waits for it)"))
             return
         what, release = _stage_reader(reader)
         self._report("race", Finding(
@@ -1313,9 +1382,8 @@ class Simulation:
     def _mma(self, r: int, ev: tuple) -> None:
         ins: Instr = ev[1]
         vc = self.vc[r]
-        for opnd in (ev[2], ev[3]):
-            if opnd is not None:
-                self._read_stage(r, ins, *opnd)
+        fills = [self._read_stage(r, ins, *opnd) if opnd is not None else None
+                 for opnd in (ev[2], ev[3])]
         acc = ins.acc
         if acc is None:
             return
@@ -1333,7 +1401,7 @@ class Simulation:
         prev = st[0][-1] if st[0] else None
         if prev is not None and prev[0] != r and not self._after_end(vc, prev):
             self._acc_race(r, ins, prev, acc, "overwrites")
-        rec = [r, vc[r], None, ins, ev[4]]
+        rec = [r, vc[r], None, ins, ev[4], fills[1]]
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
@@ -1350,9 +1418,9 @@ class Simulation:
             help=f"wait on a barrier that role {q} arrives on after reading `{acc.name}` (an "
                  "empty barrier, whose first wait passes)"), other=read[3].op)
 
-    def _read_stage(self, r: int, ins: Instr, view: View, s: int) -> None:
+    def _read_stage(self, r: int, ins: Instr, view: View, s: int) -> list | None:
         """A read of stage s: an MMA operand (ends at the role's next commit) or a synchronous
-        read (ends where it stands)."""
+        read (ends where it stands). Returns the fill it reads when that is well ordered."""
         vc = self.vc[r]
         st = self.stage.setdefault(view.buffer(s), [[], []])
         writes = st[0]
@@ -1362,12 +1430,14 @@ class Simulation:
             self.outstanding[r].append(rec)
         if not writes:
             self.unwritten.append(rec)
-            return
+            return None
         # The newest fill this read is ordered after; a newer one is a refill that raced it.
         seen = next((i for i in range(len(writes) - 1, -1, -1)
                      if vc[self.R + writes[i][2]] >= writes[i][3] + 1), None)
         if seen == len(writes) - 1:
-            return
+            if isinstance(ins.op, cake.StageLoadOp):
+                self.vec_fill[r][ins.op] = writes[seen]
+            return writes[seen]
         name = f"{view.name}[{s}]"
         roles = self.k.roles
         if seen is not None:

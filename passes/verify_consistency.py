@@ -274,7 +274,7 @@ class _Consistency:
 #: ops that only name a view or only read it (`lm.sum_sq`). Any other op that takes a view or
 #: a stage accesses SMEM with ordinary loads and stores: the generic proxy.
 _ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp)
-_NO_ACCESS = (cake.StageOp, cake.SumSqOp)
+_NO_ACCESS = (cake.StageOp, cake.SumSqOp, cake.StageLoadOp)
 
 Pending = dict[cake.ViewOp, Operation]  # view → a generic write not yet fenced
 

@@ -28,10 +28,10 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, BlockIdOp, CommitOp, ConvertOp, CopyLoadOp, DimOp, FenceProxyOp, ForOp, GridOp,
-    IfOp, KernelOp, MmaOp, NumBlocksOp, OnRoleOp, PipelineOp, RegsOp, RoleOp, SmCountOp,
-    SmemOp, StageOp, TmaLoadOp, TmaStoreOp, TmemOp, ViewOp, WaitOp,
-    dtype_name,
+    ArriveOp, BarrierOp, BlockIdOp, CommitOp, ConvertOp, CopyLoadOp, DimOp, FenceProxyOp,
+    ForOp, GridOp, IfOp, KernelOp, MmaOp, NumBlocksOp, OnRoleOp, PipelineOp, RegsOp, RoleOp,
+    SmCountOp, SmemOp, StageOp, TmaLoadOp, TmaStoreOp, TmemOp, ViewOp, WaitOp, dtype_name,
+    runs_single_thread,
 )
 from cakec.passes.base import sink_of, span_of
 from cakec.targets import metadata as meta
@@ -60,10 +60,6 @@ STORE_PARTS = 4
 _OUT = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32"}
 #: Ops that only declare resources; the prologue and the metadata consume them.
 _DECLARATIONS = (SmemOp, ViewOp, TmemOp, RegsOp, RoleOp, PipelineOp, BarrierOp, GridOp)
-#: Ops one thread can execute for its whole role (a role made only of these runs on one
-#: elected thread; any other op makes the whole role execute).
-_SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, FenceProxyOp, BlockIdOp,
-                      NumBlocksOp, DimOp, StageOp, CommitOp)
 
 _CXX_RESERVED = frozenset("""
 alignas alignof and asm auto bool break case catch char class const constexpr continue
@@ -208,6 +204,8 @@ class KernelEmitter:
         self.used_tmaps: set[tuple[str, int]] = set()
         #: Running-argmin tiles whose quads are merged since their last update (tile lowering).
         self.merged: set[SSAValue] = set()
+        #: The C condition an MMA is issued under, inside an `if` that predicates its wgmmas.
+        self.mma_guard: str | None = None
         self.ok = True
         self.target = self.kernel_str("cake.target") or ""
         self.lowerings = LOWERINGS.get(self.target)
@@ -446,19 +444,24 @@ class KernelEmitter:
             self.unsupported(b, "a barrier completed both by whole roles and per warpgroup")
 
     def emitted_arrivals(self, op: Operation) -> int:
-        """Hardware arrivals one event performs: a TMA load and an `lm.arrive` one, an
-        `lm.commit` from a multi-thread (wgmma) role one per warpgroup, a copy_load one per
-        thread of its role."""
+        """Hardware arrivals one event performs (what `release` emits): a TMA load one, an
+        `lm.arrive` one per warp of a multi-thread role, an `lm.commit` from a multi-thread
+        (wgmma) role one per warpgroup, a copy_load one per thread of its role."""
         role_op = _role_of(op)
-        if isinstance(op, CopyLoadOp) and role_op is not None:
-            return 32 * len(role_op.warps.get_values())
-        if not isinstance(op, CommitOp) or role_op is None or self.target != "sm_90a":
+        if role_op is None or isinstance(op, TmaLoadOp):
             return 1
+        warps = role_op.warps.get_values()
+        if isinstance(op, CopyLoadOp):
+            return 32 * len(warps)
         ons = [o for o in self.kernel.body.block.ops
                if isinstance(o, OnRoleOp) and o.role.owner is role_op]
-        if self.make_role(role_op, ons).single_thread:
+        if runs_single_thread(ons):
             return 1
-        return len({w // WARPGROUP_WARPS for w in role_op.warps.get_values()})
+        if isinstance(op, ArriveOp):
+            return len(warps)
+        if self.target != "sm_90a":
+            return 1
+        return len({w // WARPGROUP_WARPS for w in warps})
 
     def barrier(self, b: BarrierOp) -> None:
         offset = self.attr_int(b, "cake.smem_offset")
@@ -511,9 +514,7 @@ class KernelEmitter:
 
     def make_role(self, role_op: RoleOp, ons: list[OnRoleOp]) -> _Role:
         warps = sorted(role_op.warps.get_values())
-        single = all(isinstance(op, _SINGLE_THREAD_OPS) or op.name.startswith("arith.")
-                     for on in ons for op in on.body.block.walk())
-        return _Role(role_op, role_op.sym_name.data, warps, single)
+        return _Role(role_op, role_op.sym_name.data, warps, runs_single_thread(ons))
 
     def role_prologue(self, role: _Role, default_regs: int, ons: list[OnRoleOp]) -> None:
         regs = role.op.regs.value.data if role.op.regs is not None else None
@@ -645,9 +646,9 @@ class KernelEmitter:
     def release(self, b: BarrierOp, addr: str, per_warpgroup: bool) -> None:
         """One event of the current role on barrier element `addr`, with the arrivals
         derive-barriers counts for it (cake.arrivals): an `lm.commit` on sm_90a arrives once
-        per warpgroup (each after its own wgmma.wait_group), an `lm.arrive` once for the
-        role (a role of several warps meets at its named barrier first, so the arrival
-        releases every thread's work)."""
+        per warpgroup (each after its own wgmma.wait_group), an `lm.arrive` once per warp of
+        the role (after __syncwarp, so lane 0's arrival releases its lanes' work; warps never
+        wait for each other: the barrier's phase completes when the last one arrives)."""
         role = self.role
         assert role is not None
         if role.single_thread:
@@ -655,8 +656,8 @@ class KernelEmitter:
         elif per_warpgroup:
             self.line(f"if (cake_wg_leader) cake_mbar_arrive({addr});")
         else:
-            self.line(f"cake_named_barrier_sync({role.barrier_id}u, {32 * len(role.warps)}u);")
-            self.line(f"if (cake_leader) cake_mbar_arrive({addr});")
+            self.line("__syncwarp();")
+            self.line(f"if (cake_lane_id() == 0u) cake_mbar_arrive({addr});")
 
     def release_held(self, commit: CommitOp, held: str, reset: bool) -> None:
         """Retire every wgmma group, then perform the release a deferred commit holds."""
@@ -744,6 +745,9 @@ def for_loop(em: KernelEmitter, op: ForOp) -> None:
 
 
 def if_op(em: KernelEmitter, op: IfOp) -> None:
+    if guarded_mmas(em, op):
+        _if_guarding_mmas(em, op)
+        return
     em.source_comment(op)
     em.line(f"if ({_unparen(em.val(op.cond))}) {{")
     for i, region in enumerate((op.then_region, op.else_region)):
@@ -756,6 +760,46 @@ def if_op(em: KernelEmitter, op: IfOp) -> None:
             em.ops(region.block)
         em.depth -= 1
     em.line("}")
+
+
+def guarded_mmas(em: KernelEmitter, op: IfOp) -> list[MmaOp]:
+    """The wgmmas of an else-less `if` on sm_90a that are issued under the condition as a
+    predicate rather than branched around: a branch would make the compiler copy the
+    accumulator registers at the join, and ptxas 13.0 then serialises every wgmma of the
+    kernel (C7514) (test/distilled/wgmma_in_branch.test). Each still commits its group,
+    empty where the condition fails, so wait_group counts stay static."""
+    if em.target != "sm_90a" or op.else_region.block.ops.first is not None:
+        return []
+    body = list(op.then_region.block.ops)
+    if any(isinstance(o, (ForOp, IfOp)) for o in body):
+        return []
+    return [o for o in body if isinstance(o, MmaOp)]
+
+
+def _if_guarding_mmas(em: KernelEmitter, op: IfOp) -> None:
+    """Pure scalar code unconditionally, other effects under `if`, wgmmas predicated."""
+    cond = _unparen(em.val(op.cond))
+    em.source_comment(op)
+    pending: list[Operation] = []
+
+    def flush() -> None:
+        if pending:
+            with em.block(f"if ({cond})"), em.names.scope():
+                for o in pending:
+                    em.lower(o)
+            pending.clear()
+
+    for o in op.then_region.block.ops:
+        if isinstance(o, MmaOp):
+            flush()
+            em.mma_guard = cond
+            em.lower(o)
+            em.mma_guard = None
+        elif o.dialect_name() == "arith":
+            em.lower(o)
+        else:
+            pending.append(o)
+    flush()
 
 
 # ---- sm_90a lowerings ---------------------------------------------------------------------------
@@ -885,6 +929,9 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
     em.source_comment(op)
     init = em.val(op.init)
     first_scale = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{_paren(init)}")
+    guard = em.mma_guard  # set by if_op: a predicated wgmma instead of a branch around it
+    call, tail = (f"cake_wgmma_m64n{n}k16_{ty}", "") if guard is None else (
+        f"cake_wgmma_m64n{n}k16_{ty}_if", f", (u32){_paren(guard)}")
     with em.block():
         # Warpgroup wg owns row blocks [wg * frags, wg * frags + frags) of A.
         a_base = _unparen(em.val(op.a)) + (f" + cake_wg * {wg_step}u" if wg_step else "")
@@ -893,9 +940,9 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
         em.line("cake_wgmma_fence();")
         for f in range(acc.frags):
             for k, (ak, bk) in enumerate(zip(a_k, b_k)):
-                em.line(f"cake_wgmma_m64n{n}k16_{ty}({acc.var}[{f}], "
+                em.line(f"{call}({acc.var}[{f}], "
                         f"{_desc(a_desc, 'cake_a', a_m[f] + ak)}, {_desc(b_desc, 'cake_b', bk)}, "
-                        f"{first_scale if k == 0 else '1u'});")
+                        f"{first_scale if k == 0 else '1u'}{tail});")
         em.line("cake_wgmma_commit();")
         store = role.deferred_store
         if store is not None:  # the previous tile's stores run under this group

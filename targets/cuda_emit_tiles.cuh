@@ -91,11 +91,19 @@ __device__ __forceinline__ float cake_sum_sq_chunk_bf16(u32 addr, float s) {
   return s;
 }
 
+// Address of logical 16-byte chunk `chunk` of row `row` in an atom of rows × PITCH bytes whose
+// swizzle XORs the chunk index with address bits 7 and up (SWZ: 7 for 128B, 3 for 64B, 1 for
+// 32B, 0 for none). Reading rows in logical order makes a row's sum independent of where the
+// row sits, so equal rows get bit-equal sums (equal centroids tie exactly).
+template <u32 PITCH, u32 SWZ>
+__device__ __forceinline__ u32 cake_chunk_addr(u32 atom, u32 row, u32 chunk) {
+  return atom + row * PITCH + 16u * (chunk ^ (((row * PITCH) >> 7) & SWZ));
+}
+
 // Σ x² over each of this thread's rows of a bf16 SMEM stage stored as `atoms` column blocks of
-// rows × pitch bytes (derive-smem's layout). Every swizzle mode permutes 16-byte chunks only
-// within a row's pitch, so the sum needs no unswizzling. Lane q of a quad sums chunks q, q+4, ...
-// of each block, then the quad adds its four partial sums.
-template <int F, u32 ATOMS, u32 ATOM_BYTES, u32 PITCH>
+// rows × pitch bytes (derive-smem's layout). Lane q of a quad sums logical chunks q, q+4, ...
+// of each block, then the quad adds its four partial sums (in the same order on every row).
+template <int F, u32 ATOMS, u32 ATOM_BYTES, u32 PITCH, u32 SWZ>
 __device__ __forceinline__ void cake_sum_sq_bf16(float (&out)[F][2], u32 stage, i32 row0) {
   const u32 lane = cake_lane_id(), q = lane % 4u;
   const u32 row = (u32)row0 + 16u * (cake_warp_id() % 4u) + lane / 4u;
@@ -111,12 +119,52 @@ __device__ __forceinline__ void cake_sum_sq_bf16(float (&out)[F][2], u32 stage, 
         for (u32 c = 0; c < PITCH / 16u; c += 4u) {
           const u32 chunk = c + q;
           if (chunk >= PITCH / 16u) break;
-          s = cake_sum_sq_chunk_bf16(stage + a * ATOM_BYTES + r * PITCH + 16u * chunk, s);
+          s = cake_sum_sq_chunk_bf16(cake_chunk_addr<PITCH, SWZ>(stage + a * ATOM_BYTES, r, chunk), s);
         }
       }
       s += __shfl_xor_sync(0xffffffffu, s, 1);
       s += __shfl_xor_sync(0xffffffffu, s, 2);
       out[f][h] = s;
+    }
+  }
+}
+
+// A (1, N) f32/i32 vector from SMEM into this thread's columns 8 j + 2 (l % 4) + e.
+template <int N, class E>
+__device__ __forceinline__ void cake_load_cols_smem(E (&out)[N / 4], u32 addr) {
+  static_assert(sizeof(E) == 4, "vectors of 4-byte elements");
+  const u32 base = addr + 8u * (cake_lane_id() % 4u);
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+    u32 x, y;
+    asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];" : "=r"(x), "=r"(y) : "r"(base + 32u * j));
+    cake_from_bits(out[2 * j], x);
+    cake_from_bits(out[2 * j + 1], y);
+  }
+}
+
+// Fold one tile's argmin chains into the running pair. Chain e of row (f, h) holds its minimum
+// m and the octet j8 = 8 j of its lowest column among equal minima (column col + j8 + e, col =
+// the tile's base + 2 (lane % 4)). The odd chain wins a tie only with a lower column; the tile
+// wins against the running pair (earlier tiles, lower columns) only when strictly smaller.
+template <int F>
+__device__ __forceinline__ void cake_argmin_chains(float (&d)[F][2], i32 (&idx)[F][2],
+                                                   const float (&m)[F][2][2],
+                                                   const i32 (&j8)[F][2][2], i32 col) {
+#pragma unroll
+  for (int f = 0; f < F; ++f) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float best = m[f][h][0];
+      i32 c = j8[f][h][0];
+      if (m[f][h][1] < best || (m[f][h][1] == best && j8[f][h][1] + 1 < c)) {
+        best = m[f][h][1];
+        c = j8[f][h][1] + 1;
+      }
+      if (best < d[f][h]) {
+        d[f][h] = best;
+        idx[f][h] = col + c;
+      }
     }
   }
 }

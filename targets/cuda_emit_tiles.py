@@ -24,7 +24,8 @@ from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, SumSqOp, TileBinaryOp, TileLoadOp,
+    ArgminOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, SumSqOp, TileBinaryOp,
+    TileLoadOp,
     TileStoreOp, ViewOp, dtype_name,
 )
 from cakec.targets.sku import WARPGROUP_WARPS
@@ -203,35 +204,40 @@ def _close(em: KernelEmitter, n: int) -> None:
 
 def _retire_mma(em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
     """Reading an accumulator waits for the wgmma group that wrote it, then pins the
-    registers after the wait. Groups complete in issue order, so when the newest MMA into
-    every accumulator read here is followed in the same block by n other MMAs (one group
-    each), `wait_group n` suffices and those n keep the tensor cores busy under this
-    epilogue; otherwise (no such MMA in the block, or loops and branches in between) 0."""
+    registers after the wait. Groups complete in issue order, so `wait_group n` suffices
+    when n groups were surely issued after it (see _groups_after): those n keep the tensor
+    cores busy under this epilogue."""
     role = em.role
     leaves = {leaf for leaf in _leaves(v) if role is not None and leaf in role.accs}
     if role is None or not leaves:
         return
-    pending = min(_groups_after(reader, leaf) for leaf in leaves)
+    pending = min(_groups_after(em, reader, leaf) for leaf in leaves)
     em.line(f"cake_wgmma_wait<{pending}>();")
     for acc in {role.accs[leaf].var: role.accs[leaf] for leaf in leaves}.values():
         for f in range(acc.frags):
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
 
 
-def _groups_after(reader: Operation, acc: SSAValue) -> int:
-    """wgmma groups issued after the newest MMA into `acc` and before `reader`, counted in
-    the reader's block (0 if that MMA is not there or control flow intervenes)."""
+def _groups_after(em: KernelEmitter, reader: Operation, acc: SSAValue) -> int:
+    """wgmma groups (one per MMA) issued in straight-line code between the newest MMA into
+    `acc` and `reader`, walking back through the reader's block. The walk also stops at the
+    start of the block or at a loop or branch (its groups, if any, were issued earlier): the
+    MMA into `acc` is older still, so the groups counted so far are a sound bound either way
+    (the safety gate rejects reading an accumulator no MMA has written). An `if` whose MMAs
+    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted."""
     groups = 0
     op = reader.prev_op
     while op is not None:
-        if isinstance(op, MmaOp):
-            if op.acc == acc:
+        mmas = [op] if isinstance(op, MmaOp) else (
+            guarded_mmas(em, op) if isinstance(op, IfOp) else [])
+        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas):
+            break
+        for mma in reversed(mmas):  # predicated wgmmas commit a group whether they run or not
+            if mma.acc == acc:
                 return groups
             groups += 1
-        elif isinstance(op, (ForOp, IfOp)):
-            return 0
         op = op.prev_op
-    return 0
+    return groups
 
 
 def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
@@ -289,6 +295,21 @@ def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
                 f"({ctype}){other});")
 
 
+def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
+    """A (1, N) stage into each thread's columns of the layout, straight from SMEM (the
+    lanes of a quad read neighbouring pairs; every warp reads the same 4 N bytes)."""
+    rows, cols = _dims(op.result)
+    if rows != 1 or cols % 8:
+        raise Unsupported(f"`load` of a ({rows}, {cols}) stage (one value per column, "
+                          "N a multiple of 8, is supported)")
+    ctype = _ctype(op.result)
+    var = em.names.fresh(op.result.name_hint or "vec")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"{ctype} {var}[{cols // 4}];  // (1, {cols}): columns 8 j + 2 (l % 4) + e")
+    em.line(f"cake_load_cols_smem<{cols}>({var}, {em.val(op.source)});")
+
+
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
     rows, _ = _dims(op.value)
     role = _role(em)
@@ -308,9 +329,13 @@ def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
                 f"{_wg_row0(em, rows)});")
 
 
-def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int]:
-    """(rows, atoms, atom bytes, row pitch) of the stage `lm.sum_sq` reads: derive-smem's
-    column blocks of rows × pitch bytes, each row read in 16-byte chunks."""
+#: Swizzle tag → the mask of address bits (from bit 7 up) XORed into the 16-byte chunk index.
+_SWIZZLE_MASK = {"128b": 7, "64b": 3, "32b": 1, "none": 0}
+
+
+def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int, int]:
+    """(rows, atoms, atom bytes, row pitch, swizzle mask) of the stage `lm.sum_sq` reads:
+    derive-smem's column blocks of rows × pitch bytes, each row read in 16-byte chunks."""
     stage = op.source.owner
     view = stage.view.owner if isinstance(stage, StageOp) else None
     if not isinstance(view, ViewOp):
@@ -320,23 +345,26 @@ def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int]:
     pitch = atom_bytes // rows
     if pitch % 16 or pitch * rows != atom_bytes:
         raise Unsupported(f"`lm.sum_sq` of rows of {pitch} bytes (a multiple of 16 is needed)")
-    return rows, atoms, atom_bytes, pitch
+    return rows, atoms, atom_bytes, pitch, _SWIZZLE_MASK[em.attr_str(view, "cake.swizzle")]
 
 
 def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:
-    rows, atoms, atom_bytes, pitch = sum_sq_layout(em, op)
+    rows, atoms, atom_bytes, pitch, swz = sum_sq_layout(em, op)
     frags = _frags(_role(em), rows)
     var = em.names.fresh(op.result.name_hint or "sum_sq")
     em.values[op.result] = var
     em.source_comment(op)
     em.line(f"float {var}[{frags}][2];  // ({rows}, 1)")
-    em.line(f"cake_sum_sq_bf16<{frags}, {atoms}u, {atom_bytes}u, {pitch}u>({var}, "
+    em.line(f"cake_sum_sq_bf16<{frags}, {atoms}u, {atom_bytes}u, {pitch}u, {swz}u>({var}, "
             f"{em.val(op.source)}, {_wg_row0(em, rows)});")
 
 
 def argmin(em: KernelEmitter, op: ArgminOp) -> None:
-    """Per thread, in ascending column order with a strict `<`: each thread's partial keeps
-    the lowest index among equal minima, and the quad merge keeps it across lanes."""
+    """Per thread, two chains per row (even and odd columns: the compare/select latency of
+    one overlaps the other's), each in ascending column order with a strict `<`, so each
+    keeps the lowest index among its equal minima; merging the chains breaks ties by index,
+    merging into the running pair (earlier tiles, lower indices) is strict, and the quad
+    merge keeps the rule across lanes. NaN scores never win."""
     rows, cols = _dims(op.source)
     if cols % 8:
         raise Unsupported(f"`lm.argmin` over {cols} columns (a multiple of 8 is needed)")
@@ -349,30 +377,36 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
     em.merged.discard(op.value)  # new partial results: the next reader merges again
     init = em.val(op.init)
     with em.block():
-        em.line(f"const i32 cake_col = {_paren(em.val(op.base))} + 2 * (i32)(cake_lane_id() % 4u);")
         if init != "false":
             head = "" if init == "true" else f"if ({init}) "
             em.line(f"{head}for (int {_F} = 0; {_F} < {frags}; ++{_F}) "
                     f"for (int {_H} = 0; {_H} < 2; ++{_H}) {{ {best}[{_F}][{_H}] = "
                     f"__int_as_float(0x7f800000); {index}[{_F}][{_H}] = 0; }}")
+        em.line(f"float cake_m[{frags}][2][2];  // [f][h][e]: each chain's minimum ...")
+        em.line(f"i32 cake_j8[{frags}][2][2];  // ... and its column octet, 8 j")
+        em.line(f"for (int {_F} = 0; {_F} < {frags}; ++{_F}) for (int {_H} = 0; {_H} < 2; "
+                f"++{_H}) for (int {_E} = 0; {_E} < 2; ++{_E}) {{ cake_m[{_F}][{_H}][{_E}] = "
+                f"__int_as_float(0x7f800000); cake_j8[{_F}][{_H}][{_E}] = 0; }}")
         n = _loops(em, frags, cols)
         em.line(f"const float cake_s = {element(em, op.source)};")
-        with em.block(f"if (cake_s < {best}[{_F}][{_H}])"):
-            em.line(f"{best}[{_F}][{_H}] = cake_s;")
-            em.line(f"{index}[{_F}][{_H}] = cake_col + 8 * {_J} + {_E};")
+        em.line(f"const bool cake_p = cake_s < cake_m[{_F}][{_H}][{_E}];")
+        em.line(f"cake_m[{_F}][{_H}][{_E}] = cake_p ? cake_s : cake_m[{_F}][{_H}][{_E}];")
+        em.line(f"cake_j8[{_F}][{_H}][{_E}] = cake_p ? 8 * {_J} : cake_j8[{_F}][{_H}][{_E}];")
         _close(em, n)
+        em.line(f"cake_argmin_chains<{frags}>({best}, {index}, cake_m, cake_j8, "
+                f"{_paren(em.val(op.base))} + 2 * (i32)(cake_lane_id() % 4u));")
 
 
 def register(lowerings: dict, headers: dict) -> None:
     """Add these lowerings and their device helpers to cuda_emit's sm_90a tables."""
     lowerings["sm_90a"].update({
         TileBinaryOp: tile_binary, TileLoadOp: tile_load, TileStoreOp: tile_store,
-        SumSqOp: sum_sq, ArgminOp: argmin,
+        StageLoadOp: stage_load, SumSqOp: sum_sq, ArgminOp: argmin,
     })
     headers["sm_90a"] = (*headers["sm_90a"], "cuda_emit_tiles.cuh")
 
 
 # Last, so that importing either module first works: cuda_emit calls register() on import.
 from cakec.targets.cuda_emit import (  # noqa: E402
-    KernelEmitter, Unsupported, _paren, _Role, _scaled,
+    KernelEmitter, Unsupported, _paren, _Role, _scaled, guarded_mmas,
 )

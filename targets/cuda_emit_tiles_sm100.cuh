@@ -58,16 +58,15 @@ __device__ __forceinline__ void cake_store_row(E x, const CakeTensor<R>& t, cons
 }
 
 // Σ x² over row `row` of a bf16 SMEM stage stored as ATOMS column blocks of rows × PITCH bytes
-// (derive-smem's layout). Every swizzle mode permutes 16-byte chunks only within a row's
-// pitch, so the thread sums its own row's chunks without unswizzling.
-template <u32 ATOMS, u32 ATOM_BYTES, u32 PITCH>
+// (derive-smem's layout), in logical chunk order (cake_chunk_addr: equal rows, equal sums).
+template <u32 ATOMS, u32 ATOM_BYTES, u32 PITCH, u32 SWZ>
 __device__ __forceinline__ float cake_sum_sq_row_bf16(u32 stage, i32 row) {
   float s = 0.f;
 #pragma unroll
   for (u32 a = 0; a < ATOMS; ++a) {
 #pragma unroll
     for (u32 chunk = 0; chunk < PITCH / 16u; ++chunk)
-      s = cake_sum_sq_chunk_bf16(stage + a * ATOM_BYTES + (u32)row * PITCH + 16u * chunk, s);
+      s = cake_sum_sq_chunk_bf16(cake_chunk_addr<PITCH, SWZ>(stage + a * ATOM_BYTES, (u32)row, chunk), s);
   }
   return s;
 }

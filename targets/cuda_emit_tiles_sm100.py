@@ -148,12 +148,13 @@ def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
 
 
 def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:
-    rows, atoms, atom_bytes, pitch = tiles.sum_sq_layout(em, op)
+    rows, atoms, atom_bytes, pitch, swz = tiles.sum_sq_layout(em, op)
     _check_role(em, rows)
     var = em.names.fresh(op.result.name_hint or "sum_sq")
     em.values[op.result] = var
     em.source_comment(op)
-    em.line(f"const float {var} = cake_sum_sq_row_bf16<{atoms}u, {atom_bytes}u, {pitch}u>("
+    em.line(f"const float {var} = cake_sum_sq_row_bf16<{atoms}u, {atom_bytes}u, {pitch}u, "
+            f"{swz}u>("
             f"{em.val(op.source)}, {_ROW});  // ({rows}, 1)")
 
 

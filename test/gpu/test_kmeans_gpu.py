@@ -60,7 +60,7 @@ def test_assign_by_distance(example, b, n, k, d):
     gen = torch.Generator(device="cuda").manual_seed(b * 7919 + n * 31 + k * 7 + d)
     x = torch.randn(b, n, d, device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.randn(b, k, d, device="cuda", generator=gen).to(torch.bfloat16)
-    csq = torch.full((b, k), float("nan"), device="cuda", dtype=torch.float32)
+    csq = example.csq_buffer(b, k).fill_(float("nan"))
     ibuf, dbuf, idx, dist = _outputs(b, n)
     example.assign(x, c, csq, idx, dist)
     torch.cuda.synchronize()
@@ -84,7 +84,7 @@ def test_ties_go_to_the_lowest_index(example):
     x = torch.randn(b, n, d, device="cuda", generator=gen).to(torch.bfloat16)
     base = torch.randn(b, k0, d, device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.cat([base, base, base], dim=1).contiguous()  # copy j at j, j + 100, j + 200
-    csq = torch.empty(b, 3 * k0, device="cuda", dtype=torch.float32)
+    csq = example.csq_buffer(b, 3 * k0)
     _, _, idx, dist = _outputs(b, n)
     example.assign(x, c, csq, idx, dist)
     torch.cuda.synchronize()
@@ -98,7 +98,7 @@ def test_rows_never_mix_batches(example):
     x = torch.zeros(b, n, d, device="cuda", dtype=torch.bfloat16)
     c = torch.full((b, k, d), 8.0, device="cuda", dtype=torch.bfloat16)
     c[1] = 0.0  # batch 1's centroids sit on batch 0's points
-    csq = torch.empty(b, k, device="cuda", dtype=torch.float32)
+    csq = example.csq_buffer(b, k)
     _, _, idx, dist = _outputs(b, n)
     example.assign(x, c, csq, idx, dist)
     torch.cuda.synchronize()

@@ -32,7 +32,7 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Idx: LM.tensor2d, Out: LM.tensor2d):
         lm.argmin(best_d, best_i, x_sq + acc - acc2 * 0.5, axis=1, base=64, init=True)
         Idx.store(best_i, coords=(0, 0))
         Out.store(best_d * 2.0 - x_sq, coords=(0, 0))
-# CHECK: const float x_sq = cake_sum_sq_row_bf16<1u, 16384u, 128u>(sx, (i32)(32u * (cake_warp % 4u) + cake_lane_id()));
+# CHECK: const float x_sq = cake_sum_sq_row_bf16<1u, 16384u, 128u, 7u>(sx, (i32)(32u * (cake_warp % 4u) + cake_lane_id()));
 # CHECK: const i32 cake_col = 64;
 # CHECK-NEXT: const u32 cake_taddr0 = cake_tmem + ((32u * (cake_warp % 4u)) << 16);
 # CHECK-NEXT: const u32 cake_taddr1 = cake_tmem + 64u + ((32u * (cake_warp % 4u)) << 16);

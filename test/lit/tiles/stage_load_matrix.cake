@@ -1,0 +1,20 @@
+# CAKE-T007: `view[s].load()` reads a vector stage; a 2-D tile is an MMA operand.
+# RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
+@cake.schedule(target="sm_90a")
+def k(lm, X: LM.tma2d):
+    pool = lm.smem(65536)
+    sx = pool.view(offset=0, shape=(128, 64), dtype=lm.f32, swizzle=None)
+    load = lm.role(warps=[0])
+    math = lm.role(warps=[4, 5, 6, 7])
+    full = lm.barrier(count=1, prod=[load], cons=[math])
+    with load:
+        sx.tma_load(X, coords=(0, 0), barrier=full)
+    with math:
+        lm.wait(full)
+        v = sx[0].load()
+# CHECK: stage_load_matrix.cake:14:13: error: `load` reads a vector stage, shape (1, L) or (L, 1); `sx` is (128, 64) [CAKE-T007]
+# CHECK-NEXT: {{^}}        v = sx[0].load()
+# CHECK-NEXT: {{^}}            ^~~~~~~~~~~~
+# CHECK-NEXT: stage_load_matrix.cake:6:5: note: `sx` is declared here
+# CHECK: help: whole tiles are MMA operands; `lm.sum_sq` reduces their rows
+# CHECK-NOT: error
