@@ -104,13 +104,18 @@ class _SmemLayout:
             bases[pool] = align_up(end, POOL_ALIGN)
             set_int(pool, "cake.base", bases[pool])
             end = bases[pool] + pool.bytes.value.data
+        aligns = [16]
         for view in ops_of(self.kernel, ViewOp):
             pool = view.pool.owner
             if isinstance(pool, SmemOp):
-                self._view(view, pool, bases[pool])
+                aligns.append(self._view(view, pool, bases[pool]))
         set_int(self.kernel, "cake.dynamic_smem", end)
+        # The launch guarantees a 16-B aligned dynamic base; the prologue rounds it up to the
+        # strictest view alignment, so the launch asks for that much more.
+        set_int(self.kernel, "cake.smem_align_slack", max(aligns) - 16 if end else 0)
 
-    def _view(self, view: ViewOp, pool: SmemOp, base: int) -> None:
+    def _view(self, view: ViewOp, pool: SmemOp, base: int) -> int:
+        """Place `view`; returns its alignment (16 when it could not be placed)."""
         vt: ViewType = view.result.type
         dims = vt.dims()
         elem = dtype_bytes(vt.element_type)
@@ -119,7 +124,7 @@ class _SmemLayout:
         fits = self._check_bounds(view, pool, geo)
         layout = self._layout(view, geo, vt.swizzle.data)
         if layout is None or not fits:
-            return
+            return 16
         span = SWIZZLE_SPAN[layout.swizzle]
         set_int(view, "cake.offset", base + geo.offset)
         set_str(view, "cake.swizzle", layout.swizzle)
@@ -128,6 +133,7 @@ class _SmemLayout:
         set_int(view, "cake.stage_bytes", geo.stage_bytes)
         set_int(view, "cake.atoms", layout.atoms)
         set_int(view, "cake.atom_bytes", geo.rows * span if span else geo.stage_bytes)
+        return layout.align
 
     def _check_bounds(self, view: ViewOp, pool: SmemOp, geo: ViewGeometry) -> bool:
         end = geo.offset + geo.stages * geo.stage_bytes

@@ -619,8 +619,14 @@ class Kernel:
             ub0 = ub.fn({}) or 0
             self._symbol(base).reps |= {(ub0 - r * step0 - c) // a for r in classes}
             return
-        for v in (op.lb, op.ub):
+        for v, other in ((op.lb, ub), (op.ub, lb)):
             for base in e.bases(v):
+                # A persistent loop, range(lm.block_id(0), work, lm.num_blocks(0)): the CTA's
+                # index only shifts where its items start, and `work`'s classes already give
+                # every trip count. Varying block_id too made the explored assignments pair a
+                # large block_id with a small `work`: zero trips, the loop never checked.
+                if other.runtime and isinstance(base.owner, (cake.BlockIdOp, cake.NumBlocksOp)):
+                    continue
                 self._symbol(base).reps |= set(classes)
         for base in e.bases(op.step):
             sym = self._symbol(base)

@@ -524,10 +524,13 @@ class _Conformance:
         dynamic = get_int(kernel, "cake.dynamic_smem")
         if dynamic is None:
             dynamic = sum(p.bytes.value.data for p in self.idx.pools)
+        # The prologue aligns the dynamic base itself, so the launch asks for the slack too.
+        dynamic += get_int(kernel, "cake.smem_align_slack") or 0
         barriers = get_int(kernel, "cake.barrier_smem")
         if barriers is None:
             barriers = 8 * sum(b.count.value.data for b in self.idx.barriers)
-        total, limit = dynamic + barriers, self.sku.smem_per_block_optin
+        reserved = self.sku.reserved_smem_per_block
+        total, limit = dynamic + barriers + reserved, self.sku.smem_per_block_optin
         if total <= limit:
             return
         where = max(self.idx.pools, key=lambda p: p.bytes.value.data, default=kernel)
@@ -537,7 +540,8 @@ class _Conformance:
             f"view `{name_of(biggest.result)}` takes {biggest.result.type.stages.data} × "
             f"{biggest.result.type.num_bytes()} bytes"))]
         self.error("H009", f"this kernel needs {total} bytes of shared memory per block "
-                   f"({dynamic} for pools, {barriers} for mbarriers), more than the "
+                   f"({dynamic} for pools and their alignment, {barriers} for mbarriers, "
+                   f"{reserved} reserved by the system), more than the "
                    f"{limit} bytes {self.target} allows", where, notes,
                    help=f"shrink the pool (fewer stages or smaller tiles) by at least "
                    f"{total - limit} bytes")

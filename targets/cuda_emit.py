@@ -328,7 +328,8 @@ class KernelEmitter:
             return None
         tmaps = meta.tensor_maps(self.kernel)
         params = meta.params(self.kernel, self.used_tmaps, tmaps)
-        smem = dynamic_smem + _align_slack(self.kernel) if dynamic_smem else 0
+        smem = dynamic_smem + self.attr_int(self.kernel, "cake.smem_align_slack") \
+            if dynamic_smem else 0
         document = meta.metadata(self.kernel, target=self.target, block_threads=block_threads,
                                  dynamic_smem=smem, grid_dims=grid, param_list=params)
         source = "\n".join([*self.header(), _prelude(), _support(self.target),
@@ -937,6 +938,10 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
         a_base = _unparen(em.val(op.a)) + (f" + cake_wg * {wg_step}u" if wg_step else "")
         em.line(f"const u32 cake_a = {_unparen(a_base)};")
         em.line(f"const u32 cake_b = {_unparen(em.val(op.b))};")
+        # wgmma is .sync.aligned: a warp that diverged in earlier code (a bounds-checked
+        # store, a lane-0 arrival) must reconverge first, or the GPU faults with an illegal
+        # instruction (test/distilled/wgmma_after_divergence.test).
+        em.line("__syncwarp();")
         em.line("cake_wgmma_fence();")
         for f in range(acc.frags):
             for k, (ak, bk) in enumerate(zip(a_k, b_k)):
@@ -1142,14 +1147,6 @@ def _warp_test(warps: list[int]) -> str:
     if warps != list(range(lo, hi + 1)):
         return " || ".join(f"cake_warp == {w}u" for w in warps)
     return f"cake_warp < {hi + 1}u" if lo == 0 else f"cake_warp >= {lo}u && cake_warp < {hi + 1}u"
-
-
-def _align_slack(kernel: KernelOp) -> int:
-    """Bytes the prologue may skip to align the dynamic SMEM base to the strictest view
-    alignment (the launch only guarantees 16 B)."""
-    aligns = [a.value.data for op in kernel.body.block.ops if isinstance(op, ViewOp)
-              for a in [op.attributes.get("cake.align")] if isinstance(a, IntegerAttr)]
-    return max(max(aligns, default=16) - 16, 0)
 
 
 def _progression(offsets: list[int], frags: int) -> int:

@@ -62,9 +62,9 @@ __device__ __forceinline__ void cake_load_cols(E (&out)[N / 4], const CakeTensor
 template <int F, int R, class E>
 __device__ __forceinline__ void cake_store_rows(const E (&v)[F][2], const CakeTensor<R>& t,
                                                 const i32 (&c)[R], i32 row0) {
+  // No early return: a warp must leave this helper converged (a wgmma may follow).
   const u32 lane = cake_lane_id(), q = lane % 4u;
   const long long off = cake_run_offset<R>(t, c);
-  if (q >= 2u || off < 0) return;
   const long long n = t.shape[R - 1], ld = t.stride[R - 1];
   E* const p = (E*)t.ptr + off;
   const i32 row = c[R - 1] + row0 + 16 * (i32)(cake_warp_id() % 4u) + (i32)(lane / 4u) + 8 * (i32)q;
@@ -72,7 +72,7 @@ __device__ __forceinline__ void cake_store_rows(const E (&v)[F][2], const CakeTe
   for (int f = 0; f < F; ++f) {
     const E x = q ? v[f][1] : v[f][0];
     const i32 r = row + 64 * f;
-    if (r >= 0 && r < n) p[r * ld] = x;
+    if (q < 2u && off >= 0 && r >= 0 && r < n) p[r * ld] = x;
   }
 }
 

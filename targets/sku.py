@@ -187,6 +187,10 @@ class Sku:
     mma_forms: tuple[MmaForm, ...]
     max_threads_per_block: int = 1024
     registers_per_sm: int = 65536  # the budget setmaxnreg redistributes
+    #: shared memory the system takes per block (cudaDevAttrReservedSharedMemoryPerBlock;
+    #: ptxas counts it in a kernel's static size), within the opt-in limit: on the H200 a
+    #: 231,920-byte dynamic request with 80 bytes of mbarriers failed cuFuncSetAttribute.
+    reserved_smem_per_block: int = 1024
 
     def __post_init__(self) -> None:
         unknown = self.families - FAMILIES.keys()
