@@ -205,6 +205,10 @@ _CP_ASYNC_WGMMA = ("cp.async and a register accumulator verify here; code genera
 
 #: Mutants that still verify, each with the reason it is a legal kernel. Keys are
 #: file:operator:line:detail; an edit to a kernel renumbers its entries.
+_TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wait on `full` for the "
+               "same stage, so wg1's MMA is ordered after the TMA load through wg0 (release/"
+               "acquire is transitive), and wg0 consumes every phase of `full`")
+
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
     "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
@@ -252,6 +256,12 @@ LEGAL: dict[str, str] = {
     "examples/gemm_tcgen05.cake:retarget:13:sm_103a": _SM103,
     "examples/gemm_tcgen05.cake:swizzle:22:128b->64b": _SWIZZLE,
     "examples/gemm_tcgen05.cake:swizzle:23:128b->64b": _SWIZZLE,
+    "examples/corpus/kmeans_pingpong.cake:delete_wait:80": _TRANSITIVE,
+    "examples/corpus/kmeans_pingpong.cake:retarget:8:sm_100a": _MMA_SYNC,
+    "examples/corpus/kmeans_pingpong.cake:retarget:8:sm_103a": _MMA_SYNC,
+    "examples/corpus/kmeans_pingpong.cake:swizzle:17:128b->64b": _SWIZZLE,
+    "examples/corpus/kmeans_pingpong.cake:swizzle:18:128b->64b": _SWIZZLE,
+    "examples/corpus/kmeans_pingpong.cake:swizzle:19:128b->64b": _SWIZZLE,
     "examples/corpus/kmeans_pairs.cake:retarget:14:sm_100a": _MMA_SYNC,
     "examples/corpus/kmeans_pairs.cake:retarget:14:sm_103a": _MMA_SYNC,
     "examples/corpus/kmeans_pairs.cake:swizzle:23:128b->64b": _SWIZZLE,
