@@ -277,36 +277,46 @@ def load_other(op: TileLoadOp, ctype: str) -> str:
     return _float(op.other.value.data) if ctype == "float" else str(int(op.other.value.data))
 
 
-def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
+def declare_row_vector(em: KernelEmitter, op: TileLoadOp | StageLoadOp, per_thread: int,
+                       layout: str) -> tuple[str, str, int]:
+    """Declare the register array a (1, N) vector load fills, N / `per_thread` elements per
+    thread, with the layout's comment; returns (var, ctype, N). Other shapes are not
+    lowered."""
     rows, cols = _dims(op.result)
     if rows != 1 or cols % 8:
         raise Unsupported(f"`load` of a ({rows}, {cols}) vector (one value per column, "
                           "N a multiple of 8, is supported)")
     ctype = _ctype(op.result)
-    rank = len(op.coords)
-    other = load_other(op, ctype)
     var = em.names.fresh(op.result.name_hint or "vec")
     em.values[op.result] = var
     em.source_comment(op)
-    em.line(f"{ctype} {var}[{cols // 4}];  // (1, {cols}): columns 8 j + 2 (l % 4) + e")
+    em.line(f"{ctype} {var}[{cols // per_thread}];  // (1, {cols}): {layout}")
+    return var, ctype, cols
+
+
+def load_row_vector(em: KernelEmitter, op: TileLoadOp, helper: str, per_thread: int,
+                    layout: str) -> None:
+    """`T.load` of a (1, N) vector through the target's device helper (bounds, `other`)."""
+    var, ctype, cols = declare_row_vector(em, op, per_thread, layout)
+    rank = len(op.coords)
     with em.block():
         em.line(f"const i32 cake_c[{rank}] = {_coords(em, op, cols)};")
-        em.line(f"cake_load_cols<{cols}, {rank}, {ctype}>({var}, {em.val(op.tensor)}, cake_c, "
-                f"({ctype}){other});")
+        em.line(f"{helper}<{cols}, {rank}, {ctype}>({var}, {em.val(op.tensor)}, cake_c, "
+                f"({ctype}){load_other(op, ctype)});")
+
+
+#: The wgmma layout of a (1, N) vector: columns 8 j + 2 (l % 4) + e, N / 4 per thread.
+_ROW_VECTOR = (4, "columns 8 j + 2 (l % 4) + e")
+
+
+def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
+    load_row_vector(em, op, "cake_load_cols", *_ROW_VECTOR)
 
 
 def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
     """A (1, N) stage into each thread's columns of the layout, straight from SMEM (the
     lanes of a quad read neighbouring pairs; every warp reads the same 4 N bytes)."""
-    rows, cols = _dims(op.result)
-    if rows != 1 or cols % 8:
-        raise Unsupported(f"`load` of a ({rows}, {cols}) stage (one value per column, "
-                          "N a multiple of 8, is supported)")
-    ctype = _ctype(op.result)
-    var = em.names.fresh(op.result.name_hint or "vec")
-    em.values[op.result] = var
-    em.source_comment(op)
-    em.line(f"{ctype} {var}[{cols // 4}];  // (1, {cols}): columns 8 j + 2 (l % 4) + e")
+    var, _, cols = declare_row_vector(em, op, *_ROW_VECTOR)
     em.line(f"cake_load_cols_smem<{cols}>({var}, {em.val(op.source)});")
 
 

@@ -119,20 +119,7 @@ def convert(em: KernelEmitter, op: ConvertOp) -> None:
 
 
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
-    rows, cols = tiles._dims(op.result)
-    if rows != 1 or cols % 8:
-        raise Unsupported(f"`load` of a ({rows}, {cols}) vector (one value per column, "
-                          "N a multiple of 8, is supported)")
-    ctype = tiles._ctype(op.result)
-    rank = len(op.coords)
-    var = em.names.fresh(op.result.name_hint or "vec")
-    em.values[op.result] = var
-    em.source_comment(op)
-    em.line(f"{ctype} {var}[{cols}];  // (1, {cols}): every column, in every thread")
-    with em.block():
-        em.line(f"const i32 cake_c[{rank}] = {tiles._coords(em, op, cols)};")
-        em.line(f"cake_load_cols_all<{cols}, {rank}, {ctype}>({var}, {em.val(op.tensor)}, "
-                f"cake_c, ({ctype}){tiles.load_other(op, ctype)});")
+    tiles.load_row_vector(em, op, "cake_load_cols_all", 1, "every column, in every thread")
 
 
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
