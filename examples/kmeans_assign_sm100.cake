@@ -5,30 +5,37 @@
 # ||x - c||² = ||x||² + ||c||² - 2⟨x, c⟩: the cross term is a tcgen05.mma GEMM with D as its K
 # dimension, so the N×K distance matrix never leaves TMEM and registers.
 # * One CTA per (128-row block of X, batch). A TMA warp loads X's tile once and streams the
-#   batch's centroids through a 4-stage ring of 128×D tiles. X and C are 3-D tensor maps, so a
-#   box never reaches into the next batch: rows past N or K read zeros.
+#   batch's centroids through a 4-stage ring of 128×D tiles, each with its 128 values of ||c||²
+#   (examples/kmeans_csq.cake computes them once per call). X, C and Csq are TMA tensors, so a
+#   box never reaches into the next batch: rows past N or K read zeros and ||c||² past K reads
+#   NaN (fill=lm.nan), which never wins a minimum.
 # * One thread of the MMA warp issues tcgen05.mma m128n128k16 × D/16 per centroid tile into
 #   one of two TMEM accumulators (128 columns each), alternating, so the next tile's MMA runs
 #   while the epilogue reads this one; acc_full / acc_empty hand each accumulator back and
 #   forth. Centroid tiles go in pairs; an odd tile count loads one all-zero tile past K.
 # * A 4-warp epilogue, one warp per TMEM lane quarter: each thread owns one row of X. Per tile
-#   it reads its row of scores with tcgen05.ld (32 columns at a time), computes
-#   ||c||² − 2⟨x, c⟩ with one FFMA per element and keeps a running (min, index) with strict `<`
-#   in increasing column order (lowest index on ties). ||x||² comes from the X tile in SMEM
-#   and is added once, to the final distance.
-# * ||c||² comes from examples/kmeans_csq.cake; centroids past K load ||c||² = inf and never
-#   win.
+#   it reads its row of scores with tcgen05.ld and the stage's ||c||² with broadcast
+#   ld.shared (32 columns at a time, so no thread holds all 128), computes ||c||² − 2⟨x, c⟩
+#   with one FFMA per element and keeps a running (min, index) with strict `<` in increasing
+#   column order (lowest index on ties). ||x||² comes from the X tile in SMEM and is added
+#   once, to the final distance.
+# * A ring stage has two readers: the MMA (its tcgen05.commit on `empty` fires once the MMA
+#   has read the centroid tile) and the epilogue (its ||c||², read after that commit). So
+#   `empty` has both as producers, init_count=2: the stage is refilled once both are done.
+#   The epilogue does not wait on `full`: the acc_full commit it waits for comes after the
+#   MMA role's wait on `full` for that stage.
 @cake.schedule(target="sm_100a")
-def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tensor2d, Idx: LM.tensor2d,
+def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
                         Dist: LM.tensor2d, B: LM.i32, N: LM.i32, K: LM.i32):
     lm.grid(lm.cdiv(N, 128), B)
     m_tile = lm.block_id(0)
     b = lm.block_id(1)
     pairs = lm.cdiv(K, 256)                   # pairs of 128-centroid tiles
 
-    pool = lm.smem(163840)                    # X tile (32 KiB) + 4 centroid stages (32 KiB each)
+    pool = lm.smem(165888)                    # X (32 KiB), 4 stages: C (32 KiB) + ||c||² (512 B)
     sx = pool.view(offset=0, shape=(128, 128), dtype=lm.bf16, swizzle=128b)
     sc = pool.view(offset=32768, shape=(128, 128), dtype=lm.bf16, stage=4, swizzle=128b)
+    scq = pool.view(offset=163840, shape=(1, 128), dtype=lm.f32, stage=4, swizzle=None)
     acc0 = lm.tmem(cols=0, width=128, shape=(128, 128), dtype=lm.f32)
     acc1 = lm.tmem(cols=128, width=128, shape=(128, 128), dtype=lm.f32)
 
@@ -37,8 +44,8 @@ def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tensor2d, Idx: LM.
     epilogue = lm.role(warps=[4, 5, 6, 7])
     pipe = lm.pipeline(stages=4)
     x_full = lm.barrier(count=1, prod=[load], cons=[mma, epilogue])
-    full = lm.barrier(count=4, prod=[load], cons=[mma], pipeline=pipe)
-    empty = lm.barrier(count=4, prod=[mma], cons=[load], pipeline=pipe)
+    full = lm.barrier(count=4, prod=[load], cons=[mma], init_count=2, pipeline=pipe)
+    empty = lm.barrier(count=4, prod=[mma, epilogue], cons=[load], init_count=2, pipeline=pipe)
     acc_full = lm.barrier(count=2, prod=[mma], cons=[epilogue])      # one per accumulator
     acc_empty = lm.barrier(count=2, prod=[epilogue], cons=[mma])
     best_d = lm.regs(shape=(128, 1), dtype=lm.f32, role=epilogue)
@@ -49,6 +56,7 @@ def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tensor2d, Idx: LM.
         for kt in lm.range(0, 2 * pairs):
             lm.wait(empty, stage=kt % 4)
             sc.tma_load(C, coords=(b, kt, 0), stage=kt % 4, barrier=full)
+            scq.tma_load(Csq, coords=(b, kt), stage=kt % 4, barrier=full, fill=lm.nan)
 
     with mma:
         lm.wait(x_full)
@@ -72,15 +80,14 @@ def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tensor2d, Idx: LM.
         for kp in lm.range(0, pairs):
             k0 = 2 * kp
             k1 = 2 * kp + 1
-            # Issued before the wait so its latency hides under the MMA; one vector at a time
-            # (each thread holds all 128 columns).
-            c0 = Csq.load(coords=(b, k0), shape=(1, 128), dtype=lm.f32, other=lm.inf)
             lm.wait(acc_full, stage=0)
-            lm.argmin(best_d, best_i, c0 - 2.0 * acc0, axis=1, base=k0 * 128, init=(kp == 0))
+            lm.argmin(best_d, best_i, scq[k0 % 4].load() - 2.0 * acc0, axis=1, base=k0 * 128,
+                      init=(kp == 0))
             lm.arrive(acc_empty, stage=0)
-            c1 = Csq.load(coords=(b, k1), shape=(1, 128), dtype=lm.f32, other=lm.inf)
+            lm.arrive(empty, stage=k0 % 4)
             lm.wait(acc_full, stage=1)
-            lm.argmin(best_d, best_i, c1 - 2.0 * acc1, axis=1, base=k1 * 128)
+            lm.argmin(best_d, best_i, scq[k1 % 4].load() - 2.0 * acc1, axis=1, base=k1 * 128)
             lm.arrive(acc_empty, stage=1)
+            lm.arrive(empty, stage=k1 % 4)
         Idx.store(best_i, coords=(b, m_tile))
         Dist.store(best_d + x_sq, coords=(b, m_tile))

@@ -430,19 +430,22 @@ class KernelEmitter:
     def check_arrivals(self, b: BarrierOp) -> None:
         """The lowering's arrivals per role event (below) must be what derive-barriers
         initialised the mbarrier with; a mismatch would complete phases early or never."""
-        per_event = {self.emitted_arrivals(op) for op in self.kernel.walk()
-                     if isinstance(op, (TmaLoadOp, CopyLoadOp, ArriveOp, CommitOp))
-                     and op.barrier.owner is b}
+        per_role: dict[RoleOp | None, set[int]] = {}
+        for op in self.kernel.walk():
+            if (isinstance(op, (TmaLoadOp, CopyLoadOp, ArriveOp, CommitOp))
+                    and op.barrier.owner is b):
+                per_role.setdefault(_role_of(op), set()).add(self.emitted_arrivals(op))
+        expected = _phase_arrivals(per_role, b.init_count.value.data)
         derived = self.attr_int(b, "cake.arrivals")
-        expected = {v * b.init_count.value.data for v in per_event}
-        if self.ok and len(expected) == 1 and derived not in expected:
+        if expected is None:
+            self.unsupported(b, "a barrier completed both by whole roles and per warpgroup, "
+                             "other than with one event of each producer role per phase,")
+        elif self.ok and per_role and derived != expected:
             self.ok = False
             self.sink.error(MISSING, f"barrier `{b.sym_name.data}` is initialised for {derived} "
                             f"arrival(s) per phase (cake.arrivals), but its producers' code "
-                            f"performs {expected.pop()}", self.span(b),
+                            f"performs {expected}", self.span(b),
                             help="this is a bug in cakec; please report it with the input file")
-        elif len(expected) > 1:
-            self.unsupported(b, "a barrier completed both by whole roles and per warpgroup")
 
     def emitted_arrivals(self, op: Operation) -> int:
         """Hardware arrivals one event performs (what `release` emits): a TMA load one, an
@@ -1117,6 +1120,18 @@ def _role_of(op: Operation) -> RoleOp | None:
         parent = parent.parent_op()
     owner = parent.role.owner if parent is not None else None
     return owner if isinstance(owner, RoleOp) else None
+
+
+def _phase_arrivals(per_role: dict[RoleOp | None, set[int]], init_count: int) -> int | None:
+    """Hardware arrivals of one phase, from each producer role's arrivals per event: init_count
+    events that arrive alike, or, when they differ (an sm_100a commit and a 4-warp arrive
+    releasing one stage), one event of each role; None for any other mix."""
+    kinds = set().union(*per_role.values())
+    if len(kinds) <= 1:
+        return init_count * max(kinds, default=1)
+    if len(per_role) == init_count and all(len(k) == 1 for k in per_role.values()):
+        return sum(max(k) for k in per_role.values())
+    return None
 
 
 def _device_values(kernel: KernelOp) -> set[SSAValue]:

@@ -5,7 +5,7 @@
 //
 // Layout: a 4-warp role, one warp per TMEM lane quarter; thread (q = warp % 4, lane l) owns
 // row 32 q + l of every 128-row tile. An (M, 1) vector is one `E` per thread; a (1, N) vector
-// is `E v[N]`, every column in every thread.
+// is `E v[N]`, every column in every thread, or, staged in SMEM, read 32 columns at a time.
 #ifndef CAKE_EMIT_TILES_SM100_CUH
 #define CAKE_EMIT_TILES_SM100_CUH
 
@@ -15,6 +15,17 @@ template <int R>
 __device__ __forceinline__ void cake_fence_regs(u32 (&d)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+// 32 consecutive 4-byte words of SMEM from `addr` (16-byte aligned, as every view stage is):
+// 32 columns of a (1, N) stage, read by a row's thread next to the TMEM chunk they combine
+// with. Every lane reads the same words, so each ld.shared.v4 is one broadcast transaction.
+__device__ __forceinline__ void cake_lds_x32(u32 addr, u32 (&d)[32]) {
+#pragma unroll
+  for (int i = 0; i < 32; i += 4)
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(d[i]), "=r"(d[i + 1]), "=r"(d[i + 2]), "=r"(d[i + 3])
+                 : "r"(addr + 4u * i));
 }
 
 // (1, N) vector: elements c[R-1] + j of t's last dimension; outside the tensor, `other`. Every

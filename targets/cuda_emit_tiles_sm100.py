@@ -7,7 +7,9 @@ thread (quarter q = warp % 4, lane l) owns row 32 q + l of every 128-row tile. S
 vector is one register per thread, a (1, N) vector N registers (every thread holds every
 column; its load is a broadcast), and a TMEM accumulator named in tile arithmetic (the
 frontend reads it with a cake.convert) is this thread's row, loaded 32 columns at a time by
-the op that consumes the expression. A row never spans threads, so a running argmin needs
+the op that consumes the expression. A (1, N) stage in SMEM (`view[s].load()`) is read the
+same way, 32 columns at a time next to the TMEM chunk it combines with, rather than copied
+whole into every thread's registers. A row never spans threads, so a running argmin needs
 no merge across lanes, unlike the wgmma layout of sm_90a (cuda_emit_tiles.py).
 
 Arithmetic emits no code, as on sm_90a: the consumer evaluates the expression per element
@@ -21,7 +23,8 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ConvertOp, MmaOp, RegsOp, SumSqOp, TileBinaryOp, TileLoadOp, TileStoreOp, TmemOp,
+    ASYNC_LOADS, ArgminOp, ArriveOp, CommitOp, ConvertOp, MmaOp, RegsOp, StageLoadOp, SumSqOp,
+    TileBinaryOp, TileLoadOp, TileStoreOp, TmemOp,
 )
 
 #: Rows of a tile: one per thread of the 4-warp role (= TMEM lanes).
@@ -62,11 +65,12 @@ def _tmem_read(v: SSAValue) -> TmemOp | None:
 
 def _leaf(chunks: dict[SSAValue, str]) -> tiles.Leaf:
     """`evaluate`'s leaf for the element at column cake_c0 + cake_j of this thread's row:
-    TMEM reads from their tcgen05.ld registers `chunks`, vectors broadcast."""
+    TMEM reads and SMEM stages from the registers their chunk was loaded into (`chunks`),
+    other vectors broadcast."""
 
     def leaf(em: KernelEmitter, v: SSAValue) -> str:
         if v in chunks:
-            return f"__uint_as_float({chunks[v]}[{_J}])"
+            return f"__uint_as_float({chunks[v]}[{_J}])"  # f32: tile arithmetic's only type
         owner = v.owner
         if _tmem_read(v) is not None:
             raise Unsupported("reading a TMEM accumulator other than in `lm.argmin`")
@@ -122,6 +126,48 @@ def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
     tiles.load_row_vector(em, op, "cake_load_cols_all", 1, "every column, in every thread")
 
 
+def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
+    """Only the stage's address: each consuming `lm.argmin` reads the columns of its chunks
+    (cake_lds_x32), so no thread holds all N columns."""
+    rows, cols = tiles._dims(op.result)
+    if rows != 1 or cols % _CHUNK:
+        raise Unsupported(f"`load` of a ({rows}, {cols}) stage (one value per column, N a "
+                          f"multiple of {_CHUNK}, is supported)")
+    _check_deferred(op)
+    var = em.names.fresh(op.result.name_hint or "vec")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"const u32 {var} = {ce._unparen(em.val(op.source))};  // (1, {cols}) "
+            f"{tiles._ctype(op.result)} in SMEM, read {_CHUNK} columns at a time by its argmin")
+
+
+def _check_deferred(op: StageLoadOp) -> None:
+    """The read moves from the `load()` to its consumers, which must then see what the
+    safety gate checked there: each is an `lm.argmin` later in the same block, with no
+    release (arrive, commit: the producer may refill once it completes) or load into SMEM
+    in between."""
+    for user in _consumers(op.result):
+        if not isinstance(user, ArgminOp) or user.parent is not op.parent:
+            raise Unsupported("`view[s].load()` consumed other than by an `lm.argmin` in its "
+                              "block")
+        between = op.next_op
+        while between is not user:
+            assert between is not None
+            if any(isinstance(o, (ArriveOp, CommitOp, *ASYNC_LOADS)) for o in between.walk()):
+                raise Unsupported("`view[s].load()` read by an `lm.argmin` after a barrier "
+                                  "release or a load between them")
+            between = between.next_op
+
+
+def _consumers(v: SSAValue) -> list[Operation]:
+    """The ops that consume tile `v`, through the tile arithmetic it feeds."""
+    out: list[Operation] = []
+    for use in v.uses:
+        user = use.operation
+        out += _consumers(user.result) if isinstance(user, TileBinaryOp) else [user]
+    return out
+
+
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
     rows, _ = tiles._dims(op.value)
     _check_role(em, rows)
@@ -149,18 +195,22 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
     """This thread's row in increasing column order with a strict `<`, so its running
     (min, index) keeps the lowest index among equal values. TMEM accumulators in the
     expression are read 32 columns at a time (tcgen05.ld + wait::ld) after the
-    tcgen05.fence::after_thread_sync that ends the wait on their MMA's commit."""
+    tcgen05.fence::after_thread_sync that ends the wait on their MMA's commit, and SMEM
+    stages (`view[s].load()`) in the same chunks."""
     rows, cols = tiles._dims(op.source)
     _check_role(em, rows)
     best, index = em.values.get(op.value), em.values.get(op.index)
     if best is None or index is None:
         raise Unsupported("`lm.argmin` into tiles that are not `lm.regs` of its role")
-    regions = {leaf: region for leaf in tiles._leaves(op.source)
+    leaves = tiles._leaves(op.source)
+    regions = {leaf: region for leaf in leaves
                for region in [_tmem_read(leaf)] if region is not None}
-    if cols % (_CHUNK if regions else 8):
+    stages = {v: em.val(v) for v in leaves if isinstance(v.owner, StageLoadOp)}  # addresses
+    chunked = bool(regions or stages)
+    if cols % (_CHUNK if chunked else 8):
         raise Unsupported(f"`lm.argmin` over {cols} columns (a multiple of "
-                          f"{_CHUNK if regions else 8} is needed)")
-    chunk = _CHUNK if regions else cols
+                          f"{_CHUNK if chunked else 8} is needed)")
+    chunk = _CHUNK if chunked else cols
     em.source_comment(op)
     init = em.val(op.init)
     with em.block():
@@ -168,25 +218,38 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
             head = "" if init == "true" else f"if ({init}) "
             em.line(f"{head}{{ {best} = __int_as_float(0x7f800000); {index} = 0; }}")
         em.line(f"const i32 cake_col = {ce._paren(em.val(op.base))};")
-        chunks: dict[SSAValue, str] = {}
+        tmem: dict[SSAValue, str] = {}
         for i, (leaf, region) in enumerate(regions.items()):
-            chunks[leaf] = f"cake_t{i}"
+            tmem[leaf] = f"cake_t{i}"
             em.line(f"const u32 cake_taddr{i} = {sm100._tmem_addr(em, region)} + {_QUARTER};")
+        smem = {leaf: f"cake_v{i}" for i, leaf in enumerate(stages)}
         em.line("#pragma unroll")
         with em.block(f"for (int {_C0} = 0; {_C0} < {cols}; {_C0} += {chunk})"):
-            for i, buf in enumerate(chunks.values()):
-                em.line(f"u32 {buf}[{_CHUNK}];")
-                em.line(f"cake_tmem_ld_32x32b_x32(cake_taddr{i} + (u32){_C0}, {buf});")
-            if chunks:
-                em.line("cake_tmem_wait_ld();")
-            for buf in chunks.values():
-                em.line(f"cake_fence_regs({buf});")
+            _load_chunk(em, list(tmem.values()), {buf: stages[v] for v, buf in smem.items()})
             em.line("#pragma unroll")
             with em.block(f"for (int {_J} = 0; {_J} < {chunk}; ++{_J})"):
-                em.line(f"const float cake_s = {tiles.evaluate(em, op.source, _leaf(chunks))};")
+                leaf = _leaf({**tmem, **smem})
+                em.line(f"const float cake_s = {tiles.evaluate(em, op.source, leaf)};")
                 with em.block(f"if (cake_s < {best})"):
                     em.line(f"{best} = cake_s;")
                     em.line(f"{index} = cake_col + {_C0} + {_J};")
+
+
+def _load_chunk(em: KernelEmitter, tmem: list[str], smem: dict[str, str]) -> None:
+    """Columns cake_c0 .. + 31 of the expression's TMEM reads (registers `tmem`, from
+    cake_taddr0, 1, ...) and SMEM stages (registers → stage address) into registers. The
+    shared loads come before tcgen05.wait::ld, free to overlap the TMEM loads; every lane
+    reads the same words (a broadcast), 4 columns per ld.shared.v4."""
+    for i, buf in enumerate(tmem):
+        em.line(f"u32 {buf}[{_CHUNK}];")
+        em.line(f"cake_tmem_ld_32x32b_x32(cake_taddr{i} + (u32){_C0}, {buf});")
+    for buf, addr in smem.items():
+        em.line(f"u32 {buf}[{_CHUNK}];")
+        em.line(f"cake_lds_x32({addr} + 4u * (u32){_C0}, {buf});")
+    if tmem:
+        em.line("cake_tmem_wait_ld();")
+    for buf in tmem:
+        em.line(f"cake_fence_regs({buf});")
 
 
 def register(lowerings: dict, headers: dict, declarations: dict) -> None:
@@ -195,7 +258,7 @@ def register(lowerings: dict, headers: dict, declarations: dict) -> None:
     for target in sm100.TARGETS:
         lowerings[target].update({
             TileBinaryOp: tiles.tile_binary, TileLoadOp: tile_load, TileStoreOp: tile_store,
-            SumSqOp: sum_sq, ArgminOp: argmin, ConvertOp: convert,
+            StageLoadOp: stage_load, SumSqOp: sum_sq, ArgminOp: argmin, ConvertOp: convert,
         })
         headers[target] = (*headers[target], "cuda_emit_tiles.cuh", "cuda_emit_tiles_sm100.cuh")
         declarations[target] = declare_tiles

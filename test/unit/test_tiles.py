@@ -6,11 +6,14 @@ included, with the index formulas the sm_90a lowering emits."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from cakec import api
 from cakec.frontend_tiles import broadcast
+from cakec.runtime import CakeArgumentError
+from cakec.runtime.args import Metadata, bind
 
 np = pytest.importorskip("numpy")
 
@@ -36,6 +39,31 @@ def test_kmeans_example_defines_the_run_contract():
     assert example.shapes[0] == {"B": 32, "N": 65536, "K": 1024, "D": 128}
     assert example.flops(example.shapes[0]) == 2.0 * 32 * 65536 * 1024 * 128
     assert any(s["N"] % 128 and s["K"] % 128 for s in example.shapes)  # a ragged shape
+
+
+def _fake_tensor(shape: tuple[int, ...], stride: tuple[int, ...], dtype: str) -> SimpleNamespace:
+    """Just enough of a CUDA torch tensor for cakec.runtime.args.bind."""
+    return SimpleNamespace(shape=shape, dtype=f"torch.{dtype}", data_ptr=lambda: 1 << 40,
+                           stride=lambda: stride, device=SimpleNamespace(type="cuda", index=0))
+
+
+@pytest.mark.parametrize("name", ["kmeans_assign", "kmeans_assign_sm100"])
+def test_kmeans_kernels_bind_the_csq_buffer(name):
+    """Both assignment kernels read ||c||² by TMA: they take csq_buffer's [B, K] view, whose
+    rows are padded to 16 bytes, and refuse a ragged K without the padding."""
+    meta = Metadata.parse(api.emit(api.load(str(ROOT / "examples" / f"{name}.cake"))).unit.metadata)
+    b, n, k, d = 3, 1000, 301, 72
+
+    def args(csq_stride: int) -> list:
+        return [_fake_tensor((b, n, d), (n * d, d, 1), "bfloat16"),
+                _fake_tensor((b, k, d), (k * d, d, 1), "bfloat16"),
+                _fake_tensor((b, k), (csq_stride, 1), "float32"),
+                _fake_tensor((b, n), (n, 1), "int32"), _fake_tensor((b, n), (n, 1), "float32"),
+                b, n, k]
+
+    bind(meta, args((k + 3) // 4 * 4))  # kmeans_assign.csq_buffer's row stride
+    with pytest.raises(CakeArgumentError, match="'Csq': stride of dim 0 is 1204 bytes"):
+        bind(meta, args(k))
 
 
 def _thread_argmin(scores: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
