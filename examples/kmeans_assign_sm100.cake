@@ -22,8 +22,9 @@
 # * A ring stage has two readers: the MMA (its tcgen05.commit on `empty` fires once the MMA
 #   has read the centroid tile) and the epilogue (its ||c||², read after that commit). So
 #   `empty` has both as producers, init_count=2: the stage is refilled once both are done.
-#   The epilogue does not wait on `full`: the acc_full commit it waits for comes after the
-#   MMA role's wait on `full` for that stage.
+#   The epilogue waits on `full` itself before reading ||c||²: the gate would also accept the
+#   order through the MMA role's wait and its acc_full commit, but the PTX ISA does not say
+#   that a tcgen05.commit arrival makes a TMA load's writes visible to other threads.
 @cake.schedule(target="sm_100a")
 def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
                         Dist: LM.tensor2d, B: LM.i32, N: LM.i32, K: LM.i32):
@@ -44,7 +45,7 @@ def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.ten
     epilogue = lm.role(warps=[4, 5, 6, 7])
     pipe = lm.pipeline(stages=4)
     x_full = lm.barrier(count=1, prod=[load], cons=[mma, epilogue])
-    full = lm.barrier(count=4, prod=[load], cons=[mma], init_count=2, pipeline=pipe)
+    full = lm.barrier(count=4, prod=[load], cons=[mma, epilogue], init_count=2, pipeline=pipe)
     empty = lm.barrier(count=4, prod=[mma, epilogue], cons=[load], init_count=2, pipeline=pipe)
     acc_full = lm.barrier(count=2, prod=[mma], cons=[epilogue])      # one per accumulator
     acc_empty = lm.barrier(count=2, prod=[epilogue], cons=[mma])
@@ -81,11 +82,13 @@ def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.ten
             k0 = 2 * kp
             k1 = 2 * kp + 1
             lm.wait(acc_full, stage=0)
+            lm.wait(full, stage=k0 % 4)
             lm.argmin(best_d, best_i, scq[k0 % 4].load() - 2.0 * acc0, axis=1, base=k0 * 128,
                       init=(kp == 0))
             lm.arrive(acc_empty, stage=0)
             lm.arrive(empty, stage=k0 % 4)
             lm.wait(acc_full, stage=1)
+            lm.wait(full, stage=k1 % 4)
             lm.argmin(best_d, best_i, scq[k1 % 4].load() - 2.0 * acc1, axis=1, base=k1 * 128)
             lm.arrive(acc_empty, stage=1)
             lm.arrive(empty, stage=k1 % 4)
