@@ -556,9 +556,9 @@ class KernelEmitter:
         if role.single_thread:
             return
         lane0 = "cake_lane_id() == 0u"
-        if any(isinstance(op, (TmaLoadOp, ArriveOp)) for op in ops):
+        if any(isinstance(op, TmaLoadOp) for op in ops):
             self.line(f"const bool cake_leader = cake_warp == {role.first}u && {lane0};"
-                      "  // issues the role's single-thread operations")
+                      "  // issues the role's TMA loads")
         if any(isinstance(op, CommitOp) for op in ops):
             leaders = sorted({min(w for w in role.warps if w // 4 == g)
                               for g in {w // 4 for w in role.warps}})
