@@ -463,9 +463,11 @@ class Frontend:
         if e.attr in methods:
             return Value("builtin", e.span, const=methods[e.attr], info={"self": base})
         what = base.info.get("name", describe(base))
+        stage_method = base.kind == "view" and e.attr in METHODS["stage"]
         raise error("CAKE-T004", f"{describe(base)} has no method `{e.attr}`", e.span,
                     notes=[Note(base.span, f"`{what}` is declared here")] if "name" in base.info
-                    else [], help=_did_you_mean(e.attr, methods) or (
+                    else [], help=f"`{e.attr}` reads one stage: `{what}[s].{e.attr}()`"
+                    if stage_method else _did_you_mean(e.attr, methods) or (
                         "its methods are " + ", ".join(f"`{m}`" for m in methods)
                         if methods else None))
 
