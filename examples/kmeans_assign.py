@@ -63,17 +63,18 @@ def csq_buffer(b: int, k: int, device: str = "cuda"):
     return torch.empty(b, (k + 3) // 4 * 4, device=device, dtype=torch.float32)[:, :k]
 
 
-def assign(x, c, csq, idx, dist) -> None:
-    """One assignment call: ||c||² into `csq` (from `csq_buffer`), then idx and dist. All on
-    the current stream. D ≤ 64 takes the 64-wide kernel (half the MMA work of zero-padding
-    to 128)."""
+def assign(x, c, csq, idx, dist, csq_ready: bool = False) -> None:
+    """One assignment call: ||c||² into `csq` (from `csq_buffer`; skipped when `csq_ready`,
+    e.g. centroids reused across calls), then idx and dist. All on the current stream.
+    D ≤ 64 takes the 64-wide kernel (half the MMA work of zero-padding to 128)."""
     b, n, d = x.shape
     k = c.shape[1]
     if not (1 <= d <= 128 and d % 8 == 0 and k >= 1):
         raise ValueError(f"kmeans_assign needs 1 <= D <= 128 with D % 8 == 0 and K >= 1 "
                          f"(got D={d}, K={k})")
     csq_kernel, wide, narrow = kernels()
-    csq_kernel(c, csq, b, k)
+    if not csq_ready:
+        csq_kernel(c, csq, b, k)
     (narrow if d <= 64 else wide)(x, c, csq, idx, dist, b, n, k)
 
 
