@@ -35,6 +35,9 @@ SHAPES = [
     (2, 4096, 1111, 128),    # many centroid tiles: laps of the 4-stage ring, K tail
     (5, 300, 1024, 128),     # K a multiple of the tile, N ragged, odd batch count
     (1, 20000, 2048, 128),   # many row blocks
+    # More 256-row items than SMs: CTAs of the persistent kernels take several (X refills).
+    (3, 20000, 300, 72),
+    (2, 40000, 130, 64),
 ]
 
 
