@@ -157,8 +157,10 @@ def kernels(draw) -> str:
             t = draw(st.sampled_from(sorted(tensors)))
             v = draw(st.sampled_from(sorted(views)))
             coords = ", ".join(_int_expr(draw, ints + loop_vars, 1) for _ in range(tensors[t]))
+            fill = draw(st.sampled_from(["", ", fill=lm.nan", ", fill=lm.zero"])) \
+                if dtype != "e4m3" else ""
             line(f"{indent}{v}.tma_load({t}, coords=({coords},), stage="
-                 f"{index(views[v], loop_vars)}, barrier={b})")
+                 f"{index(views[v], loop_vars)}, barrier={b}{fill})")
         else:
             a, bv = draw(st.sampled_from(sorted(views))), draw(st.sampled_from(sorted(views)))
             init = draw(st.sampled_from(["True", "False", _bool_expr(draw, ints + loop_vars)]))
@@ -229,7 +231,8 @@ _TOKENS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+b?|\*\*|//|[=!<>]=|\S")
 _NOISE = ["(", ")", "[", "]", ",", ":", "=", "==", ".", "-", "**", "#", "@", "\\\n", "\n",
           "    ", "\t", '"', "'", "128b", "0x", "1.5e", "lm", "lm.", "with", "for", "in", "if",
           "else", "elif", "def", "pass", "not", "None", "True", "lm.range(", "lm.mma(",
-          "lm.wait(", "stage", "init=", "while", "return", "$", "\r", "é", "\x00"]
+          "lm.wait(", "stage", "init=", "while", "return", "$", "\r", "é", "\x00", "fill=lm.nan",
+          ".load()"]
 
 
 @st.composite
