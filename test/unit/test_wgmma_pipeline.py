@@ -1,0 +1,50 @@
+"""No example or corpus kernel makes ptxas serialise its wgmmas (no GPU needed).
+
+ptxas inserts a wait after every wgmma of a kernel when it cannot prove the accumulator
+registers untouched while a group is in flight, and says so in its log (C7511, C7514, C7515,
+C7519 "... wgmma.mma_async instructions are serialized ..."). The kernel still runs correctly,
+only at the speed of an unpipelined one, so nothing else would notice: on the H200 a branch
+around a wgmma and a warp diverged before one each cost the k-means kernel its pipeline
+(test/distilled/wgmma_in_branch.test, wgmma_after_divergence.test).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cakec import api
+from cakec.targets import nvrtc
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = sorted(p for p in [*ROOT.glob("examples/*.cake"), *ROOT.glob("examples/corpus/*.cake")]
+                 if 'target="sm_90a"' in p.read_text())
+SERIALISED = re.compile(r"C75\d\d\).*serialized")
+
+
+@pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.stem)
+def test_wgmmas_stay_pipelined(path: Path) -> None:
+    unit = api.emit(api.load(str(path)), "sm_90a").unit
+    assert unit is not None, path
+    log = nvrtc.ptxas_report(unit.source, target="sm_90a")
+    assert not SERIALISED.search(log), log
+
+
+def test_the_pattern_matches_what_ptxas_prints() -> None:
+    """Lines ptxas 13.0 printed for the k-means prototypes on 2026-11-29."""
+    for line in [
+        "ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are "
+        "serialized due to non wgmma instructions reading accumulator registers of  a wgmma "
+        "between start and end of the pipeline stage in the function 'kmeans_proto'",
+        "ptxas info    : (C7519) Potential Performance Loss: wgmma.mma_async instructions are "
+        "serialized due to program dependence on compiler-inserted WG.AR in divergent path in "
+        "the function 'kmeans_assign' in line 1965",
+        "ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are "
+        "serialized due to insufficient register resources for the wgmma pipeline in the "
+        "function 'kmeans_proto'"]:
+        assert SERIALISED.search(line), line
+    # The informational C7519/C7517 notes about injected fences are not serialisation.
+    assert not SERIALISED.search("ptxas info    : (C7517) wgmma.wait_group is injected in around "
+                                 "line 2324 by compiler to allow use of registers")
