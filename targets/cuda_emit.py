@@ -206,6 +206,8 @@ class KernelEmitter:
         self.merged: set[SSAValue] = set()
         #: The C condition an MMA is issued under, inside an `if` that predicates its wgmmas.
         self.mma_guard: str | None = None
+        self._barrier_events: dict[BarrierOp, list[Operation]] | None = None
+        self._single_roles: dict[RoleOp, bool] = {}
         self.ok = True
         self.target = self.kernel_str("cake.target") or ""
         self.lowerings = LOWERINGS.get(self.target)
@@ -431,10 +433,8 @@ class KernelEmitter:
         """The lowering's arrivals per role event (below) must be what derive-barriers
         initialised the mbarrier with; a mismatch would complete phases early or never."""
         per_role: dict[RoleOp | None, set[int]] = {}
-        for op in self.kernel.walk():
-            if (isinstance(op, (TmaLoadOp, CopyLoadOp, ArriveOp, CommitOp))
-                    and op.barrier.owner is b):
-                per_role.setdefault(_role_of(op), set()).add(self.emitted_arrivals(op))
+        for op in self._events().get(b, []):
+            per_role.setdefault(_role_of(op), set()).add(self.emitted_arrivals(op))
         expected = _phase_arrivals(per_role, b.init_count.value.data)
         derived = self.attr_int(b, "cake.arrivals")
         if expected is None:
@@ -447,6 +447,22 @@ class KernelEmitter:
                             f"performs {expected}", self.span(b),
                             help="this is a bug in cakec; please report it with the input file")
 
+    def _events(self) -> dict[BarrierOp, list[Operation]]:
+        """The ops completing each barrier (one walk of the kernel for all barriers)."""
+        if self._barrier_events is None:
+            self._barrier_events = {}
+            for op in self.kernel.walk():
+                if isinstance(op, (TmaLoadOp, CopyLoadOp, ArriveOp, CommitOp)):
+                    self._barrier_events.setdefault(op.barrier.owner, []).append(op)
+        return self._barrier_events
+
+    def _single_thread(self, role_op: RoleOp) -> bool:
+        if role_op not in self._single_roles:
+            ons = [o for o in self.kernel.body.block.ops
+                   if isinstance(o, OnRoleOp) and o.role.owner is role_op]
+            self._single_roles[role_op] = runs_single_thread(ons)
+        return self._single_roles[role_op]
+
     def emitted_arrivals(self, op: Operation) -> int:
         """Hardware arrivals one event performs (what `release` emits): a TMA load one, an
         `lm.arrive` one per warp of a multi-thread role, an `lm.commit` from a multi-thread
@@ -457,9 +473,7 @@ class KernelEmitter:
         warps = role_op.warps.get_values()
         if isinstance(op, CopyLoadOp):
             return 32 * len(warps)
-        ons = [o for o in self.kernel.body.block.ops
-               if isinstance(o, OnRoleOp) and o.role.owner is role_op]
-        if runs_single_thread(ons):
+        if self._single_thread(role_op):
             return 1
         if isinstance(op, ArriveOp):
             return len(warps)

@@ -28,7 +28,7 @@ from cakec.dialects.cake import (
     TileLoadOp,
     TileStoreOp, ViewOp, dtype_name,
 )
-from cakec.targets.sku import WARPGROUP_WARPS
+from cakec.targets.sku import SWIZZLE_SPAN, WARPGROUP_WARPS
 
 _FRAG_ROWS = 64
 _CTYPE = {"f32": "float", "i32": "i32"}
@@ -339,8 +339,11 @@ def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
                 f"{_wg_row0(em, rows)});")
 
 
-#: Swizzle tag → the mask of address bits (from bit 7 up) XORed into the 16-byte chunk index.
-_SWIZZLE_MASK = {"128b": 7, "64b": 3, "32b": 1, "none": 0}
+def _swizzle_mask(tag: str) -> int:
+    """The address bits (from bit 7 up) a swizzle XORs into the 16-byte chunk index: one less
+    than the chunks in its span (128b: 7, 64b: 3, 32b: 1, none: 0)."""
+    span = SWIZZLE_SPAN[tag]
+    return span // 16 - 1 if span else 0
 
 
 def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int, int]:
@@ -355,7 +358,7 @@ def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int, i
     pitch = atom_bytes // rows
     if pitch % 16 or pitch * rows != atom_bytes:
         raise Unsupported(f"`lm.sum_sq` of rows of {pitch} bytes (a multiple of 16 is needed)")
-    return rows, atoms, atom_bytes, pitch, _SWIZZLE_MASK[em.attr_str(view, "cake.swizzle")]
+    return rows, atoms, atom_bytes, pitch, _swizzle_mask(em.attr_str(view, "cake.swizzle"))
 
 
 def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:

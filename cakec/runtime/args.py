@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from cakec.runtime import expr
+from cakec.targets.sku import SWIZZLE_SPAN  # one table of swizzle spans (no heavy imports)
 
 
 class CakeArgumentError(ValueError):
@@ -57,7 +58,6 @@ SCALAR_DTYPES: dict[str, tuple[str, tuple[int, int] | None]] = {
     "f32": ("<f", None),
     "f64": ("<d", None),
 }
-SWIZZLE_SPAN = {"none": 0, "32b": 32, "64b": 64, "128b": 128}
 # cuda.h's CUtensorMap enum value for each spelling the metadata may use: the Python runtime
 # and the C launcher generator (targets/host_launcher.py) both encode tensor maps from these.
 TMAP_SWIZZLE = {"none": 0, "32b": 1, "64b": 2, "128b": 3}
