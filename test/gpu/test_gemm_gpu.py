@@ -14,14 +14,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from gpu_marks import gpu_marks  # noqa: E402
+
 from gemm_check import SHAPES, check_gemm  # noqa: E402
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available()
-                       or torch.cuda.get_device_capability() != (9, 0),
-                       reason="needs an sm_90 (Hopper) GPU"),
-]
+pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gemm_bf16.cake"
 

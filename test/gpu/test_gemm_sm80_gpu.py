@@ -15,14 +15,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from gpu_marks import gpu_marks  # noqa: E402
+
 from gemm_check import SHAPES, check_gemm  # noqa: E402
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available()
-                       or torch.cuda.get_device_capability() < (8, 0),
-                       reason="needs a GPU of sm_80 or newer"),
-]
+pytestmark = gpu_marks(torch, lambda cc: cc >= (8, 0), "needs a GPU of sm_80 or newer")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,12 +16,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available()
-                       or torch.cuda.get_device_capability() != (9, 0),
-                       reason="needs an sm_90 (Hopper) GPU"),
-]
+from gpu_marks import gpu_marks  # noqa: E402
+
+pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
 
 ROOT = Path(__file__).resolve().parents[2]
 
