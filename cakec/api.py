@@ -17,7 +17,7 @@ from cakec.diagnostics import Diagnostic, render_text
 if TYPE_CHECKING:
     from cakec.driver import Compilation
     from cakec.runtime import Kernel
-    from cakec.targets.cuda_emit import CudaUnit
+    from cakec.targets.emit.emitter import CudaUnit
 
 
 class CakeCompileError(Exception):
@@ -54,7 +54,7 @@ def emit(source, target: str | None = None) -> Emitted:
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None)
     try:
-        from cakec.targets.cuda_emit import emit_cuda
+        from cakec.targets.codegen import emit_cuda
 
         unit = emit_cuda(comp.module, comp.ctx, comp.sources)
     except Exception as e:  # noqa: BLE001 - an emitter bug is a diagnostic, never a traceback
@@ -66,8 +66,8 @@ def emit(source, target: str | None = None) -> Emitted:
 def binary(unit: "CudaUnit", output: str) -> bytes:
     """PTX or cubin for an emitted unit, through NVRTC's disk cache. PTX carries the lowest
     `.version` its instructions need, so older drivers load it too."""
-    from cakec.targets.cuda_emit_ptx import lower_ptx_version
-    from cakec.targets.nvrtc import compile_cuda
+    from cakec.targets.host.ptx_version import lower_ptx_version
+    from cakec.targets.host.nvrtc import compile_cuda
 
     image = compile_cuda(unit.source, target=unit.target, output=output,  # type: ignore[arg-type]
                          name=f"{unit.kernel}.cu")

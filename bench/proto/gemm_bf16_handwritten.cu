@@ -1,7 +1,7 @@
 // gemm_bf16: C[M, N] = A[M, K] . B[N, K]^T, bf16 operands, f32 accumulation, bf16 result.
 //
 // Hand-written model of what the emitter generates for the LANGUAGE.md gemm_bf16 sketch on
-// sm_90a. Like generated code it has no #include: targets/prelude.cuh is prepended (by the
+// sm_90a. Like generated code it has no #include: targets/emit/prelude.cuh is prepended (by the
 // emitter, here by run_proto.py), and the kernel uses only prelude helpers plus scalar C++.
 //
 // Schedule (the .cake entities are named in the comments):

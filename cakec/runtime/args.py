@@ -59,7 +59,7 @@ SCALAR_DTYPES: dict[str, tuple[str, tuple[int, int] | None]] = {
     "f64": ("<d", None),
 }
 # cuda.h's CUtensorMap enum value for each spelling the metadata may use: the Python runtime
-# and the C launcher generator (targets/host_launcher.py) both encode tensor maps from these.
+# and the C launcher generator (targets/launcher.py) both encode tensor maps from these.
 TMAP_SWIZZLE = {"none": 0, "32b": 1, "64b": 2, "128b": 3}
 TMAP_L2_PROMOTION = {"none": 0, "64b": 1, "128b": 2, "256b": 3}
 TMAP_OOB_FILL = {"zero": 0, "nan": 1}

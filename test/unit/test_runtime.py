@@ -224,7 +224,8 @@ def test_target_compatibility():
 
 # ---------------------------------------------------------------- NVRTC
 
-nvrtc_mod = pytest.importorskip("cakec.targets.nvrtc")
+nvrtc_mod = pytest.importorskip("cakec.targets.host.nvrtc")
+from cakec.targets.emit.emitter import prelude_source  # noqa: E402
 
 
 def _have_nvrtc() -> bool:
@@ -239,7 +240,7 @@ needs_nvrtc = pytest.mark.skipif(not _have_nvrtc(), reason="NVRTC not available"
 
 
 def proto_source() -> str:
-    return nvrtc_mod.prelude_source() + PROTO.read_text()
+    return prelude_source() + PROTO.read_text()
 
 
 @needs_nvrtc
@@ -258,7 +259,7 @@ def test_nvrtc_compiles_prototype(tmp_path, monkeypatch):
 @needs_nvrtc
 def test_nvrtc_cache_hit(tmp_path, monkeypatch):
     monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
-    src = nvrtc_mod.prelude_source() + 'extern "C" __global__ void k(int* x) { x[0] = 1; }\n'
+    src = prelude_source() + 'extern "C" __global__ void k(int* x) { x[0] = 1; }\n'
     first = nvrtc_mod.compile_cuda(src, target="sm_90a", output="cubin")
 
     def boom(*a, **k):
@@ -275,7 +276,7 @@ def test_nvrtc_cache_hit(tmp_path, monkeypatch):
 def test_prelude_compiles_everywhere_unused(tmp_path, monkeypatch, target):
     """Helpers a kernel does not call must not break other targets (wgmma is sm_90a-only)."""
     monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
-    src = nvrtc_mod.prelude_source() + (
+    src = prelude_source() + (
         'extern "C" __global__ void k(float* x) { x[0] = cake_bf16_to_f32(cake_f32_to_bf16(x[1])); }\n')
     assert nvrtc_mod.compile_cuda(src, target=target, output="cubin")[:4] == b"\x7fELF"
 

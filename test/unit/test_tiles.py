@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from cakec import api
-from cakec.frontend_tiles import broadcast
+from cakec.frontend.tile_exprs import broadcast
 from cakec.runtime import CakeArgumentError
 from cakec.runtime.args import Metadata, bind
 

@@ -1,4 +1,4 @@
-"""Frontend: `cakec.ast` → xDSL module in the `cake` dialect, with name resolution and
+"""Frontend: `cakec.frontend.ast` → xDSL module in the `cake` dialect, with name resolution and
 typing. Problems become CAKE-T… diagnostics; each statement is checked independently so
 one mistake yields one error and later statements are still checked.
 """
@@ -6,7 +6,7 @@ one mistake yields one error and later statements are still checked.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from xdsl.dialects import arith
@@ -16,46 +16,20 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from cakec import ast
-from cakec.builtins import (
+from cakec.frontend import ast
+from cakec.frontend.builtins import (
     DTYPE_NAMES, KIND_NAMES, LM_FUNCTIONS, METHODS, PARAM_TYPES, Arg, Builtin,
 )
 from cakec.diagnostics import CompileError, DiagnosticSink, Note, Span, error
 from cakec.dialects import cake
-from cakec.frontend_tiles import TILE_BUILDERS, tile_binop as _tile_binop
+from cakec.frontend.tile_exprs import TILE_BUILDERS, tile_binop
+from cakec.frontend.values import Value, decl_note, describe
 
 class Poisoned(Exception):
     """A use of a name whose definition already failed: its error was reported once."""
 
 
 # ---- compile-time values -------------------------------------------------------------------
-
-
-@dataclass
-class Value:
-    """What an expression denotes while building: a constant, an SSA value of some kind,
-    or a namespace/builtin reference."""
-
-    kind: str
-    span: Span
-    const: Any = None  # Python value for constants (int/float/bool/str/tuple)
-    ssa: SSAValue | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def is_const(self) -> bool:
-        return self.ssa is None and self.kind in ("int", "float", "bool")
-
-
-def describe(v: Value) -> str:
-    names = {"range": "an lm.range(...)", "lm": "the lm namespace", "builtin": "a builtin",
-             "tuple": "a tuple", "str": "a string", "none": "None", "shape_of": "a tensor shape",
-             "size": "a size literal"}
-    if v.kind == "int" and v.ssa is not None:
-        return "a runtime integer"
-    if v.kind == "bool" and v.ssa is not None:
-        return "a runtime boolean"
-    return names.get(v.kind) or KIND_NAMES.get(v.kind, v.kind)
 
 
 _ARITH = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "//": arith.FloorDivSIOp,
@@ -606,7 +580,7 @@ class Frontend:
             for i, n in zip(v.const, _items(node)):
                 if i.kind != "role":
                     raise error("CAKE-T007", f"{what} expects roles, got {describe(i)}", n.span,
-                                notes=_decl_note(i))
+                                notes=decl_note(i))
             return Value("roles", v.span, const=v.const)
         if k == "stage":
             if v.kind == "view":
@@ -626,7 +600,7 @@ class Frontend:
         if v.kind == k:
             return v
         raise error("CAKE-T007", f"{what} expects {KIND_NAMES.get(k, k)}, got {describe(v)}",
-                    node.span, notes=_decl_note(v))
+                    node.span, notes=decl_note(v))
 
     def _check_min(self, v: Value, a: Arg, node: ast.Expr) -> None:
         if a.min is not None and v.const < a.min:
@@ -679,7 +653,7 @@ class Frontend:
                 raise error("CAKE-T010", "tuple index out of range", idx_node.span)
             return base.const[idx.const]
         raise error("CAKE-T007", f"{describe(base)} cannot be indexed", e.span,
-                    notes=_decl_note(base))
+                    notes=decl_note(base))
 
     def _stage(self, view: Value, idx: Value, span: Span) -> Value:
         stages = view.info.get("stages", 1)
@@ -704,11 +678,11 @@ class Frontend:
             return self._emit_bool(cls(self._i1(lhs), self._i1(rhs)), e.span)
         lhs, rhs = self._expr(e.left), self._expr(e.right)
         if {"tile", "tmem"} & {lhs.kind, rhs.kind}:  # a TMEM accumulator reads as a tile
-            return _tile_binop(self, e, lhs, rhs)
+            return tile_binop(self, e, lhs, rhs)
         for v, n in ((lhs, e.left), (rhs, e.right)):
             if v.kind not in ("int", "float"):
                 raise error("CAKE-T007", f"operator `{e.op}` expects numbers, got "
-                            f"{describe(v)}", n.span, notes=_decl_note(v))
+                            f"{describe(v)}", n.span, notes=decl_note(v))
         is_float = "float" in (lhs.kind, rhs.kind)
         if e.op in _CMP:
             if lhs.is_const and rhs.is_const:
@@ -1082,12 +1056,6 @@ def _show(v: Value) -> str:
 def _default_kind(a: Arg) -> str:
     return {"scalar": "int", "int": "int", "bool": "bool", "swizzle": "swizzle"}.get(a.kind,
                                                                                     a.kind)
-
-
-def _decl_note(v: Value) -> list[Note]:
-    if "name" in v.info and v.kind not in ("int", "bool"):
-        return [Note(v.span, f"`{v.info['name']}` is {describe(v)}, declared here")]
-    return []
 
 
 def _scopes(s: Scope | None):

@@ -1,7 +1,7 @@
 """sm_100a / sm_103a lowerings: tcgen05.mma into Tensor Memory, tcgen05.commit, tcgen05.ld.
 
-Registered into `cuda_emit.LOWERINGS` (the rest of the emitter is shared with sm_90a: TMA
-loads, waits, arrivals, scalar code). What this file decides, and why:
+The rest of the emitter is shared (targets/emit: TMA loads, waits, arrivals, scalar code).
+What this file decides, and why:
 
 * TMEM: the warp derive-tmem chose (`cake.tmem_warp`) allocates `cake.tmem_alloc` columns
   into an SMEM slot at entry, before the block-wide barrier every thread reads it after;
@@ -17,7 +17,7 @@ loads, waits, arrivals, scalar code). What this file decides, and why:
   quarters; each thread owns one accumulator row (M = 128 rows = TMEM lanes) and moves it in
   32-column tcgen05.ld chunks straight to global memory, bounds-checked.
 * cta_group::2 (2-CTA MMA) is reported as not yet supported rather than emitted.
-* a register accumulator (and `copy_load`) lowers as on sm_80 (cuda_emit_sm80: mma.sync).
+* a register accumulator (and `copy_load`) lowers as on sm_80 (targets/sm80: mma.sync).
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ import re
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp, TmaLoadOp,
-    TmaStoreOp, TmemOp, WaitOp, dtype_name,
+    ArriveOp, CommitOp, ConvertOp, MmaOp, TmaStoreOp, TmemOp, WaitOp, dtype_name,
 )
-from cakec.targets import cuda_emit as ce
-from cakec.targets import cuda_emit_sm80 as sm80
-from cakec.targets.cuda_emit import KernelEmitter, Unsupported
+from cakec.targets.emit import barriers
+from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
+from cakec.targets.emit.common import OUT_TRAITS
+from cakec.targets.emit.emitter import KernelEmitter, role_of
+from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sm80 import lowering as sm80
 
-#: The targets these lowerings are registered for.
-TARGETS = ("sm_100a", "sm_103a")
 #: The TMEM address tcgen05.alloc wrote (every thread reads it after the entry barrier).
 TMEM_BASE = "cake_tmem"
 #: Accumulator rows per tcgen05.mma cta_group::1 (M) = TMEM lanes a 4-warp epilogue covers.
@@ -82,13 +82,13 @@ def tmem_exit(em: KernelEmitter) -> None:
         em.line(f"cake_tmem_dealloc<{columns}u>({TMEM_BASE});")
 
 
-def _tmem_addr(em: KernelEmitter, region: Operation) -> str:
+def tmem_addr(em: KernelEmitter, region: Operation) -> str:
     col = em.attr_int(region, "cake.col")
     return f"{TMEM_BASE} + {col}u" if col else TMEM_BASE
 
 
 def wait_sm100(em: KernelEmitter, op: WaitOp) -> None:
-    ce.wait_sm90(em, op)
+    barriers.wait(em, op)
     em.line("cake_tcgen05_fence_after();  // order later tcgen05 ops after the wait")
 
 
@@ -125,13 +125,13 @@ def mma_sm100(em: KernelEmitter, op: MmaOp) -> None:
                           f"tcgen05.mma shapes")
     em.source_comment(op)
     init = em.val(op.init)
-    first = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{ce._paren(init)}")
+    first = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{paren(init)}")
     with em.block(f"if ({_issuer(em)})"):
-        em.line(f"const u32 cake_a = {ce._unparen(em.val(op.a))};")
-        em.line(f"const u32 cake_b = {ce._unparen(em.val(op.b))};")
+        em.line(f"const u32 cake_a = {unparen(em.val(op.a))};")
+        em.line(f"const u32 cake_b = {unparen(em.val(op.b))};")
         for k, (ak, bk) in enumerate(zip(a_k, b_k)):
-            em.line(f"cake_tcgen05_mma_{form.group(1)}({_tmem_addr(em, region)}, "
-                    f"{ce._desc(a_desc, 'cake_a', a_m[0] + ak)}, {ce._desc(b_desc, 'cake_b', bk)}, "
+            em.line(f"cake_tcgen05_mma_{form.group(1)}({tmem_addr(em, region)}, "
+                    f"{desc_operand(a_desc, 'cake_a', a_m[0] + ak)}, {desc_operand(b_desc, 'cake_b', bk)}, "
                     f"{idesc:#x}u, {first if k == 0 else '1u'});")
 
 
@@ -153,7 +153,7 @@ def _issues_mma(em: KernelEmitter) -> bool:
     """Whether the current role issues tcgen05.mma (an MMA into TMEM)."""
     role = em.role
     return role is not None and any(isinstance(o, MmaOp) and isinstance(o.acc.owner, TmemOp)
-                                    and ce._role_of(o) is role.op for o in em.kernel.walk())
+                                    and role_of(o) is role.op for o in em.kernel.walk())
 
 
 def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
@@ -168,7 +168,7 @@ def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
         sm80.tma_store_sm80(em, op)
         return
     rank = len(op.tensor.type.dims())  # type: ignore[attr-defined]
-    if rank != 2 or dtype not in ce._OUT:
+    if rank != 2 or dtype not in OUT_TRAITS:
         raise Unsupported(f"`tma_store` of {dtype} into a rank-{rank} tensor")
     rows, cols = region.result.type.dims()
     if rows != TMEM_ROWS or cols % 32 or sorted(w % 4 for w in role.warps) != [0, 1, 2, 3]:
@@ -178,25 +178,8 @@ def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
     em.source_comment(op)
     with em.block():
         em.line("const u32 cake_quarter = cake_warp % 4u;  // TMEM lanes this warp may read")
-        em.line(f"const i32 cake_row = {ce._scaled(em.val(op.coords[0]), rows)} + "
+        em.line(f"const i32 cake_row = {scaled(em.val(op.coords[0]), rows)} + "
                 "(i32)(32u * cake_quarter + cake_lane_id());")
-        em.line(f"const i32 cake_col = {ce._scaled(em.val(op.coords[1]), cols)};")
-        em.line(f"cake_store_tmem_row<{cols}, {ce._OUT[dtype]}>({_tmem_addr(em, region)} + "
+        em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), cols)};")
+        em.line(f"cake_store_tmem_row<{cols}, {OUT_TRAITS[dtype]}>({tmem_addr(em, region)} + "
                 f"((32u * cake_quarter) << 16), {em.val(op.tensor)}, cake_row, cake_col);")
-
-
-_SM100 = ce._COMMON | {
-    WaitOp: wait_sm100, TmaLoadOp: ce.tma_load_sm90, ArriveOp: arrive_sm100,
-    CommitOp: commit_sm100, FenceProxyOp: ce.fence_proxy, MmaOp: mma_sm100,
-    ConvertOp: ce.convert, TmaStoreOp: tma_store_sm100, RegsOp: sm80.declare_acc,
-    CopyLoadOp: sm80.copy_load,
-}
-
-
-def register() -> None:
-    """Add the sm_100a / sm_103a tables, support headers and TMEM entry/exit hooks."""
-    for target in TARGETS:
-        ce.LOWERINGS[target] = _SM100
-        ce.SUPPORT_HEADERS[target] = ("cuda_emit_sm90.cuh", "cuda_emit_sm80.cuh",
-                                      "cuda_emit_sm100.cuh")
-        ce.KERNEL_HOOKS[target] = (tmem_entry, tmem_exit)

@@ -1,10 +1,10 @@
-"""Parsing .cake text into `cakec.ast`, with positioned syntax diagnostics (CAKE-P…).
+"""Parsing .cake text into `cakec.frontend.ast`, with positioned syntax diagnostics (CAKE-P…).
 
 Lark's LALR parser is built once per process and cached on disk (keyed by the grammar,
 Lark and Python versions), so a fresh `cakec verify` pays a few milliseconds for it.
 Two choices keep parsing itself cheap: the basic lexer (one scanner instead of one per
 parser state, which a fresh process would otherwise compile on the fly) and an inline
-transformer that builds `cakec.ast` nodes while the parser reduces, computing spans from
+transformer that builds `cakec.frontend.ast` nodes while the parser reduces, computing spans from
 the tokens it keeps, instead of materialising a Lark tree with propagated positions and
 walking it a second time.
 """
@@ -22,7 +22,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.indenter import Indenter
 
-from cakec import ast
+from cakec.frontend import ast
 from cakec.diagnostics import CompileError, Note, Span, error
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")

@@ -53,11 +53,6 @@ def _log(prog) -> str:
     return bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
 
 
-def prelude_source() -> str:
-    """targets/prelude.cuh: the device helpers every generated translation unit starts with."""
-    return (Path(__file__).with_name("prelude.cuh")).read_text()
-
-
 def nvrtc_version() -> tuple[int, int]:
     """(major, minor) of the NVRTC library that cuda.bindings loads."""
     major, minor = _check(_nvrtc().nvrtcVersion(), "nvrtcVersion")

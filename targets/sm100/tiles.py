@@ -1,5 +1,5 @@
 """sm_100a / sm_103a lowering of register-tile values: vector loads and stores, broadcasting
-arithmetic, `lm.sum_sq` and `lm.argmin` (device helpers in cuda_emit_tiles_sm100.cuh), for
+arithmetic, `lm.sum_sq` and `lm.argmin` (device helpers in tiles.cuh beside it), for
 roles whose accumulators live in Tensor Memory.
 
 Tiles take the tcgen05.ld 32x32b layout: the role is 4 warps, one per TMEM lane quarter, and
@@ -10,10 +10,10 @@ frontend reads it with a cake.convert) is this thread's row, loaded 32 columns a
 the op that consumes the expression. A (1, N) stage in SMEM (`view[s].load()`) is read the
 same way, 32 columns at a time next to the TMEM chunk it combines with, rather than copied
 whole into every thread's registers. A row never spans threads, so a running argmin needs
-no merge across lanes, unlike the wgmma layout of sm_90a (cuda_emit_tiles.py).
+no merge across lanes, unlike the wgmma layout of sm_90a (targets/sm90/tiles.py).
 
 Arithmetic emits no code, as on sm_90a: the consumer evaluates the expression per element
-through cuda_emit_tiles.evaluate (one fmaf for `c_sq - 2.0 * acc`). A register accumulator
+through the shared evaluator, targets/emit/tiles.py (one fmaf for `c_sq - 2.0 * acc`). A register accumulator
 (mma.sync on Blackwell) has the sm_80 fragment layout, which these tiles do not share: tile
 arithmetic on one is reported (CAKE-H100).
 """
@@ -26,6 +26,15 @@ from cakec.dialects.cake import (
     ASYNC_LOADS, ArgminOp, ArriveOp, CommitOp, ConvertOp, MmaOp, RegsOp, StageLoadOp, SumSqOp,
     TileBinaryOp, TileLoadOp, TileStoreOp, TmemOp,
 )
+from cakec.targets.emit import common
+from cakec.targets.emit.cexpr import paren, unparen
+from cakec.targets.emit.emitter import KernelEmitter, RoleState, role_of
+from cakec.targets.emit.tiles import (
+    Leaf, evaluate, load_row_vector, sum_sq_layout, tile_coords, tile_ctype, tile_dims,
+    tile_leaves, tile_role,
+)
+from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sm100.lowering import tmem_addr
 
 #: Rows of a tile: one per thread of the 4-warp role (= TMEM lanes).
 _ROWS = 128
@@ -44,9 +53,9 @@ _C0, _J = "cake_c0", "cake_j"
 def _check_role(em: KernelEmitter, rows: int) -> None:
     """Tiles of `rows` rows in the current role: 4 warps covering the TMEM lane quarters,
     and no register accumulator (whose mma.sync layout these tiles do not share)."""
-    role = tiles._role(em)
+    role = tile_role(em)
     if any(isinstance(op, MmaOp) and isinstance(op.acc.owner, RegsOp)
-           and ce._role_of(op) is role.op for op in em.kernel.walk()):
+           and role_of(op) is role.op for op in em.kernel.walk()):
         raise Unsupported(f"a register tile in role `{role.name}`, which accumulates in "
                           "registers (mma.sync) rather than in TMEM,")
     if sorted(w % 4 for w in role.warps) != [0, 1, 2, 3] or rows != _ROWS:
@@ -63,7 +72,7 @@ def _tmem_read(v: SSAValue) -> TmemOp | None:
     return region if isinstance(region, TmemOp) else None
 
 
-def _leaf(chunks: dict[SSAValue, str]) -> tiles.Leaf:
+def _leaf(chunks: dict[SSAValue, str]) -> Leaf:
     """`evaluate`'s leaf for the element at column cake_c0 + cake_j of this thread's row:
     TMEM reads and SMEM stages from the registers their chunk was loaded into (`chunks`),
     other vectors broadcast."""
@@ -77,7 +86,7 @@ def _leaf(chunks: dict[SSAValue, str]) -> tiles.Leaf:
         if v not in em.values:
             raise Unsupported(f"a tile defined by `{getattr(owner, 'name', 'a block')}` in "
                               "tile arithmetic")
-        rows, cols = tiles._dims(v)
+        rows, cols = tile_dims(v)
         if cols == 1:
             return em.values[v]
         if rows == 1:
@@ -90,7 +99,7 @@ def _leaf(chunks: dict[SSAValue, str]) -> tiles.Leaf:
 # ---- declarations ---------------------------------------------------------------------------
 
 
-def declare_tiles(em: KernelEmitter, role: _Role, ops: list[Operation]) -> None:
+def declare_tiles(em: KernelEmitter, role: RoleState, ops: list[Operation]) -> None:
     """`lm.regs` vectors that `lm.argmin` keeps its running rows in: one register each."""
     for op in ops:
         if isinstance(op, ArgminOp):
@@ -102,12 +111,12 @@ def _declare_running(em: KernelEmitter, op: ArgminOp) -> None:
         regs = v.owner
         if v in em.values or not isinstance(regs, RegsOp):
             continue
-        rows, cols = tiles._dims(v)
+        rows, cols = tile_dims(v)
         _check_role(em, rows)
         var = em.names.fresh(regs.sym_name.data)
         em.values[v] = var
         em.source_comment(regs)
-        em.line(f"{tiles._ctype(v)} {var};  // ({rows}, {cols}): row 32 (warp % 4) + lane")
+        em.line(f"{tile_ctype(v)} {var};  // ({rows}, {cols}): row 32 (warp % 4) + lane")
 
 
 # ---- lowerings ------------------------------------------------------------------------------
@@ -119,17 +128,17 @@ def convert(em: KernelEmitter, op: ConvertOp) -> None:
     if _tmem_read(op.result) is not None and all(
             isinstance(u.operation, (TileBinaryOp, ArgminOp)) for u in op.result.uses):
         return
-    ce.convert(em, op)
+    common.convert(em, op)
 
 
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
-    tiles.load_row_vector(em, op, "cake_load_cols_all", 1, "every column, in every thread")
+    load_row_vector(em, op, "cake_load_cols_all", 1, "every column, in every thread")
 
 
 def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
     """Only the stage's address: each consuming `lm.argmin` reads the columns of its chunks
     (cake_lds_x32), so no thread holds all N columns."""
-    rows, cols = tiles._dims(op.result)
+    rows, cols = tile_dims(op.result)
     if rows != 1 or cols % _CHUNK:
         raise Unsupported(f"`load` of a ({rows}, {cols}) stage (one value per column, N a "
                           f"multiple of {_CHUNK}, is supported)")
@@ -137,8 +146,8 @@ def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
     var = em.names.fresh(op.result.name_hint or "vec")
     em.values[op.result] = var
     em.source_comment(op)
-    em.line(f"const u32 {var} = {ce._unparen(em.val(op.source))};  // (1, {cols}) "
-            f"{tiles._ctype(op.result)} in SMEM, read {_CHUNK} columns at a time by its argmin")
+    em.line(f"const u32 {var} = {unparen(em.val(op.source))};  // (1, {cols}) "
+            f"{tile_ctype(op.result)} in SMEM, read {_CHUNK} columns at a time by its argmin")
 
 
 def _check_deferred(op: StageLoadOp) -> None:
@@ -169,19 +178,19 @@ def _consumers(v: SSAValue) -> list[Operation]:
 
 
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
-    rows, _ = tiles._dims(op.value)
+    rows, _ = tile_dims(op.value)
     _check_role(em, rows)
-    ctype = tiles._ctype(op.value)
+    ctype = tile_ctype(op.value)
     rank = len(op.coords)
     em.source_comment(op)
     with em.block():
-        em.line(f"const {ctype} cake_v = {tiles.evaluate(em, op.value, _leaf({}))};")
-        em.line(f"const i32 cake_c[{rank}] = {tiles._coords(em, op, rows)};")
+        em.line(f"const {ctype} cake_v = {evaluate(em, op.value, _leaf({}))};")
+        em.line(f"const i32 cake_c[{rank}] = {tile_coords(em, op, rows)};")
         em.line(f"cake_store_row<{rank}, {ctype}>(cake_v, {em.val(op.tensor)}, cake_c, {_ROW});")
 
 
 def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:
-    rows, atoms, atom_bytes, pitch, swz = tiles.sum_sq_layout(em, op)
+    rows, atoms, atom_bytes, pitch, swz = sum_sq_layout(em, op)
     _check_role(em, rows)
     var = em.names.fresh(op.result.name_hint or "sum_sq")
     em.values[op.result] = var
@@ -197,12 +206,12 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
     expression are read 32 columns at a time (tcgen05.ld + wait::ld) after the
     tcgen05.fence::after_thread_sync that ends the wait on their MMA's commit, and SMEM
     stages (`view[s].load()`) in the same chunks."""
-    rows, cols = tiles._dims(op.source)
+    rows, cols = tile_dims(op.source)
     _check_role(em, rows)
     best, index = em.values.get(op.value), em.values.get(op.index)
     if best is None or index is None:
         raise Unsupported("`lm.argmin` into tiles that are not `lm.regs` of its role")
-    leaves = tiles._leaves(op.source)
+    leaves = tile_leaves(op.source)
     regions = {leaf: region for leaf in leaves
                for region in [_tmem_read(leaf)] if region is not None}
     stages = {v: em.val(v) for v in leaves if isinstance(v.owner, StageLoadOp)}  # addresses
@@ -217,11 +226,11 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
         if init != "false":
             head = "" if init == "true" else f"if ({init}) "
             em.line(f"{head}{{ {best} = __int_as_float(0x7f800000); {index} = 0; }}")
-        em.line(f"const i32 cake_col = {ce._paren(em.val(op.base))};")
+        em.line(f"const i32 cake_col = {paren(em.val(op.base))};")
         tmem: dict[SSAValue, str] = {}
         for i, (leaf, region) in enumerate(regions.items()):
             tmem[leaf] = f"cake_t{i}"
-            em.line(f"const u32 cake_taddr{i} = {sm100._tmem_addr(em, region)} + {_QUARTER};")
+            em.line(f"const u32 cake_taddr{i} = {tmem_addr(em, region)} + {_QUARTER};")
         smem = {leaf: f"cake_v{i}" for i, leaf in enumerate(stages)}
         em.line("#pragma unroll")
         with em.block(f"for (int {_C0} = 0; {_C0} < {cols}; {_C0} += {chunk})"):
@@ -229,7 +238,7 @@ def argmin(em: KernelEmitter, op: ArgminOp) -> None:
             em.line("#pragma unroll")
             with em.block(f"for (int {_J} = 0; {_J} < {chunk}; ++{_J})"):
                 leaf = _leaf({**tmem, **smem})
-                em.line(f"const float cake_s = {tiles.evaluate(em, op.source, leaf)};")
+                em.line(f"const float cake_s = {evaluate(em, op.source, leaf)};")
                 with em.block(f"if (cake_s < {best})"):
                     em.line(f"{best} = cake_s;")
                     em.line(f"{index} = cake_col + {_C0} + {_J};")
@@ -250,22 +259,3 @@ def _load_chunk(em: KernelEmitter, tmem: list[str], smem: dict[str, str]) -> Non
         em.line("cake_tmem_wait_ld();")
     for buf in tmem:
         em.line(f"cake_fence_regs({buf});")
-
-
-def register(lowerings: dict, headers: dict, declarations: dict) -> None:
-    """Add these lowerings, their device helpers and the running-tile declarations to
-    cuda_emit's sm_100a / sm_103a tables (after cuda_emit_sm100.register)."""
-    for target in sm100.TARGETS:
-        lowerings[target].update({
-            TileBinaryOp: tiles.tile_binary, TileLoadOp: tile_load, TileStoreOp: tile_store,
-            StageLoadOp: stage_load, SumSqOp: sum_sq, ArgminOp: argmin, ConvertOp: convert,
-        })
-        headers[target] = (*headers[target], "cuda_emit_tiles.cuh", "cuda_emit_tiles_sm100.cuh")
-        declarations[target] = declare_tiles
-
-
-# Last, so that importing any of these modules first works (cuda_emit registers on import).
-from cakec.targets import cuda_emit as ce  # noqa: E402
-from cakec.targets import cuda_emit_sm100 as sm100  # noqa: E402
-from cakec.targets import cuda_emit_tiles as tiles  # noqa: E402
-from cakec.targets.cuda_emit import KernelEmitter, Unsupported, _Role  # noqa: E402

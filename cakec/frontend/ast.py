@@ -1,6 +1,6 @@
 """The .cake syntax tree: small frozen dataclasses, each with the span it came from.
 
-The parser (`cakec.syntax`) builds these from the Lark tree; the frontend gives them
+The parser (`cakec.frontend.parser`) builds these from the Lark tree; the frontend gives them
 meaning. Keeping a typed tree between the two keeps Lark details out of the semantics.
 """
 

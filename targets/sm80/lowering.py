@@ -1,9 +1,9 @@
 """sm_80 / sm_89 / sm_120a / sm_121a lowerings: `copy_load` (cp.async), `lm.mma` with a
 register accumulator as ldmatrix + mma.sync m16n8k16, and the accumulator's store.
 
-Registered into `cuda_emit.LOWERINGS` (waits, arrivals and scalar code are shared with
-sm_90a; targets/cuda_emit_sm80.cuh renames the mbarrier helpers to their pre-sm_90 forms on
-sm_80/sm_89). sm_120a/121a also keep `tma_load` as on sm_90a. What this file decides:
+Waits, arrivals and scalar code are the shared ones (targets/emit/barriers.py, common.py);
+mma_sync.cuh beside this file renames the mbarrier helpers to their pre-sm_90 forms on
+sm_80/sm_89. sm_120a/121a also keep `tma_load` as on sm_90a. What this file decides:
 
 * `view.copy_load(T, ...)`: every thread of the role copies its share of the tile in
   16-byte cp.async chunks into the view's derived layout (column blocks, swizzle), zero-filling
@@ -20,14 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from cakec.dialects.cake import (
-    ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp, StageOp,
-    TmaLoadOp, TmaStoreOp, ViewOp, WaitOp, dtype_bytes, dtype_name,
+    CommitOp, ConvertOp, CopyLoadOp, MmaOp, RegsOp, StageOp, TmaStoreOp, ViewOp, dtype_bytes,
+    dtype_name,
 )
-from cakec.targets import cuda_emit as ce
-from cakec.targets.cuda_emit import KernelEmitter, Unsupported
+from cakec.targets.emit.cexpr import paren, scaled, unparen
+from cakec.targets.emit.common import OUT_TRAITS
+from cakec.targets.emit.emitter import KernelEmitter
+from cakec.targets.emit.unsupported import Unsupported
 
 #: Rows × columns of one mma.sync fragment (m16n8); B fragments come two n8 tiles at a time.
 FRAG_M, FRAG_N, PAIR_N = 16, 8, 16
@@ -107,7 +109,7 @@ def _layout(em: KernelEmitter, view: ViewOp) -> str:
 
 def mma_sm80(em: KernelEmitter, op: MmaOp) -> None:
     """Per k16 step: ldmatrix.x4 fragments of this warp's rows of A and B, then MT × NT
-    mma.sync m16n8k16 (templated in cuda_emit_sm80.cuh); `init` zeroes the accumulator first."""
+    mma.sync m16n8k16 (templated in mma_sync.cuh); `init` zeroes the accumulator first."""
     tiling = _TILINGS.get(em, {}).get(op.acc)
     if tiling is None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
@@ -124,11 +126,11 @@ def mma_sm80(em: KernelEmitter, op: MmaOp) -> None:
     row, col = tiling.origin()
     with em.block():
         if init != "false":
-            em.line(f"if ({ce._unparen(init)}) cake_zero_acc({tiling.var});")
+            em.line(f"if ({unparen(init)}) cake_zero_acc({tiling.var});")
         em.line(f"cake_mma_sync_tile<{tiling.mt}, {tiling.nt}, {k_steps}, "
                 f"CakeOperand<{a_layout}>, CakeOperand<{b_layout}>, "
                 f"{'true' if '.bf16.' in instr else 'false'}>({tiling.var}, "
-                f"{ce._unparen(em.val(op.a))}, {ce._unparen(em.val(op.b))}, {row}, {col});")
+                f"{unparen(em.val(op.a))}, {unparen(em.val(op.b))}, {row}, {col});")
 
 
 def commit_sm80(em: KernelEmitter, op: CommitOp) -> None:
@@ -166,12 +168,12 @@ def copy_load(em: KernelEmitter, op: CopyLoadOp) -> None:
     s = em.val(op.stage)
     dst = em.views[view]
     if s != "0":
-        dst = f"{dst} + (u32){ce._paren(s)} * {em.attr_int(view, 'cake.stage_bytes')}u"
+        dst = f"{dst} + (u32){paren(s)} * {em.attr_int(view, 'cake.stage_bytes')}u"
     threads = 32 * len(role.warps)
     em.source_comment(op)
     em.line(f"cake_copy_tile<{rows}, {cols}, {esize}, {_layout(em, view)}, {threads}>({dst}, "
-            f"{em.val(op.tensor)}, {ce._scaled(em.val(op.coords[0]), rows)}, "
-            f"{ce._scaled(em.val(op.coords[1]), cols)}, threadIdx.x - {32 * role.first}u);")
+            f"{em.val(op.tensor)}, {scaled(em.val(op.coords[0]), rows)}, "
+            f"{scaled(em.val(op.coords[1]), cols)}, threadIdx.x - {32 * role.first}u);")
     em.line(f"cake_cp_async_arrive({em.bar_addr(b, s)});")
 
 
@@ -186,28 +188,12 @@ def tma_store_sm80(em: KernelEmitter, op: TmaStoreOp) -> None:
     if tiling is None:
         raise Unsupported("`tma_store` of a value other than its role's register accumulator")
     rank = len(op.tensor.type.dims())  # type: ignore[attr-defined]
-    if rank != 2 or dtype not in ce._OUT:
+    if rank != 2 or dtype not in OUT_TRAITS:
         raise Unsupported(f"`tma_store` of {dtype} into a rank-{rank} tensor")
     tile_m, tile_n = op.value.type.dims()  # type: ignore[attr-defined]
     row, col = tiling.origin()
     em.source_comment(op)
-    em.line(f"cake_store_mma_sync_tile<{tiling.mt}, {tiling.nt}, {ce._OUT[dtype]}>("
+    em.line(f"cake_store_mma_sync_tile<{tiling.mt}, {tiling.nt}, {OUT_TRAITS[dtype]}>("
             f"{tiling.var}, {em.val(op.tensor)}, "
-            f"{ce._scaled(em.val(op.coords[0]), tile_m)} + (i32)({row}), "
-            f"{ce._scaled(em.val(op.coords[1]), tile_n)} + (i32)({col}));")
-
-
-_SM80: dict[type[Operation], ce.Lowering] = ce._COMMON | {
-    WaitOp: ce.wait_sm90, ArriveOp: ce.arrive_sm90, CommitOp: commit_sm80,
-    FenceProxyOp: ce.fence_proxy, MmaOp: mma_sm80, ConvertOp: ce.convert,
-    TmaStoreOp: tma_store_sm80, CopyLoadOp: copy_load, RegsOp: declare_acc,
-}
-
-
-def register() -> None:
-    """The sm_80 table (also sm_89), and sm_120a/121a with TMA loads as on sm_90a."""
-    headers = ("cuda_emit_sm90.cuh", "cuda_emit_sm80.cuh")
-    for target in ("sm_80", "sm_89", "sm_120a", "sm_121a"):
-        ce.LOWERINGS[target] = _SM80 | ({TmaLoadOp: ce.tma_load_sm90}
-                                        if target.endswith("a") else {})
-        ce.SUPPORT_HEADERS[target] = headers
+            f"{scaled(em.val(op.coords[0]), tile_m)} + (i32)({row}), "
+            f"{scaled(em.val(op.coords[1]), tile_n)} + (i32)({col}));")

@@ -14,9 +14,10 @@ from typing import Any
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i64
 
-from cakec import ast
+from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
 from cakec.dialects import cake
+from cakec.frontend.values import Value, decl_note, describe
 
 #: Surface operator → `cake.tile_binary` kind.
 TILE_OPS = {"+": "add", "-": "sub", "*": "mul"}
@@ -61,7 +62,7 @@ def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
         if v.kind in ("tile", "tmem"):
             if _dtype(v) != "f32":
                 raise error("CAKE-D002", f"tile arithmetic is on f32 tiles; this operand is "
-                            f"{_dtype(v)}", n.span, notes=fe_mod._decl_note(v))
+                            f"{_dtype(v)}", n.span, notes=decl_note(v))
             if v.kind == "tmem":
                 v = _read_tmem(fe, v, n.span)
         elif v.kind == "float" or (v.kind == "int" and v.is_const):
@@ -70,7 +71,7 @@ def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
                             "a runtime scalar", n.span)
         else:
             raise error("CAKE-T007", f"operator `{e.op}` expects a register tile or a number, "
-                        f"got {fe_mod.describe(v)}", n.span, notes=fe_mod._decl_note(v))
+                        f"got {describe(v)}", n.span, notes=decl_note(v))
         values.append(v)
     lhs, rhs = values
     shapes = [_shape(v) for v in (lhs, rhs) if v.kind == "tile"]
@@ -83,7 +84,7 @@ def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
     op = cake.TileBinaryOp.build(operands=operands, properties={
         "kind": StringAttr(TILE_OPS[e.op])}, result_types=[cake.TileType(shape, f32)])
     fe._add(op, e.span)
-    return fe_mod.Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
+    return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
 
 
 def _read_tmem(fe: Any, v: Any, span: Span) -> Any:
@@ -96,7 +97,7 @@ def _read_tmem(fe: Any, v: Any, span: Span) -> Any:
                     help="compute the expression inside the role that reads the accumulator")
     op = cake.ConvertOp.build(operands=[v.ssa], result_types=[cake.TileType(_shape(v), f32)])
     fe._add(op, span)
-    return fe_mod.Value("tile", span, ssa=op.result, info={"shape": _shape(v), "dtype": "f32"})
+    return Value("tile", span, ssa=op.result, info={"shape": _shape(v), "dtype": "f32"})
 
 
 def _check_coords(recv: Any, b: dict[str, Any]) -> tuple[Any, ...]:
@@ -124,7 +125,7 @@ def _build_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
         properties={"other": FloatAttr(float(b["other"].const), f32)},
         result_types=[cake.TileType(shape, cake.dtype_attr(dtype))])
     fe._add(op, e.span)
-    return fe_mod.Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
+    return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
 
 
 def _build_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
@@ -133,12 +134,12 @@ def _build_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     shape = _shape(value)
     if not (len(shape) == 2 and shape[1] == 1):
         raise error("CAKE-T007", f"`store` writes an (L, 1) vector (one value per row); this "
-                    f"tile is {_show(shape)}", b["value"].span, notes=fe_mod._decl_note(value),
+                    f"tile is {_show(shape)}", b["value"].span, notes=decl_note(value),
                     help="reduce it first, e.g. with `lm.argmin`")
     fe.note_tensor_dtype(recv, _dtype(value), e.span)
     fe._add(cake.TileStoreOp.build(operands=[recv.ssa, value.ssa,
                                              [fe._i32(c) for c in coords]]), e.span)
-    return fe_mod.Value("none", e.span)
+    return Value("none", e.span)
 
 
 def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
@@ -157,7 +158,7 @@ def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any
     op = cake.StageLoadOp.build(operands=[recv.ssa],
                                 result_types=[cake.TileType(shape, cake.dtype_attr(dtype))])
     fe._add(op, e.span)
-    return fe_mod.Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
+    return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
 
 
 def _build_sum_sq(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
@@ -174,7 +175,7 @@ def _build_sum_sq(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     op = cake.SumSqOp.build(operands=[source.ssa], properties={"axis": IntegerAttr(1, i64)},
                             result_types=[cake.TileType(shape, f32)])
     fe._add(op, e.span)
-    return fe_mod.Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
+    return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
 
 
 def _axis_one(b: dict[str, Any]) -> None:
@@ -201,7 +202,7 @@ def _build_argmin(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     fe._add(cake.ArgminOp.build(
         operands=[value.ssa, index.ssa, source.ssa, fe._i32(b["base"]), fe._i1(b["init"])],
         properties={"axis": IntegerAttr(1, i64)}), e.span)
-    return fe_mod.Value("none", e.span)
+    return Value("none", e.span)
 
 
 def _running_tile(fe: Any, v: Any, dtype: str, span: Span, source: Any, arg: str) -> None:
@@ -211,7 +212,7 @@ def _running_tile(fe: Any, v: Any, dtype: str, span: Span, source: Any, arg: str
     rows = _shape(source)[0]
     if not isinstance(owner, cake.RegsOp):
         raise error("CAKE-T007", f"the `{arg}` of `lm.argmin` must be an `lm.regs` tile: it is "
-                    "updated across calls", span, notes=fe_mod._decl_note(v),
+                    "updated across calls", span, notes=decl_note(v),
                     help=f"declare one with `lm.regs(shape=({rows}, 1), dtype=lm.{dtype}, "
                     "role=...)` at kernel level")
     name = v.info.get("name", arg)
@@ -226,11 +227,11 @@ def _running_tile(fe: Any, v: Any, dtype: str, span: Span, source: Any, arg: str
     if _dtype(v) != dtype:
         raise error("CAKE-D002", f"`{name}` holds {_dtype(v)}, but `lm.argmin` keeps its "
                     f"{'minima' if arg == 'value' else 'indices'} in {dtype}", span,
-                    notes=fe_mod._decl_note(v))
+                    notes=decl_note(v))
     if _shape(v) != (rows, 1):
         raise error("CAKE-T007", f"`{name}` has shape {_show(_shape(v))}, but the "
                     f"{_show(_shape(source))} tile it reduces needs ({rows}, 1): one value per "
-                    "row", span, notes=fe_mod._decl_note(v))
+                    "row", span, notes=decl_note(v))
 
 
 TILE_BUILDERS = {
@@ -240,4 +241,3 @@ TILE_BUILDERS = {
 }
 
 # Last, so that importing either module first works: frontend imports TILE_BUILDERS from here.
-from cakec import frontend as fe_mod  # noqa: E402

@@ -1,0 +1,13 @@
+"""How a lowering says it cannot emit correct code: the `Unsupported` exception, reported by
+the emitter as CAKE-H100 at the op, and the diagnostic codes of the emitter's own range."""
+
+from __future__ import annotations
+
+#: Code for lowerings a target does not have yet (the emitter's range of CAKE-H).
+UNSUPPORTED = "CAKE-H100"
+#: A derived attribute the emitter needs is absent or malformed: a pass contract is broken.
+MISSING = "CAKE-I002"
+
+
+class Unsupported(Exception):
+    """Raised by a lowering that cannot emit correct code for this op on this target."""
