@@ -194,7 +194,7 @@ def test_parser_is_built_once_and_cached_on_disk(tmp_path: Path,
         assert parser.parser() is first
         assert (tmp_path / "grammar.lark.cache").stat().st_size > 0
     finally:
-        syntax.parser.cache_clear()
+        parser.parser.cache_clear()
 
 
 # ---- diagnostics rendering ---------------------------------------------------------------
