@@ -23,7 +23,7 @@ _INFIX = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.RemSIOp
 _BOOL = {arith.AndIOp: "&&", arith.OrIOp: "||", arith.XOrIOp: "!="}
 _CALL = {arith.FloorDivSIOp: "cake_floordiv", arith.CeilDivSIOp: "cake_cdiv",
          arith.MinSIOp: "min", arith.MaxSIOp: "max"}
-#: Epilogue conversion traits (targets/sm90/wgmma.cuh) per stored dtype.
+#: Epilogue conversion traits (targets/emit/support.cuh) per stored dtype.
 OUT_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32"}
 
 

@@ -1,6 +1,6 @@
 // Cake emitter support (sm_80 / sm_89 / sm_120a / sm_121a): cp.async tile copies, ldmatrix +
 // mma.sync m16n8k16 on a warp-tiled register accumulator, and its bounds-checked store.
-// Appended after the prelude and cuda_emit_sm90.cuh (integer helpers, conversion traits).
+// Appended after the prelude and targets/emit/support.cuh (integer helpers, conversion traits).
 #ifndef CAKE_EMIT_SM80_CUH
 #define CAKE_EMIT_SM80_CUH
 
