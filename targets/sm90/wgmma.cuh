@@ -3,13 +3,13 @@
 #ifndef CAKE_EMIT_SM90_CUH
 #define CAKE_EMIT_SM90_CUH
 
-// One warpgroup's wgmma m64nN f32 accumulator fragment (N/2 registers per thread) written to
+// One warpgroup's wgmma m64nN accumulator fragment (f32, or s32 of an s8 MMA) (N/2 registers per thread) written to
 // rows [row0, row0 + 64) and columns [col0, col0 + N) of the row-major rank-2 tensor `t`,
 // converted by `Out`. Elements outside t.shape are skipped, so any tile of any tensor is safe.
 // Fragment layout (PTX wgmma D, m64nN f32): register i of lane l in warp w of the warpgroup
 // holds row 16 w + l / 4 + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 (l % 4) + (i & 1).
-template <int N, class Out>
-__device__ __forceinline__ void cake_store_wgmma_tile(const float (&d)[N / 2], const CakeTensor<2>& t,
+template <int N, class Out, class T>
+__device__ __forceinline__ void cake_store_wgmma_tile(const T (&d)[N / 2], const CakeTensor<2>& t,
                                                       i32 row0, i32 col0) {
   typedef typename Out::elem E;
   const u32 lane = cake_lane_id();
@@ -34,7 +34,7 @@ __device__ __forceinline__ void cake_store_wgmma_tile(const float (&d)[N / 2], c
       const long long r = row + 8 * h, c = col + 8 * j;
       if (r >= rows) continue;
       E* const p = (h ? p1 : p0) + 8 * j;
-      const float lo = d[4 * j + 2 * h], hi = d[4 * j + 2 * h + 1];
+      const T lo = d[4 * j + 2 * h], hi = d[4 * j + 2 * h + 1];
       if (pairs && c + 1 < cols) {
         Out::pair(p, lo, hi);
       } else {
