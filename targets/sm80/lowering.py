@@ -59,6 +59,11 @@ class WarpTiling:
 _TILINGS: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, WarpTiling]]" = WeakKeyDictionary()
 
 
+def tilings(em: KernelEmitter) -> dict[SSAValue, WarpTiling]:
+    """The register accumulators declared so far (their layout is the tiles' layout)."""
+    return _TILINGS.get(em, {})
+
+
 def warp_tiling(m: int, n: int, warps: int) -> tuple[int, int] | None:
     """(wm, wn) with wm × wn = warps and every warp's block a whole number of m16 × n16."""
     for wm in (2, 1, 4, 8, 16):
