@@ -25,6 +25,7 @@ class Compilation:
     spans: dict[Operation, Span] = field(default_factory=dict)
     target: str | None = None  # --target, if given
     ctx: Context | None = None
+    tree: object | None = None  # the .cake syntax tree (frontend.ast.Module), once parsed
 
     @property
     def ok(self) -> bool:
@@ -93,7 +94,7 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
             from cakec.frontend.ir_builder import Frontend
             from cakec.frontend.parser import parse
 
-            tree = parse(source.text, source.path)
+            tree = comp.tree = parse(source.text, source.path)
             fe = Frontend(source.path, comp.sink)
             module = fe.build(tree)
             comp.spans = fe.spans

@@ -1,7 +1,7 @@
 """Where each name of a .cake file is declared, read from the syntax tree alone.
 
 Go-to-definition and hover must work while the kernel is still wrong (the editor is
-mid-edit), so this needs only the parser: every kernel parameter, assignment target and
+mid-edit), so this needs only the syntax tree the driver parsed: every kernel parameter, assignment target and
 loop variable becomes a `Definition`, with the kind its builtin returns (`lm.role` → role,
 `pool.view` → view, ...). A name used inside a kernel resolves to its latest definition
 at or above the use (roles re-assign loop locals such as `s` in each `with` block), else
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cakec.diagnostics import CompileError, SourceFile, Span
+from cakec.diagnostics import SourceFile, Span
 from cakec.frontend import ast
 
 
@@ -36,13 +36,9 @@ class Symbols:
     kernels: tuple[Kernel, ...]
 
     @staticmethod
-    def of(source: SourceFile) -> "Symbols":
-        """The file's kernels and their definitions; none when it does not parse."""
-        from cakec.frontend.parser import parse
-
-        try:
-            tree = parse(source.text, source.path)
-        except (CompileError, RecursionError):
+    def of(tree: ast.Module | None) -> "Symbols":
+        """The kernels of a parsed file and their definitions; none when it did not parse."""
+        if tree is None:
             return Symbols(())
         return Symbols(tuple(_kernel(f) for f in tree.body if isinstance(f, ast.FuncDef)))
 
