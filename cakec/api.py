@@ -54,8 +54,7 @@ def emit(source, target: str | None = None) -> Emitted:
 
 
 def emit_verified(comp: "Compilation") -> Emitted:
-    """Emit CUDA for a compilation that went through `verify_source` (the server's cached
-    ones); emission diagnostics join `comp.sink`."""
+    """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify)."""
     from cakec.driver import _internal
 
     if not comp.ok or comp.module is None or comp.ctx is None:
