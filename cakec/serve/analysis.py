@@ -70,7 +70,7 @@ class Analysis:
         if self._symbols is None:
             from cakec.serve.symbols import Symbols
 
-            self._symbols = Symbols.of(self.comp.tree)  # type: ignore[arg-type]
+            self._symbols = Symbols.of(self.comp.tree)
         return self._symbols
 
     def emitted(self) -> Json:
