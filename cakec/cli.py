@@ -308,5 +308,24 @@ def run(file: str, target: str | None, shape: str | None, fmt: str) -> None:
     sys.exit(0 if facts["correct"] else 1)
 
 
+@main.command()
+@TARGET
+@click.option("--lsp", is_flag=True, help="Speak the Language Server Protocol (needs pygls: "
+              "pip install 'cakec[lsp]') instead of line-delimited JSON-RPC.")
+def serve(target: str | None, lsp: bool) -> None:
+    """Answer verify/inspect/emit requests on stdin/stdout from one warm process, or be a
+    language server with --lsp (docs/serve.md)."""
+    if not lsp:
+        from cakec.serve.jsonrpc import serve as serve_jsonrpc
+
+        serve_jsonrpc(sys.stdin.buffer, sys.stdout.buffer, target)
+        return
+    try:
+        from cakec.serve.lsp import serve as serve_lsp
+    except ImportError as e:
+        _usage(f"`cakec serve --lsp` needs pygls ({e}); pip install 'cakec[lsp]'")
+    serve_lsp(target)
+
+
 if __name__ == "__main__":
     main()

@@ -62,13 +62,13 @@ class Diagnostic:
             "severity": self.severity,
             "code": self.code,
             "message": self.message,
-            **_position(self.span),
-            "notes": [{"message": n.message, **_position(n.span)} for n in self.notes],
+            **span_position(self.span),
+            "notes": [{"message": n.message, **span_position(n.span)} for n in self.notes],
             "help": self.help,
         }
 
 
-def _position(s: Span | None) -> dict:
+def span_position(s: Span | None) -> dict:
     """file, line, col and the end-exclusive end_line/end_col (one column if unknown)."""
     if s is None:
         return {"file": None, "line": None, "col": None, "end_line": None, "end_col": None}

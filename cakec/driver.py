@@ -9,12 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from cakec.diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceFile, Span
+
+if TYPE_CHECKING:
+    from cakec.frontend.ast import Module
 
 
 @dataclass
@@ -25,6 +29,7 @@ class Compilation:
     spans: dict[Operation, Span] = field(default_factory=dict)
     target: str | None = None  # --target, if given
     ctx: Context | None = None
+    tree: "Module | None" = None  # the .cake syntax tree, once parsed (the server reuses it)
 
     @property
     def ok(self) -> bool:
@@ -93,7 +98,7 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
             from cakec.frontend.ir_builder import Frontend
             from cakec.frontend.parser import parse
 
-            tree = parse(source.text, source.path)
+            tree = comp.tree = parse(source.text, source.path)
             fe = Frontend(source.path, comp.sink)
             module = fe.build(tree)
             comp.spans = fe.spans

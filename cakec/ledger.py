@@ -38,7 +38,12 @@ def ledger(module: ModuleOp) -> Json | list[Json]:
 
 
 def ledger_json(module: ModuleOp) -> str:
-    return _dump(ledger(module), "")
+    return dump(ledger(module))
+
+
+def dump(value: Any) -> str:
+    """A ledger (or any entry of one) as `cakec inspect` prints it."""
+    return _dump(value, "")
 
 
 def _dump(value: Any, indent: str) -> str:
