@@ -280,32 +280,73 @@ def _host_code(file: str, unit, image: bytes | None) -> tuple[str, str]:
 @TARGET
 @click.option("--shape", "shape", default=None, metavar="NAME=INT,...",
               help="Problem size, e.g. M=4096,N=4096,K=4096 (default: the example's first).")
-@FORMAT
-def run(file: str, target: str | None, shape: str | None, fmt: str) -> None:
-    """Compile FILE, run it on fresh random inputs from its sibling FILE.py, check every output
-    element against the reference, and time it against the baselines (one line of facts)."""
-    from cakec import api
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the run report (docs/run.md) as one JSON document on stdout.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              hidden=True, help="Same as --json when `json`.")
+@click.option("--seeds", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Fresh random inputs to check the kernel on.")
+@click.option("--seed", default=None, type=int, help="The first seed (default: random).")
+@click.option("--watchdog/--no-watchdog", default=True, show_default=True,
+              help="Bound every lm.wait (a hang becomes CAKE-R001 naming the wait).")
+@click.option("--watchdog-ms", default=None, type=click.FloatRange(min=1.0),
+              help="The budget of one wait in milliseconds (default 1500).")
+@click.option("--timeout", "timeout_s", default=None, type=click.FloatRange(min=0.1),
+              help="Seconds one launch may take before it is a hang (default 30).")
+@click.option("--unchecked", is_flag=True,
+              help="Run the kernel even if a verifier gate rejects it (to study how it "
+                   "fails); never use its numbers.")
+@click.option("--sanitize", type=click.Choice(["racecheck", "synccheck", "memcheck",
+                                               "initcheck"]), default=None,
+              help="Also run one launch under compute-sanitizer; reports map to .cake lines.")
+@click.option("--record", "record", default=None, metavar="DIR",
+              help="On a failure the verifier did not predict, write a reproducer bundle "
+                   "under DIR.")
+@click.option("--no-timing", is_flag=True, help="Skip the timing and speed-of-light stage.")
+def run(file: str, target: str | None, shape: str | None, as_json: bool, fmt: str,
+        seeds: int, seed: int | None, watchdog: bool, watchdog_ms: float | None,
+        timeout_s: float | None, unchecked: bool, sanitize: str | None, record: str | None,
+        no_timing: bool) -> None:
+    """Compile FILE, run it on fresh random inputs from its sibling FILE.py (outputs poisoned
+    with NaN), check every output element against the reference, and time it against the
+    baselines. Exit status names the stage that failed (docs/run.md)."""
+    from cakec.feedback import runner
 
-    try:
-        facts = api.run_example(file, target, shape)
-    except api.CakeCompileError as e:
-        if fmt == "json":
-            from cakec.diagnostics import render_json
+    if unchecked:
+        click.echo("cakec: warning: --unchecked: running a kernel the verifier may reject; "
+                   "its results say how it fails, not that it works", err=True)
+    report = runner.run(file, target, shape, seeds=seeds, seed=seed, watchdog=watchdog,
+                        watchdog_ms=watchdog_ms or runner.DEFAULT_BUDGET_MS,
+                        unchecked=unchecked, sanitize=sanitize, record=record,
+                        timing=not no_timing, timeout_s=timeout_s or runner.DEFAULT_TIMEOUT_S)
+    from cakec.feedback.text import render
 
-            click.echo(render_json(e.diagnostics))
-        else:
-            click.echo(str(e), err=True)
-        sys.exit(1)
-    except api.RunUsageError as e:
-        click.echo(f"cakec: error: {e}", err=True)
-        sys.exit(2)
-    if fmt == "json":
+    text = render(report)
+    if as_json or fmt == "json":
         import json
 
-        click.echo(json.dumps(facts, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
+        if text.diagnostics:
+            click.echo(text.diagnostics, err=True, nl=False)
     else:
-        click.echo(api.facts_line(facts))
-    sys.exit(0 if facts["correct"] else 1)
+        if text.diagnostics:
+            click.echo(text.diagnostics, err=True, nl=False)
+        click.echo(text.summary)
+    if report.stage == "usage":
+        click.echo(f"cakec: error: {report.reason}", err=True)
+    _exit_now(report.exit_status, report.context_ok)
+
+
+def _exit_now(status: int, context_ok: bool) -> None:
+    """Exit; after a hang that left a kernel running, skip interpreter teardown (the CUDA
+    context cannot be destroyed while its kernel spins)."""
+    if context_ok:
+        sys.exit(status)
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":
