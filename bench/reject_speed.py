@@ -166,7 +166,7 @@ def main() -> int:
     for n, r in c.items():
         rows[n]["nowd_ms"], rows[n]["nowd_outcome"] = r["ms"], r["outcome"]
     print("\n| kernel | static (a) | verdict | GPU + watchdog (b) | outcome | no watchdog (c) "
-          f"| outcome | (b)/(a) | (c)/(a) |\n|---|---|---|---|---|---|---|---|---|")
+          "| outcome | (b)/(a) | (c)/(a) |\n|---|---|---|---|---|---|---|---|---|")
     for n, r in rows.items():
         print(f"| {n} | {r['static_ms']:.1f} ms | {', '.join(r['codes']) or 'accepted'} | "
               f"{r['gpu_ms']:.0f} ms | {r['outcome']} | {r['nowd_ms']:.0f} ms | "
