@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -24,7 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "bench" / "broken"
 #: Shapes per kernel where the default one hides the bug: one K step for the tail deadlock.
-SHAPES = {"tail_deadlock": "M=512,N=512,K=64"}
+SHAPES = {"tail_deadlock": "M=512,N=512,K=64", "kmeans_early_release": "B=1,N=4096,K=1024,D=128"}
+#: Seconds the host waits for a watchdog build before giving up on the whole run.
+DEADLINE_S = 20.0
 
 
 def static_ms(path: Path) -> tuple[float, list[str]]:
@@ -59,8 +62,7 @@ def gpu_path(path: Path, shape_text: str, seed: int) -> dict:
                         f"{unit.kernel}.cu", "cubin")
     t_compile = time.perf_counter()
     kernel = Kernel(cubin, unit.metadata)
-    log = wd.WatchdogLog()
-    log.arm(kernel)
+    log = wd.WatchdogLog(kernel)
     example = api.load_example(str(path))
     shape = api.parse_shape(shape_text, dict(example.shapes[0]))
     torch.manual_seed(seed)
@@ -71,6 +73,14 @@ def gpu_path(path: Path, shape_text: str, seed: int) -> dict:
     torch.cuda.synchronize()
     t_launch = time.perf_counter()
     kernel(*inputs)
+    done = torch.cuda.Event()
+    done.record()
+    while not done.query():  # the watchdog should stop any hang within its budget
+        if time.perf_counter() - t_launch > DEADLINE_S:
+            print(f"{path.stem}: NOT STOPPED after {DEADLINE_S} s; the context is lost",
+                  flush=True)
+            os._exit(3)
+        time.sleep(0.001)
     torch.cuda.synchronize()
     t_done = time.perf_counter()
     out = {"compile_ms": (t_compile - t0) * 1e3, "launch_ms": (t_done - t_launch) * 1e3}

@@ -31,8 +31,7 @@ def main(folder: str) -> int:
     if args.get("watchdog"):
         from cakec.feedback.watchdog import WatchdogLog
 
-        log = WatchdogLog()
-        log.arm(kernel)
+        log = WatchdogLog(kernel)
     torch.cuda.synchronize()
     try:
         kernel(*inputs)

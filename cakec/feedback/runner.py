@@ -131,8 +131,7 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
         from cakec.feedback.watchdog import WatchdogLog
 
         try:
-            log = WatchdogLog()
-            log.arm(run_kernel)
+            log = WatchdogLog(run_kernel)
         except Exception as e:  # noqa: BLE001 - a driver refusal is a launch failure
             st.stop("launch", f"cannot arm the watchdog: {e}")
     names = [p.name for p in run_kernel.meta.params]
@@ -221,6 +220,7 @@ def _device(kernel: Any) -> dict[str, Any]:
 
     from cakec.runtime.launch import _check
 
+    _check(drv.cuInit(0), "cuInit")
     dev = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(dev)
     handle = _check(drv.cuDeviceGet(dev), "cuDeviceGet")

@@ -115,8 +115,16 @@ def parse(log: str) -> list[list[dict]]:
     return [r for r in reports if len(r) > 1]
 
 
+def _col(source: str | None, line: int) -> int:
+    """The column of the statement's first character (markers carry lines only)."""
+    lines = (source or "").splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(text) - len(text.lstrip()) + 1
+
+
 def diagnostics(tool: str, reports: list[list[dict]], markers: Markers,
-                pcs: dict[int, int], cake_file: str) -> list[Diagnostic]:
+                pcs: dict[int, int], cake_file: str,
+                cake_source: str | None = None) -> list[Diagnostic]:
     """One diagnostic per distinct (headline, .cake lines) report."""
     out: list[Diagnostic] = []
     seen: set[tuple] = set()
@@ -131,19 +139,24 @@ def diagnostics(tool: str, reports: list[list[dict]], markers: Markers,
             continue
         seen.add(key)
         first = next((p for p in places if p[1]), None)
-        span = Span(cake_file, first[1][0], 1) if first else None
+        span = Span(cake_file, first[1][0], _col(cake_source, first[1][0])) if first else None
         what = []
         for a, where in places:
-            kind = f"{a['kind'].lower()} " if a["kind"] else ""
+            kind = f"a {a['kind'].lower()} " if a["kind"] else ""
             what.append(f"{kind}by role {where[2]} (line {where[0]})" if where and where[2]
                         else f"{kind}at line {where[0]}" if where else
                         f"{kind}outside the kernel body (CUDA line {a['cuda_line']})")
-        notes = [Note(Span(cake_file, w[0], 1), f"{a['kind'] or 'access'} here: {w[1]}")
+        if headline.startswith("Race reported"):
+            message = f"{tool}: shared-memory race between " + " and ".join(what)
+        else:
+            message = f"{tool}: {headline.rstrip('.')}: " + " and ".join(what)
+        notes = [Note(Span(cake_file, w[0], _col(cake_source, w[0])),
+                      f"the {(a['kind'] or 'other').lower()} access: {w[1]}")
                  for a, w in places[1:] if w]
-        out.append(Diagnostic("error", CODES[tool], f"{tool}: {headline.rstrip('.')}: "
-                              + " and ".join(what), span, notes,
-                              help="the verifier did not reject this ordering: "
-                                   "`cakec run --record DIR` keeps a reproducer to distil"))
+        out.append(Diagnostic("error", CODES[tool], message, span, notes,
+                              help="order the two accesses with a barrier wait (a report on a "
+                                   "kernel the verifier accepted is a verifier gap: `cakec run "
+                                   "--record DIR` keeps a reproducer to distil)"))
     return out
 
 
@@ -174,7 +187,8 @@ def run_sanitizer(st: Any, tool: str) -> dict[str, Any]:
         except subprocess.TimeoutExpired as e:
             log, status = f"{e.stdout or ''}{e.stderr or ''}\n(timed out)", None
     reports = parse(log)
-    diags = diagnostics(tool, reports, Markers(unit.source), outermost_lines(cubin), rep.file)
+    diags = diagnostics(tool, reports, Markers(unit.source), outermost_lines(cubin), rep.file,
+                        st.source.text)
     rep.diagnostics += [d.to_json() for d in diags]
     return {"tool": tool, "available": True, "exit_status": status,
             "reports": [d.to_json() for d in diags], "raw_reports": len(reports),

@@ -4,7 +4,8 @@ into diagnostics in the author's terms (role, barrier, stage, parity, .cake line
 
 The device stops the grid cooperatively (every wait polls an abort flag, then `exit`), so
 the kernel ends, the CUDA context survives and the next launch in the same process works
-once `reset` has cleared the flag.
+once `reset` has cleared the flag. `reset` between launches of one kernel after it fired;
+without it the next launch would leave at its first slow wait.
 """
 
 from __future__ import annotations
@@ -47,12 +48,15 @@ class Record:
 
 
 class WatchdogLog:
-    """The host-mapped log of one watchdog-built kernel; `arm` it once per loaded module."""
+    """The host-mapped log of one watchdog-built kernel, armed on its loaded module: the
+    module's `cake_wd_log` points at the log, its abort flag is cleared."""
 
-    def __init__(self, capacity: int = CAPACITY):
+    def __init__(self, kernel: Any, device: int = 0, capacity: int = CAPACITY):
         from cakec.runtime.launch import _check, _drv
 
         drv = _drv()
+        # Loading first makes the device's primary context current (host allocation needs it).
+        fn = kernel._load(device).fn
         self.capacity = capacity
         self.nbytes = 4 * (HEADER_WORDS + capacity * RECORD_WORDS)
         flags = drv.CU_MEMHOSTALLOC_DEVICEMAP | drv.CU_MEMHOSTALLOC_PORTABLE
@@ -60,22 +64,13 @@ class WatchdogLog:
         self.device = int(_check(drv.cuMemHostGetDevicePointer(self.host, 0),
                                  "cuMemHostGetDevicePointer"))
         self.words = (ctypes.c_uint32 * (self.nbytes // 4)).from_address(self.host)
-        self.abort: int | None = None
-
-    def arm(self, kernel: Any, device: int = 0) -> None:
-        """Point the module's `cake_wd_log` at this log and clear its abort flag."""
-        from cakec.runtime.launch import _check, _drv
-
-        drv = _drv()
-        fn = kernel._load(device).fn  # the module the launches use
         mod = _check(drv.cuFuncGetModule(fn), "cuFuncGetModule")
         log_ptr, _ = _check(drv.cuModuleGetGlobal(mod, b"cake_wd_log"),
                             "cuModuleGetGlobal(cake_wd_log)")
-        abort, _ = _check(drv.cuModuleGetGlobal(mod, b"cake_wd_abort"),
-                          "cuModuleGetGlobal(cake_wd_abort)")
+        self.abort, _ = _check(drv.cuModuleGetGlobal(mod, b"cake_wd_abort"),
+                               "cuModuleGetGlobal(cake_wd_abort)")
         value = ctypes.c_uint64(self.device)
         _check(drv.cuMemcpyHtoD(log_ptr, ctypes.addressof(value), 8), "cuMemcpyHtoD(cake_wd_log)")
-        self.abort = abort
         self.reset()
 
     def reset(self) -> None:
@@ -84,8 +79,8 @@ class WatchdogLog:
 
         ctypes.memset(self.host, 0, 4 * HEADER_WORDS)
         self.words[1] = self.capacity
-        if self.abort is not None:
-            _check(_drv().cuMemsetD32(self.abort, 0, 1), "cuMemsetD32(cake_wd_abort)")
+        _check(_drv().cuMemsetD32(self.abort, 0, 1), "cuMemsetD32(cake_wd_abort)")
+        _check(_drv().cuCtxSynchronize(), "cuCtxSynchronize")
 
     @property
     def fired(self) -> bool:
