@@ -6,7 +6,9 @@ each): (a) static rejection by the verifier in-process, (b) the GPU path: NVRTC 
     python3 bench/reject_speed.py [--cap 20] [--shape M=512,N=512,K=1024] [--json OUT]
 
 Prints the table and the ratio (b)/(a); the hang diagnostics of (b) are printed as the
-runtime reports them. (c) of kernels that hung in (b) runs in parallel (each is just waited
+runtime reports them. (a) and (b) run kernel after kernel in one process (a watchdog stop
+leaves the context usable); a kernel that faults loses the context, and the rest continue
+in a fresh process. (c) of kernels that hung in (b) runs in parallel (each is just waited
 out to the cap); the others run one after another.
 """
 
@@ -75,13 +77,19 @@ def gpu_path(path: Path, shape_text: str, seed: int) -> dict:
     kernel(*inputs)
     done = torch.cuda.Event()
     done.record()
-    while not done.query():  # the watchdog should stop any hang within its budget
-        if time.perf_counter() - t_launch > DEADLINE_S:
-            print(f"{path.stem}: NOT STOPPED after {DEADLINE_S} s; the context is lost",
-                  flush=True)
-            os._exit(3)
-        time.sleep(0.001)
-    torch.cuda.synchronize()
+    try:
+        while not done.query():  # the watchdog should stop any hang within its budget
+            if time.perf_counter() - t_launch > DEADLINE_S:
+                return {"compile_ms": (t_compile - t0) * 1e3, "launch_ms": DEADLINE_S * 1e3,
+                        "gpu_ms": (time.perf_counter() - t0) * 1e3, "text": "",
+                        "outcome": "hang NOT stopped", "gpu_usable_after": False}
+            time.sleep(0.001)
+        torch.cuda.synchronize()
+    except RuntimeError as e:  # a fault (e.g. the CTA exited under in-flight TMA): context lost
+        t_done = time.perf_counter()
+        return {"compile_ms": (t_compile - t0) * 1e3, "launch_ms": (t_done - t_launch) * 1e3,
+                "gpu_ms": (t_done - t0) * 1e3, "text": "",
+                "outcome": "fault: " + str(e).splitlines()[0], "gpu_usable_after": False}
     t_done = time.perf_counter()
     out = {"compile_ms": (t_compile - t0) * 1e3, "launch_ms": (t_done - t_launch) * 1e3}
     if log.fired:
@@ -138,14 +146,10 @@ def no_watchdog(folders: dict[str, Path], cap: float, parallel: bool) -> dict[st
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cap", type=float, default=20.0)
-    ap.add_argument("--shape", default="M=512,N=512,K=1024")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", default=None)
-    ap.add_argument("--only", default=None, help="comma-separated kernel names")
-    args = ap.parse_args()
+def child(names: list[str], shape_default: str, seed: int) -> int:
+    """(a) and (b) for `names` in this process, one JSON line each, until a kernel loses the
+    context (a fault or an unstopped hang): the parent starts a fresh process for the rest.
+    Consecutive kernels after a watchdog stop run here, in the same process and context."""
     import torch
 
     torch.zeros(1, device="cuda")
@@ -153,26 +157,56 @@ def main() -> int:
     from cakec.driver import verify_source
 
     verify_source(api.load(str(ROOT / "examples" / "gemm_bf16.cake")))  # imports, warm-up
-    kernels = sorted(BROKEN.glob("*.cake"))
+    for name in names:
+        path = BROKEN / f"{name}.cake"
+        shape = SHAPES.get(name, shape_default)
+        s_ms, codes = static_ms(path)
+        g = gpu_path(path, shape, seed)
+        print(json.dumps({"name": name, "static_ms": s_ms, "codes": codes, "shape": shape, **g}),
+              flush=True)
+        if not g["gpu_usable_after"]:
+            os._exit(0)  # the context is gone: no teardown
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cap", type=float, default=20.0)
+    ap.add_argument("--shape", default="M=512,N=512,K=1024")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--only", default=None, help="comma-separated kernel names")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child.split(","), args.shape, args.seed)
+    names = [k.stem for k in sorted(BROKEN.glob("*.cake"))]
     if args.only:
-        kernels = [k for k in kernels if k.stem in args.only.split(",")]
-    rows = {}
-    for k in kernels:
-        shape = SHAPES.get(k.stem, args.shape)
-        s_ms, codes = static_ms(k)
-        g = gpu_path(k, shape, args.seed)
-        rows[k.stem] = {"static_ms": s_ms, "codes": codes, "shape": shape, **g}
-        print(f"--- {k.stem}: static {s_ms:.1f} ms {codes or 'ACCEPTED'}; GPU {g['gpu_ms']:.0f} ms "
-              f"(compile {g['compile_ms']:.0f}, launch {g['launch_ms']:.0f}): {g['outcome']}; "
-              f"GPU usable after: {g['gpu_usable_after']}", flush=True)
-        if g["text"]:
-            print(g["text"], end="", flush=True)
+        names = [n for n in names if n in args.only.split(",")]
+    rows: dict[str, dict] = {}
+    while len(rows) < len(names):
+        rest = [n for n in names if n not in rows]
+        proc = subprocess.run([sys.executable, __file__, "--child", ",".join(rest),
+                               "--shape", args.shape, "--seed", str(args.seed)],
+                              capture_output=True, text=True)
+        got = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        if not got:
+            print(proc.stderr[-3000:], file=sys.stderr)
+            return 1
+        for r in got:
+            rows[r.pop("name")] = r
+    for n, r in rows.items():
+        print(f"--- {n}: static {r['static_ms']:.1f} ms {r['codes'] or 'ACCEPTED'}; GPU "
+              f"{r['gpu_ms']:.0f} ms (compile {r['compile_ms']:.0f}, launch {r['launch_ms']:.0f})"
+              f": {r['outcome']}; GPU usable after: {r['gpu_usable_after']}", flush=True)
+        if r["text"]:
+            print(r["text"], end="", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         folders = {n: plain_build(BROKEN / f"{n}.cake", Path(tmp) / n, r["shape"], args.seed)
                    for n, r in rows.items()}
         hung = {n: f for n, f in folders.items() if rows[n]["outcome"].startswith("hang")}
-        rest = {n: f for n, f in folders.items() if n not in hung}
-        c = no_watchdog(rest, args.cap, parallel=False) | no_watchdog(hung, args.cap, True)
+        rest_f = {n: f for n, f in folders.items() if n not in hung}
+        c = no_watchdog(rest_f, args.cap, parallel=False) | no_watchdog(hung, args.cap, True)
     for n, r in c.items():
         rows[n]["nowd_ms"], rows[n]["nowd_outcome"] = r["ms"], r["outcome"]
     print("\n| kernel | static (a) | verdict | GPU + watchdog (b) | outcome | no watchdog (c) "

@@ -1,7 +1,8 @@
 # A broken candidate for bench/reject_speed.py (bug class `swizzle_alias`), made from
 # examples/gemm_bf16.cake: B lands through a 128B-swizzled view; the wgmma reads the same bytes through an unswizzled
 # alias, so it sees the rows permuted.
-# `cakec verify` rejects it; `cakec run --unchecked` runs it anyway.
+# `cakec verify` rejects it (CAKE-D007; with the view's default swizzle, the derived one, the alias
+# would be 128B too and no bug); `cakec run --unchecked` runs it anyway.
 @cake.schedule(target="sm_90a")
 def swizzle_alias(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
     tiles_m = lm.cdiv(M, 128)
@@ -13,7 +14,7 @@ def swizzle_alias(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i3
     pool = lm.smem(196608)                       # 4 stages × (16 KiB of A + 32 KiB of B)
     sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)
     sb = pool.view(offset=65536, shape=(256, 64), dtype=lm.bf16, stage=4, swizzle=128b)
-    sb_plain = pool.view(offset=65536, shape=(256, 64), dtype=lm.bf16, stage=4)
+    sb_plain = pool.view(offset=65536, shape=(256, 64), dtype=lm.bf16, stage=4, swizzle=None)
 
     load = lm.role(warps=[0, 1, 2, 3], regs=40)
     math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=232)
