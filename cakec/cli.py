@@ -188,15 +188,35 @@ def inspect(file: str, target: str | None) -> None:
                    "launcher is appended to the .cu, with cubin/ptx the header loads the image.")
 @click.option("-MD", "md", is_flag=True, help="Write a Make/Ninja depfile (PATH.d unless -MF).")
 @click.option("-MF", "mf", default=None, metavar="DEPFILE", help="The depfile's path.")
+@click.option("--watchdog", is_flag=True,
+              help="Bound every lm.wait (docs/run.md): a hang stops the grid and is reported.")
+@click.option("--watchdog-ms", default=None, type=click.FloatRange(min=1.0),
+              help="The budget of one wait in milliseconds (default 1500).")
+@click.option("--unchecked", is_flag=True,
+              help="Emit even if a verifier gate rejects FILE (to study how it fails); the "
+                   "gates' errors are printed as warnings.")
 @FORMAT
 def emit(file: str, target: str | None, kind: str, output: str, header: str | None, md: bool,
-         mf: str | None, fmt: str) -> None:
+         mf: str | None, watchdog: bool, watchdog_ms: float | None, unchecked: bool,
+         fmt: str) -> None:
     """Verify FILE, then write its code for the target (no GPU needed). Input that fails
-    verification is refused with its diagnostics (exit 1)."""
+    verification is refused with its diagnostics (exit 1), unless --unchecked."""
     from cakec import api
 
     deps = _aot_options(kind, output, header, md, mf)
-    result = api.emit(_load(file, target), target)
+    wd = None
+    if watchdog or watchdog_ms:
+        from cakec.targets.emit.watchdog import DEFAULT_BUDGET_MS, Watchdog
+
+        wd = Watchdog(watchdog_ms or DEFAULT_BUDGET_MS)
+    result = api.emit(_load(file, target), target, watchdog=wd, unchecked=unchecked)
+    if result.rejected:
+        from dataclasses import replace
+
+        click.echo(f"cakec: warning: --unchecked: emitting {file} although the verifier "
+                   "rejects it:", err=True)
+        result.comp.sink.diagnostics[:0] = [replace(d, severity="warning")
+                                            for d in result.rejected]
     comp = result.comp
     if kind == "mlir" and comp.module is not None and comp.ok:
         from cakec.ir_text import print_module

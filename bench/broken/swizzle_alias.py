@@ -1,1 +1,0 @@
-../../examples/gemm_bf16.py
