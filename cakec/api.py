@@ -55,22 +55,31 @@ def emit(source, target: str | None = None, *, watchdog: "Watchdog | None" = Non
     derivation succeeded is emitted although a gate rejected it (the gates' diagnostics move
     to `rejected`), so a rejected candidate can be run to study how it fails on the GPU.
     `watchdog` bounds every lm.wait (targets/emit/watchdog.py)."""
-    from cakec.driver import Compilation, _internal, build, run_passes, verify_source
+    from cakec.driver import Compilation, build, run_passes, verify_source
 
+    if not unchecked:
+        return emit_verified(verify_source(source, target), watchdog=watchdog)
+    from cakec.passes import DERIVE, GATES
+
+    comp: Compilation = build(source, target)
+    if comp.ok:
+        run_passes(comp, ",".join(DERIVE))
     rejected: list[Diagnostic] = []
-    if unchecked:
-        from cakec.passes import DERIVE, GATES
+    if comp.ok:
+        before = len(comp.sink.diagnostics)
+        run_passes(comp, ",".join(GATES))
+        rejected = comp.sink.diagnostics[before:]
+        del comp.sink.diagnostics[before:]
+    return emit_verified(comp, watchdog=watchdog, rejected=rejected)
 
-        comp: Compilation = build(source, target)
-        if comp.ok:
-            run_passes(comp, ",".join(DERIVE))
-        if comp.ok:
-            before = len(comp.sink.diagnostics)
-            run_passes(comp, ",".join(GATES))
-            rejected = comp.sink.diagnostics[before:]
-            del comp.sink.diagnostics[before:]
-    else:
-        comp = verify_source(source, target)
+
+def emit_verified(comp: "Compilation", *, watchdog: "Watchdog | None" = None,
+                  rejected: list[Diagnostic] | None = None) -> Emitted:
+    """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify);
+    `rejected`: the gate diagnostics an unchecked emission set aside."""
+    from cakec.driver import _internal
+
+    rejected = rejected or []
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None, rejected)
     try:
@@ -101,12 +110,19 @@ def compile(source_or_path: str, target: str | None = None) -> "Kernel":
     diagnostics when it does not verify or cannot be emitted."""
     from cakec.runtime import Kernel
 
+    unit = emit_unit(source_or_path, target)
+    return Kernel(binary(unit, "cubin"), unit.metadata)
+
+
+def emit_unit(source_or_path: str, target: str | None = None) -> "CudaUnit":
+    """The CUDA unit (source + launch metadata) of a kernel that verifies; raises
+    CakeCompileError with the diagnostics otherwise."""
     result = emit(load(source_or_path), target)
     comp = result.comp
     if result.unit is None:
         raise CakeCompileError(comp.sink.diagnostics,
                                render_text(comp.sink.diagnostics, comp.sources))
-    return Kernel(binary(result.unit, "cubin"), result.unit.metadata)
+    return result.unit
 
 
 # ---- the example contract of `cakec run` (cakec/feedback/runner.py) ------------------------

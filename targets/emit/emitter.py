@@ -184,6 +184,9 @@ class KernelEmitter:
         self.merged: set[SSAValue] = set()
         #: The C condition an MMA is issued under, inside an `if` that predicates its wgmmas.
         self.mma_guard: str | None = None
+        #: Device helpers generated for this kernel (name -> definition), e.g. one per wgmma
+        #: form it issues; written after the support headers, in first-use order.
+        self.helpers: dict[str, str] = {}
         self._barrier_events: dict[BarrierOp, list[Operation]] | None = None
         self._single_roles: dict[RoleOp, bool] = {}
         self.ok = True
@@ -264,6 +267,11 @@ class KernelEmitter:
         name = Path(span.file).name
         self.line(f"// {name}:{span.line}" + (f": {text}" if text else ""))
 
+    def helper(self, name: str, definition: str) -> str:
+        """Use the generated device helper `name` (defined once per translation unit)."""
+        self.helpers.setdefault(name, definition)
+        return name
+
     # ---- values ---------------------------------------------------------------------------
 
     def val(self, v: SSAValue) -> str:
@@ -318,7 +326,8 @@ class KernelEmitter:
         if self.watchdog is not None:
             support.append(self.watchdog.source())
         source = "\n".join([*self.header(), prelude_source(), *support,
-                            *self.signature(params, block_threads), *body, "}", ""])
+                            *self.helpers.values(), *self.signature(params, block_threads),
+                            *body, "}", ""])
         return CudaUnit(self.kernel.sym_name.data, self.target, source, document,
                         self.watchdog.table() if self.watchdog is not None else None)
 

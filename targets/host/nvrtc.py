@@ -113,7 +113,7 @@ def compile_cuda(source: str, *, target: str, output: Literal["ptx", "cubin"],
     except OSError:
         pass
     binary, _ = _compile(source, options, name, output)
-    _write_atomic(path, binary)
+    write_atomic(path, binary)
     return binary
 
 
@@ -123,7 +123,7 @@ def compile_cubin_verbose(source: str, *, target: str, name: str = "kernel.cu",
     and leaves the cubin in the cache where `compile_cuda` with the same options finds it."""
     options = [arch_option(target, "cubin"), *_BASE_OPTIONS, *extra_options]
     binary, log = _compile(source, [*options, "-Xptxas", "-v"], name, "cubin")
-    _write_atomic(_cache_path(source, target, "cubin", options), binary)
+    write_atomic(_cache_path(source, target, "cubin", options), binary)
     return binary, log
 
 
@@ -134,7 +134,7 @@ def ptxas_report(source: str, *, target: str, name: str = "kernel.cu",
                                  extra_options=extra_options)[1]
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Write via a temp file + rename so concurrent compiles never see a partial entry."""
     tmp = None
     try:
