@@ -591,9 +591,9 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration) -> list[Finding]:
         return _unique(oob)
     best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
     for run in ex.runs:
-        if not run.complete:
+        if not run.complete or not run.fresh:
             continue
-        sim = Simulation(k, fwf, run.traces, k.describe(run.env))  # type: ignore[arg-type]
+        sim = Simulation(k, fwf, run.traces, run.where)  # type: ignore[arg-type]
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:
