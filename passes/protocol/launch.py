@@ -85,12 +85,41 @@ class Launches:
             # work for two. With more SMs than work, the last blocks get none.
             sm.base = 2
             sm.reps |= {1, 8}
-        for fn, key, targets in goals:
+        fed: dict[tuple, list[int]] = {lk: [] for lk in self.leaves}
+        for i, (_, key, _) in enumerate(goals):
             for lk in dict.fromkeys(leaf_keys(key)):
-                if lk in self.leaves:
-                    self._invert(self.leaves[lk], fn, targets)
+                if lk in fed:
+                    fed[lk].append(i)
+        # Leaves that feed exactly the same bounds (M and N through tiles = tm * tn) reach
+        # every class of those bounds alone: the first varies, the others keep their base.
+        groups: dict[tuple[int, ...], tuple] = {}
+        for lk in sorted(self.leaves, key=lambda lk: self.leaves[lk].text):
+            lead = groups.setdefault(tuple(fed[lk]), lk)
+            if lead is not lk:
+                continue
+            for i in fed[lk]:
+                fn, _, targets = goals[i]
+                self._invert(self.leaves[lk], fn, targets)
         for leaf in self.leaves.values():
             leaf.reps.add(leaf.base)
+            if leaf is not sm:  # its grids of 1, 2 and 8 blocks differ only with more work
+                self._distinct(leaf, [goals[i][0] for i in fed[leaf.key]])
+
+    def _distinct(self, leaf: Leaf, fns: list[Callable[[Env], int | None]]) -> None:
+        """Keeps one value of `leaf` per outcome of the bounds it feeds (others at base):
+        K = 0 and K = 1 both give lm.max(lm.cdiv(K, 64), 1) = 1."""
+        base = {k: lf.base for k, lf in self.leaves.items()}
+        kept: dict[tuple, int] = {}
+        base_sig: tuple = ()
+        for x in sorted(leaf.reps):
+            base[leaf.key] = x
+            env = self.complete(base)
+            sig = (x,) if env is None else tuple(f(dict(env)) for f in fns)
+            kept.setdefault(sig, x)
+            if x == leaf.base:
+                base_sig = sig
+        leaf.reps = set(kept.values())
+        leaf.base = kept[base_sig]  # the smallest value that behaves as the base
 
     def complete(self, values: Env, block: int = 0) -> Env | None:
         """The environment of a launch: the chosen leaves, the grid computed from them, and

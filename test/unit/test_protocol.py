@@ -78,9 +78,9 @@ def test_leaves_are_the_parameters():
     (leaf,) = ls.leaves.values()
     assert leaf.text == "K"
     # k_tiles = max(cdiv(K, 64), 1): the smallest K of every class 1, S-1, S, S+1, 2S+1
-    # (0 is impossible) and the base value.
-    assert sorted(leaf.reps) == [0, 1, 65, 129, 193, 385]
-    assert [env[leaf.key] for env in ls.envs()] == [0, 1, 65, 129, 193, 385]
+    # (0 is impossible; K = 1, the base, behaves as K = 0).
+    assert sorted(leaf.reps) == [0, 65, 129, 193, 385]
+    assert [env[leaf.key] for env in ls.envs()] == [0, 65, 129, 193, 385]
 
 
 def test_zero_trip_count_is_a_class_when_possible():
