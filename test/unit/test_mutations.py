@@ -209,11 +209,6 @@ _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wa
                "same stage, so wg1's MMA is ordered after the TMA load through wg0 (release/"
                "acquire is transitive), and wg0 consumes every phase of `full`")
 
-_COMMIT_ORDER = ("the epilogue's read of the ||c||² stage is ordered after the TMA load through the MMA "
-                 "role's wait on `full` and its tcgen05.commit on `acc_full`, which the epilogue "
-                 "waits for; the example keeps its own wait only because the PTX ISA does not say "
-                 "that the commit's arrival makes the TMA's writes visible to other threads")
-
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
     "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
@@ -271,8 +266,6 @@ LEGAL: dict[str, str] = {
     "examples/kmeans_assign.cake:swizzle:33:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_d64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_d64.cake:swizzle:16:128b->64b": _SWIZZLE,
-    "examples/kmeans_assign_sm100.cake:delete_wait:85": _COMMIT_ORDER,
-    "examples/kmeans_assign_sm100.cake:delete_wait:91": _COMMIT_ORDER,
     "examples/kmeans_assign_sm100.cake:move_tmem:41:+64": _TMEM,
     "examples/kmeans_assign_sm100.cake:retarget:28:sm_103a": _SM103,
     "examples/kmeans_assign_sm100.cake:swizzle:37:128b->64b": _SWIZZLE,
