@@ -48,9 +48,15 @@ def load(source_or_path: str):
 def emit(source, target: str | None = None) -> Emitted:
     """Verify (every gate), then emit CUDA; diagnostics accumulate in `comp.sink`. Input
     that fails verification is never emitted."""
-    from cakec.driver import Compilation, _internal, verify_source
+    from cakec.driver import verify_source
 
-    comp: Compilation = verify_source(source, target)
+    return emit_verified(verify_source(source, target))
+
+
+def emit_verified(comp: "Compilation") -> Emitted:
+    """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify)."""
+    from cakec.driver import _internal
+
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None)
     try:
@@ -80,12 +86,19 @@ def compile(source_or_path: str, target: str | None = None) -> "Kernel":
     diagnostics when it does not verify or cannot be emitted."""
     from cakec.runtime import Kernel
 
+    unit = emit_unit(source_or_path, target)
+    return Kernel(binary(unit, "cubin"), unit.metadata)
+
+
+def emit_unit(source_or_path: str, target: str | None = None) -> "CudaUnit":
+    """The CUDA unit (source + launch metadata) of a kernel that verifies; raises
+    CakeCompileError with the diagnostics otherwise."""
     result = emit(load(source_or_path), target)
     comp = result.comp
     if result.unit is None:
         raise CakeCompileError(comp.sink.diagnostics,
                                render_text(comp.sink.diagnostics, comp.sources))
-    return Kernel(binary(result.unit, "cubin"), result.unit.metadata)
+    return result.unit
 
 
 # ---- cakec run: one example, checked and timed ---------------------------------------------

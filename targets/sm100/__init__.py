@@ -38,7 +38,7 @@ def backend(target: str) -> Backend:
             SumSqOp: tiles.per_layout(tiles.sum_sq, sm80_tiles.sum_sq), ArgminOp: tiles.argmin,
             ConvertOp: tiles.convert,
         },
-        headers=("sm90/wgmma.cuh", "sm80/mma_sync.cuh", "sm100/tcgen05.cuh", "emit/tiles.cuh",
+        headers=("emit/support.cuh", "sm80/mma_sync.cuh", "sm100/tcgen05.cuh", "emit/tiles.cuh",
                  "sm100/tiles.cuh"),
         entry=lowering.tmem_entry, exit=lowering.tmem_exit,
         declare_tiles=tiles.declare_tiles, tile_layout=tiles.tile_layout,

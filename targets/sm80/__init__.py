@@ -32,6 +32,6 @@ def backend(target: str) -> Backend:
             **TILE_LOWERINGS, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
             StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq,
         } | tma,
-        headers=("sm90/wgmma.cuh", "sm80/mma_sync.cuh", "emit/tiles.cuh"),
+        headers=("emit/support.cuh", "sm80/mma_sync.cuh", "emit/tiles.cuh"),
         declare_tiles=tiles.declare_tiles, tile_layout=tiles.tile_layout,
     )
