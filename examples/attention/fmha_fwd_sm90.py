@@ -13,7 +13,9 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
   usual lower triangle, and a decode step (S_q < S_k) sees the whole cache. A query that sees
   no key (S_q > S_k, the first S_q − S_k rows) gets O = 0 and lse = −inf, never NaN.
 
-The kernel's parameters, in order: Q, K, V as [B, S, H·D] views, O likewise, Lse as
+The kernel's parameters, in order: Q and K as [B, S, H·D] views, Vt = V transposed as
+[B, H_kv·D, S_k'] (S_k' = S_k rounded up to 8, zero-padded: the P·V wgmma reads V's keys as
+its K dimension, and Cake's wgmma B operand is K-major), O as [B, S_q, H·D], Lse as
 [B·H, S_q], then B, S_q, S_k, H, G = H / H_kv, scale·log2(e), causal (0 or 1).
 """
 
@@ -103,6 +105,17 @@ def _rows(t):
     return t.as_strided((b, s, h * d), (t.stride(0), t.stride(1), 1))
 
 
+def transposed_v(v):
+    """V [B, S_k, H_kv, D] as the kernel's Vt [B, H_kv·D, S_k'] (S_k' = S_k rounded up to 8,
+    so TMA's 16-byte row strides hold; the padding is zero and masked anyway)."""
+    import torch
+
+    b, s_k, h_kv, d = v.shape
+    vt = torch.zeros(b, h_kv, d, (s_k + 7) // 8 * 8, device=v.device, dtype=v.dtype)
+    vt[..., :s_k] = v.permute(0, 2, 3, 1)
+    return vt.view(b, h_kv * d, -1)
+
+
 def fmha(q, k, v, causal: bool = False, scale: float | None = None):
     """(o, lse): o [B, S_q, H, D] bf16 and lse [B, H, S_q] f32 (natural log), on q's
     device and current stream. See the module docstring for the semantics."""
@@ -113,7 +126,7 @@ def fmha(q, k, v, causal: bool = False, scale: float | None = None):
     s_k, h_kv = k.shape[1], k.shape[2]
     o = torch.empty(b, s_q, h, d, device=q.device, dtype=torch.bfloat16)
     lse = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
-    kernel(d)(_rows(q), _rows(k), _rows(v), o.view(b, s_q, h * d), lse.view(b * h, s_q),
+    kernel(d)(_rows(q), _rows(k), transposed_v(v), o.view(b, s_q, h * d), lse.view(b * h, s_q),
               b, s_q, s_k, h, h // h_kv, scale * LOG2E, int(bool(causal)))
     return o, lse
 
@@ -193,16 +206,16 @@ def make_inputs(shape: dict[str, int], device: str) -> tuple:
     v = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
     o = torch.empty(b, s, h * d, device=device, dtype=torch.bfloat16)
     lse = torch.empty(b * h, s, device=device, dtype=torch.float32)
-    return (_rows(q), _rows(k), _rows(v), o, lse, b, s, s, h, h // h_kv,
+    return (_rows(q), _rows(k), transposed_v(v), o, lse, b, s, s, h, h // h_kv,
             LOG2E / math.sqrt(d), int(bool(shape.get("CAUSAL", 0))))
 
 
 def _unpack(inputs: tuple):
-    q3, k3, v3 = inputs[:3]
+    q3, k3, vt = inputs[:3]
     b, s_q, s_k, h, g = inputs[5:10]
     d = q3.shape[2] // h
-    return (q3.view(b, s_q, h, d), k3.view(b, s_k, h // g, d), v3.view(b, s_k, h // g, d),
-            bool(inputs[11]))
+    v = vt[:, :, :s_k].reshape(b, h // g, d, s_k).permute(0, 3, 1, 2)
+    return q3.view(b, s_q, h, d), k3.view(b, s_k, h // g, d), v, bool(inputs[11])
 
 
 def reference(inputs: tuple):
