@@ -15,7 +15,9 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 
 The kernel's parameters, in order: Q and K as [B, S, H·D] views, Vt = V transposed as
 [B, H_kv·D, S_k'] (S_k' = S_k rounded up to 8, zero-padded: the P·V wgmma reads V's keys as
-its K dimension, and Cake's wgmma B operand is K-major), O as [B, S_q, H·D], Lse as
+its K dimension, and Cake's wgmma B operand is K-major), O as [B·S_q', H·D] (S_q' = S_q
+rounded up to the 128-row tile: the kernel stores whole tiles; `fmha` returns the [:, :S_q]
+view of that buffer, so o is not contiguous when S_q % 128 != 0), Lse as
 [B·H, S_q], then B, S_q, S_k, H, G = H / H_kv, scale·log2(e), causal (0 or 1).
 """
 
@@ -29,15 +31,18 @@ HERE = Path(__file__).resolve().parent
 #: Head dim → kernel file.
 KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
 LOG2E = 1.4426950408889634
+#: Query rows per CTA (the kernels' tile).
+TILE_M = 128
 
 #: Problem sizes; the first is `cakec run`'s default (`--shape B=..,S=..,H=..,HKV=..,D=..`,
-#: CAUSAL=0/1). S_q = S_k = S.
+#: CAUSAL=0/1). S_q = S_k = S, a multiple of 128 here: `cakec run` compares the whole O buffer,
+#: whose padding rows hold no reference (test/gpu/test_fmha_gpu.py covers ragged S).
 shapes = [
     {"B": 4, "S": 4096, "H": 16, "HKV": 16, "D": 128, "CAUSAL": 0},
     {"B": 4, "S": 4096, "H": 16, "HKV": 16, "D": 128, "CAUSAL": 1},
     {"B": 4, "S": 4096, "H": 32, "HKV": 32, "D": 64, "CAUSAL": 0},
     {"B": 2, "S": 4096, "H": 32, "HKV": 8, "D": 128, "CAUSAL": 0},   # GQA
-    {"B": 3, "S": 1000, "H": 4, "HKV": 2, "D": 128, "CAUSAL": 1},    # tails
+    {"B": 3, "S": 1152, "H": 4, "HKV": 2, "D": 128, "CAUSAL": 1},    # not a power of two
 ]
 
 #: Parameters the kernel writes (poisoned with NaN before the launch; lse is checked by
@@ -105,6 +110,11 @@ def _rows(t):
     return t.as_strided((b, s, h * d), (t.stride(0), t.stride(1), 1))
 
 
+def padded(s_q: int) -> int:
+    """Rows of O per batch in the kernel's buffer: S_q rounded up to the 128-row tile."""
+    return (s_q + TILE_M - 1) // TILE_M * TILE_M
+
+
 def transposed_v(v):
     """V [B, S_k, H_kv, D] as the kernel's Vt [B, H_kv·D, S_k'] (S_k' = S_k rounded up to 8,
     so TMA's 16-byte row strides hold; the padding is zero and masked anyway)."""
@@ -124,11 +134,11 @@ def fmha(q, k, v, causal: bool = False, scale: float | None = None):
     scale = _check(q, k, v, scale)
     b, s_q, h, d = q.shape
     s_k, h_kv = k.shape[1], k.shape[2]
-    o = torch.empty(b, s_q, h, d, device=q.device, dtype=torch.bfloat16)
+    o = torch.empty(b, padded(s_q), h, d, device=q.device, dtype=torch.bfloat16)
     lse = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
-    kernel(d)(_rows(q), _rows(k), transposed_v(v), o.view(b, s_q, h * d), lse.view(b * h, s_q),
+    kernel(d)(_rows(q), _rows(k), transposed_v(v), o.view(-1, h * d), lse.view(b * h, s_q),
               b, s_q, s_k, h, h // h_kv, scale * LOG2E, int(bool(causal)))
-    return o, lse
+    return o[:, :s_q], lse
 
 
 # ---- reference -------------------------------------------------------------------------------
@@ -204,7 +214,7 @@ def make_inputs(shape: dict[str, int], device: str) -> tuple:
     q = torch.randn(b, s, h, d, device=device).to(torch.bfloat16)
     k = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
     v = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
-    o = torch.empty(b, s, h * d, device=device, dtype=torch.bfloat16)
+    o = torch.empty(b * padded(s), h * d, device=device, dtype=torch.bfloat16)
     lse = torch.empty(b * h, s, device=device, dtype=torch.float32)
     return (_rows(q), _rows(k), transposed_v(v), o, lse, b, s, s, h, h // h_kv,
             LOG2E / math.sqrt(d), int(bool(shape.get("CAUSAL", 0))))
@@ -219,9 +229,15 @@ def _unpack(inputs: tuple):
 
 
 def reference(inputs: tuple):
+    """O as the kernel's padded buffer (`cakec run` shapes are whole tiles: no padding)."""
+    import torch
+
     q, k, v, causal = _unpack(inputs)
     o, _ = reference_fmha(q, k, v, causal)
-    return o.flatten(2)
+    b, s_q, h, d = o.shape
+    full = torch.zeros(b, padded(s_q), h * d, device=o.device, dtype=o.dtype)
+    full[:, :s_q] = o.flatten(2)
+    return full.view(-1, h * d)
 
 
 def _baseline(backend: str):

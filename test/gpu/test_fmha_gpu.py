@@ -85,17 +85,20 @@ def test_scale_and_non_contiguous_inputs(ex):
 
 
 def test_no_write_outside_outputs(ex):
-    """The kernel writes O and lse rows only up to S_q (tails are bounds-checked)."""
-    b, s, h, d = 1, 77, 2, 64
+    """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end."""
+    b, s, h, d = 2, 77, 2, 64
     q, k, v = (torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16) for _ in range(3))
-    obuf = torch.full((b, s + 64, h, d), 7.0, device="cuda", dtype=torch.bfloat16)
+    rows = b * ex.padded(s)
+    obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
     lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
-    kern = ex.kernel(d)
-    kern(ex._rows(q), ex._rows(k), ex.transposed_v(v), ex._rows(obuf[:, :s]), lbuf[:, :s],
-         b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
+    ex.kernel(d)(ex._rows(q), ex._rows(k), ex.transposed_v(v), obuf[:rows], lbuf[:, :s],
+                 b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
     torch.cuda.synchronize()
-    assert bool((obuf[:, s:] == 7.0).all())
+    assert bool((obuf[rows:] == 7.0).all())
     assert bool((lbuf[:, s:] == 7.0).all())
+    ref_o, _ = ex.reference_fmha(q, k, v)
+    got = obuf[:rows].view(b, ex.padded(s), h, d)[:, :s].float()
+    assert float((got - ref_o).abs().max()) <= MAX_ABS
 
 
 @pytest.mark.parametrize("bad,match", [
