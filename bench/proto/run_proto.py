@@ -47,6 +47,7 @@ import triton
 
 from cakec.runtime import Kernel
 from cakec.targets.emit.emitter import prelude_source
+from cakec.targets.sm90.wgmma_forms import WgmmaForm
 from cakec.targets.host import nvrtc
 
 HERE = Path(__file__).resolve().parent
@@ -99,7 +100,8 @@ def metadata(stages: int, cluster: int) -> dict:
 
 
 def build(defines: dict[str, int]) -> tuple[Kernel, bytes, str]:
-    source = prelude_source() + SOURCE.read_text()
+    # The one wgmma form the prototype issues, generated as the emitter generates it.
+    source = prelude_source() + WgmmaForm(256, 16, "f32", "bf16", "bf16").source() + SOURCE.read_text()
     opts = [f"-D{k}={v}" for k, v in defines.items()]
     cubin = nvrtc.compile_cuda(source, target="sm_90a", output="cubin",
                                name="gemm_bf16_handwritten.cu", extra_options=opts)

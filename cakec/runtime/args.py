@@ -35,6 +35,8 @@ TENSOR_DTYPES: dict[str, DType] = {d.name: d for d in (
     DType("bf16", "torch.bfloat16", 2, 9),
     DType("f16", "torch.float16", 2, 6),
     DType("f32", "torch.float32", 4, 7),
+    # tf32 MMA operands are f32 in memory; the tensor core reads the top 19 bits of each.
+    DType("tf32", "torch.float32", 4, 7),
     DType("f64", "torch.float64", 8, 8),
     DType("e4m3", "torch.float8_e4m3fn", 1, 0),
     DType("e5m2", "torch.float8_e5m2", 1, 0),

@@ -23,8 +23,10 @@ _INFIX = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.RemSIOp
 _BOOL = {arith.AndIOp: "&&", arith.OrIOp: "||", arith.XOrIOp: "!="}
 _CALL = {arith.FloorDivSIOp: "cake_floordiv", arith.CeilDivSIOp: "cake_cdiv",
          arith.MinSIOp: "min", arith.MaxSIOp: "max"}
-#: Epilogue conversion traits (targets/sm90/wgmma.cuh) per stored dtype.
-OUT_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32"}
+#: Epilogue conversion traits (targets/emit/support.cuh) per stored dtype.
+#: The C type of a register accumulator's elements (f32; i32 for s8 MMAs).
+ACC_CTYPE = {"f32": "float", "i32": "i32"}
+OUT_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32", "i32": "CakeOutI32"}
 
 
 def scalar(em: KernelEmitter, op: Operation) -> None:

@@ -180,6 +180,9 @@ class KernelEmitter:
         self.merged: set[SSAValue] = set()
         #: The C condition an MMA is issued under, inside an `if` that predicates its wgmmas.
         self.mma_guard: str | None = None
+        #: Device helpers generated for this kernel (name -> definition), e.g. one per wgmma
+        #: form it issues; written after the support headers, in first-use order.
+        self.helpers: dict[str, str] = {}
         self._barrier_events: dict[BarrierOp, list[Operation]] | None = None
         self._single_roles: dict[RoleOp, bool] = {}
         self.ok = True
@@ -259,6 +262,11 @@ class KernelEmitter:
         name = Path(span.file).name
         self.line(f"// {name}:{span.line}" + (f": {text}" if text else ""))
 
+    def helper(self, name: str, definition: str) -> str:
+        """Use the generated device helper `name` (defined once per translation unit)."""
+        self.helpers.setdefault(name, definition)
+        return name
+
     # ---- values ---------------------------------------------------------------------------
 
     def val(self, v: SSAValue) -> str:
@@ -310,7 +318,8 @@ class KernelEmitter:
         document = meta.metadata(self.kernel, target=self.target, block_threads=block_threads,
                                  dynamic_smem=smem, grid_dims=grid, param_list=params)
         source = "\n".join([*self.header(), prelude_source(), self.backend.support_source(),
-                            *self.signature(params, block_threads), *body, "}", ""])
+                            *self.helpers.values(), *self.signature(params, block_threads),
+                            *body, "}", ""])
         return CudaUnit(self.kernel.sym_name.data, self.target, source, document)
 
     def header(self) -> list[str]:

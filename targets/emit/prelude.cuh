@@ -271,6 +271,12 @@ __device__ __forceinline__ void cake_fence_regs(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+template <int R>
+__device__ __forceinline__ void cake_fence_regs(i32 (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
 // ---------------------------------------------------------------- bf16 / f16 conversions
 
 // cvt.rn.bf16x2.f32: two floats -> packed bf16 pair, `lo` in the low half (lower address).
@@ -324,84 +330,6 @@ __device__ __forceinline__ void cake_wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
-// Operand lists for wgmma.mma_async m64nNk16: N/2 f32 accumulators per thread, then
-// desc-a, desc-b, scale-d (a runtime predicate: 0 overwrites D, so `init` needs no zeroing),
-// imm-scale-a/b = 1, imm-trans-a/b (0 = K-major).
-#define CAKE_F8(d, i)                                                                 \
-  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]),         \
-      "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-#define CAKE_WGMMA_REGS64 \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}" \
-  ", %32, %33, p, 1, 1, %35, %36;"
-#define CAKE_WGMMA_SCALE64 "%34"
-#define CAKE_WGMMA_GUARD64 "%37"
-#define CAKE_WGMMA_OPS64(d) CAKE_F8(d, 0), CAKE_F8(d, 8), CAKE_F8(d, 16), CAKE_F8(d, 24)
-#define CAKE_WGMMA_REGS128 \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31," \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47," \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}" \
-  ", %64, %65, p, 1, 1, %67, %68;"
-#define CAKE_WGMMA_SCALE128 "%66"
-#define CAKE_WGMMA_GUARD128 "%69"
-#define CAKE_WGMMA_OPS128(d) CAKE_F8(d, 0), CAKE_F8(d, 8), CAKE_F8(d, 16), CAKE_F8(d, 24), CAKE_F8(d, 32), CAKE_F8(d, 40), CAKE_F8(d, 48), CAKE_F8(d, 56)
-#define CAKE_WGMMA_REGS192 \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31," \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47," \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63," \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79," \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}" \
-  ", %96, %97, p, 1, 1, %99, %100;"
-#define CAKE_WGMMA_SCALE192 "%98"
-#define CAKE_WGMMA_GUARD192 "%101"
-#define CAKE_WGMMA_OPS192(d) CAKE_F8(d, 0), CAKE_F8(d, 8), CAKE_F8(d, 16), CAKE_F8(d, 24), CAKE_F8(d, 32), CAKE_F8(d, 40), CAKE_F8(d, 48), CAKE_F8(d, 56), CAKE_F8(d, 64), CAKE_F8(d, 72), CAKE_F8(d, 80), CAKE_F8(d, 88)
-#define CAKE_WGMMA_REGS256 \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31," \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47," \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63," \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79," \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95," \
-  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111," \
-  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}" \
-  ", %128, %129, p, 1, 1, %131, %132;"
-#define CAKE_WGMMA_SCALE256 "%130"
-#define CAKE_WGMMA_GUARD256 "%133"
-#define CAKE_WGMMA_OPS256(d) CAKE_F8(d, 0), CAKE_F8(d, 8), CAKE_F8(d, 16), CAKE_F8(d, 24), CAKE_F8(d, 32), CAKE_F8(d, 40), CAKE_F8(d, 48), CAKE_F8(d, 56), CAKE_F8(d, 64), CAKE_F8(d, 72), CAKE_F8(d, 80), CAKE_F8(d, 88), CAKE_F8(d, 96), CAKE_F8(d, 104), CAKE_F8(d, 112), CAKE_F8(d, 120)
-
-#define CAKE_DEFINE_WGMMA(N, TY)                                                        \
-  template <int TRANS_A = 0, int TRANS_B = 0>                                            \
-  __device__ __forceinline__ void cake_wgmma_m64n##N##k16_##TY(                          \
-      float(&d)[N / 2], u64 desc_a, u64 desc_b, u32 scale_d) {                           \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " CAKE_WGMMA_SCALE##N ", 0;\n"        \
-                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY "." #TY " "         \
-                 CAKE_WGMMA_REGS##N "\n}\n"                                              \
-                 : CAKE_WGMMA_OPS##N(d)                                                  \
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B)); \
-  }                                                                                      \
-  /* The same under a predicate: issued only where `guard` != 0 (uniform per warpgroup). */ \
-  template <int TRANS_A = 0, int TRANS_B = 0>                                            \
-  __device__ __forceinline__ void cake_wgmma_m64n##N##k16_##TY##_if(                     \
-      float(&d)[N / 2], u64 desc_a, u64 desc_b, u32 scale_d, u32 guard) {                \
-    asm volatile("{\n.reg .pred p, g;\nsetp.ne.b32 p, " CAKE_WGMMA_SCALE##N ", 0;\n"     \
-                 "setp.ne.b32 g, " CAKE_WGMMA_GUARD##N ", 0;\n"                          \
-                 "@g wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY "." #TY " "      \
-                 CAKE_WGMMA_REGS##N "\n}\n"                                             \
-                 : CAKE_WGMMA_OPS##N(d)                                                  \
-                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_A), "n"(TRANS_B),    \
-                   "r"(guard));                                                          \
-  }
-
-// wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}: D (+)= A[64x16] . B[16xN], both from smem.
-CAKE_DEFINE_WGMMA(64, bf16)
-CAKE_DEFINE_WGMMA(128, bf16)
-CAKE_DEFINE_WGMMA(192, bf16)
-CAKE_DEFINE_WGMMA(256, bf16)
-CAKE_DEFINE_WGMMA(64, f16)
-CAKE_DEFINE_WGMMA(128, f16)
-CAKE_DEFINE_WGMMA(192, f16)
-CAKE_DEFINE_WGMMA(256, f16)
+// The wgmma.mma_async helpers themselves are generated per form (targets/sm90/wgmma_forms.py).
 
 #endif  // CAKE_PRELUDE_CUH

@@ -34,7 +34,7 @@ def backend(target: str) -> Backend:
             StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq, ArgminOp: tiles.argmin,
             ConvertOp: tiles.convert,
         },
-        headers=("sm90/wgmma.cuh", "sm80/mma_sync.cuh", "sm100/tcgen05.cuh", "sm90/tiles.cuh",
+        headers=("emit/support.cuh", "sm80/mma_sync.cuh", "sm100/tcgen05.cuh", "sm90/tiles.cuh",
                  "sm100/tiles.cuh"),
         entry=lowering.tmem_entry, exit=lowering.tmem_exit,
         declare_tiles=tiles.declare_tiles,

@@ -1,5 +1,5 @@
 // Cake emitter support (sm_100a / sm_103a): tcgen05 and Tensor Memory. Appended after the
-// prelude and cuda_emit_sm90.cuh (integer helpers, conversion traits); no #include.
+// prelude and targets/emit/support.cuh (integer helpers, conversion traits); no #include.
 #ifndef CAKE_EMIT_SM100_CUH
 #define CAKE_EMIT_SM100_CUH
 

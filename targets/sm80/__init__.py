@@ -28,5 +28,5 @@ def backend(target: str) -> Backend:
             ConvertOp: common.convert, TmaStoreOp: lowering.tma_store_sm80,
             CopyLoadOp: lowering.copy_load, RegsOp: lowering.declare_acc,
         } | tma,
-        headers=("sm90/wgmma.cuh", "sm80/mma_sync.cuh"),
+        headers=("emit/support.cuh", "sm80/mma_sync.cuh"),
     )

@@ -17,6 +17,7 @@ sm_80/sm_89. sm_120a/121a also keep `tma_load` as on sm_90a. What this file deci
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -27,12 +28,11 @@ from cakec.dialects.cake import (
     dtype_name,
 )
 from cakec.targets.emit.cexpr import paren, scaled, unparen
-from cakec.targets.emit.common import OUT_TRAITS
+from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sm80.tiling import FRAG_M, FRAG_N, warp_tiling
 
-#: Rows × columns of one mma.sync fragment (m16n8); B fragments come two n8 tiles at a time.
-FRAG_M, FRAG_N, PAIR_N = 16, 8, 16
 #: Swizzle span in bytes per derive-smem mode (`none` uses the whole row).
 _SPAN = {"32b": 32, "64b": 64, "128b": 128}
 
@@ -59,14 +59,6 @@ class WarpTiling:
 _TILINGS: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, WarpTiling]]" = WeakKeyDictionary()
 
 
-def warp_tiling(m: int, n: int, warps: int) -> tuple[int, int] | None:
-    """(wm, wn) with wm × wn = warps and every warp's block a whole number of m16 × n16."""
-    for wm in (2, 1, 4, 8, 16):
-        if warps % wm == 0 and m % (wm * FRAG_M) == 0 and n % (warps // wm * PAIR_N) == 0:
-            return wm, warps // wm
-    return None
-
-
 def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
     role = em.role
     assert role is not None
@@ -85,7 +77,9 @@ def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
                         n // wn // FRAG_N, role.first)
     tilings[regs_op.result] = tiling
     em.source_comment(regs_op)
-    em.line(f"float {tiling.var}[{tiling.mt}][{tiling.nt}][4];  // {m}x{n} f32: warps as "
+    dtype = dtype_name(regs_op.result.type.element_type)
+    em.line(f"{ACC_CTYPE[dtype]} {tiling.var}[{tiling.mt}][{tiling.nt}][4];  // {m}x{n} {dtype}: "
+            f"warps as "
             f"{wm}x{wn}, each {m // wm}x{n // wn} in mma.sync m16n8 fragments")
 
 
@@ -108,16 +102,19 @@ def _layout(em: KernelEmitter, view: ViewOp) -> str:
 
 
 def mma_sm80(em: KernelEmitter, op: MmaOp) -> None:
-    """Per k16 step: ldmatrix.x4 fragments of this warp's rows of A and B, then MT × NT
-    mma.sync m16n8k16 (templated in mma_sync.cuh); `init` zeroes the accumulator first."""
+    """Per 32-byte K step: ldmatrix.x4 fragments of this warp's rows of A and B, then MT × NT
+    mma.sync m16n8kK of the derived form (a traits type of mma_sync.cuh: bf16/f16 k16,
+    tf32 k8, s8/e4m3/e5m2 k32); `init` zeroes the accumulator first."""
     tiling = _TILINGS.get(em, {}).get(op.acc)
     if tiling is None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
     instr = em.attr_str(op, "cake.instr")
     k_steps = em.attr_int(op, "cake.k_steps")
-    if instr not in ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-                     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"):
+    form = re.fullmatch(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\.(\w+)\.(\w+)\.(\w+)\.\2",
+                        instr)
+    if form is None:
         raise Unsupported(f"the MMA form `{instr}`")
+    mma_traits = "CakeMma_" + "_".join(form.groups())  # mma_sync.cuh defines one per form
     a_layout, b_layout = _operand(em, op.a), _operand(em, op.b)
     if not em.ok:
         return
@@ -128,8 +125,7 @@ def mma_sm80(em: KernelEmitter, op: MmaOp) -> None:
         if init != "false":
             em.line(f"if ({unparen(init)}) cake_zero_acc({tiling.var});")
         em.line(f"cake_mma_sync_tile<{tiling.mt}, {tiling.nt}, {k_steps}, "
-                f"CakeOperand<{a_layout}>, CakeOperand<{b_layout}>, "
-                f"{'true' if '.bf16.' in instr else 'false'}>({tiling.var}, "
+                f"CakeOperand<{a_layout}>, CakeOperand<{b_layout}>, {mma_traits}>({tiling.var}, "
                 f"{unparen(em.val(op.a))}, {unparen(em.val(op.b))}, {row}, {col});")
 
 

@@ -1,6 +1,7 @@
 // Cake emitter support (sm_80 / sm_89 / sm_120a / sm_121a): cp.async tile copies, ldmatrix +
-// mma.sync m16n8k16 on a warp-tiled register accumulator, and its bounds-checked store.
-// Appended after the prelude and cuda_emit_sm90.cuh (integer helpers, conversion traits).
+// mma.sync (bf16/f16 k16, tf32 k8, s8 and e4m3/e5m2 k32) on a warp-tiled register
+// accumulator, and its bounds-checked store.
+// Appended after the prelude and targets/emit/support.cuh (integer helpers, conversion traits).
 #ifndef CAKE_EMIT_SM80_CUH
 #define CAKE_EMIT_SM80_CUH
 
@@ -87,16 +88,35 @@ __device__ __forceinline__ void cake_ldmatrix_x4(u32 addr, u32 (&r)[4]) {
                : "memory");
 }
 
-#define CAKE_DEFINE_MMA_SYNC(TY)                                                               \
-  __device__ __forceinline__ void cake_mma_m16n8k16_##TY(float (&d)[4], const u32 (&a)[4],      \
-                                                         u32 b0, u32 b1) {                     \
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." #TY "." #TY ".f32 "                 \
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"             \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                               \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));               \
-  }
-CAKE_DEFINE_MMA_SYNC(bf16)
-CAKE_DEFINE_MMA_SYNC(f16)
+// One mma.sync form as a traits type: `acc` the accumulator element, `mma` one m16n8kK
+// instruction (A: 4 b32 registers, B: 2, C/D: 4 for every form Cake emits; each register
+// holds 4 bytes of K, so one instruction consumes 32 bytes of every operand row).
+__device__ __forceinline__ void cake_ldmatrix_x2(u32 addr, u32 (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(addr)
+               : "memory");
+}
+
+#define CAKE_DEFINE_MMA_SYNC(NAME, SHAPE, TYPES, T, C)                                         \
+  struct NAME {                                                                                \
+    typedef T acc;                                                                             \
+    static __device__ __forceinline__ void mma(T (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) { \
+      asm volatile("mma.sync.aligned." SHAPE ".row.col." TYPES " "                            \
+                   "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"          \
+                   : "+" C(d[0]), "+" C(d[1]), "+" C(d[2]), "+" C(d[3])                        \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));             \
+    }                                                                                          \
+  };
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k16_f32_bf16_bf16, "m16n8k16", "f32.bf16.bf16.f32", float, "f")
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k16_f32_f16_f16, "m16n8k16", "f32.f16.f16.f32", float, "f")
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k8_f32_tf32_tf32, "m16n8k8", "f32.tf32.tf32.f32", float, "f")
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k32_s32_s8_s8, "m16n8k32", "s32.s8.s8.s32", i32, "r")
+// e4m3/e5m2 (sm_89 and later, PTX 8.4), mixed freely.
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k32_f32_e4m3_e4m3, "m16n8k32", "f32.e4m3.e4m3.f32", float, "f")
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k32_f32_e4m3_e5m2, "m16n8k32", "f32.e4m3.e5m2.f32", float, "f")
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k32_f32_e5m2_e4m3, "m16n8k32", "f32.e5m2.e4m3.f32", float, "f")
+CAKE_DEFINE_MMA_SYNC(CakeMma_m16n8k32_f32_e5m2_e5m2, "m16n8k32", "f32.e5m2.e5m2.f32", float, "f")
 #undef CAKE_DEFINE_MMA_SYNC
 
 // Operand geometry of one lm.mma: a view stage of rows x K (K-major), as derive-smem laid it out.
@@ -106,55 +126,57 @@ struct CakeOperand {
   static constexpr bool SWIZZLED = SWIZZLED_;
 };
 
-// acc (+)= A[a_row0 + 16 MT rows, K] * B[b_row0 + 8 NT rows, K]^T for this warp, K = 16 KSTEPS,
-// with a, b the stage addresses. Per k16 step and lane l: ldmatrix.x4 of A rows l % 16 at
-// k + 8 (l / 16) gives the m16k16 A fragment; of B rows (l % 8) + 8 (l / 16) at k + 8 ((l / 8) % 2)
-// gives the k16n8 B fragments of two n8 tiles. Accumulator fragment [mt][nt][i]: row
+// acc (+)= A[a_row0 + 16 MT rows, K] * B[b_row0 + 8 NT rows, K]^T for this warp, K = 32 bytes
+// x KSTEPS, with a, b the stage addresses. Per 32-byte K step and lane l: ldmatrix.x4 (b16, so
+// in bytes: 8 rows x 16 B per matrix) of A rows l % 16 at byte 16 (l / 16) gives the A fragment,
+// of B rows (l % 8) + 8 (l / 16) at byte 16 ((l / 8) % 2) the B fragments of two n8 tiles. In
+// bytes the mma.sync A/B fragments of m16n8k16 (b16), m16n8k8 (tf32) and m16n8k32 (8-bit) are
+// the same (register = 4 bytes of K of one row), so one load serves every MMA traits type. Accumulator fragment [mt][nt][i]: row
 // 16 mt + l / 4 + 8 (i / 2), column 8 nt + 2 (l % 4) + i % 2.
-template <int MT, int NT, int KSTEPS, class OA, class OB, bool BF16>
-__device__ __forceinline__ void cake_mma_sync_tile(float (&acc)[MT][NT][4], u32 a, u32 b,
+template <int MT, int NT, int KSTEPS, class OA, class OB, class MMA>
+__device__ __forceinline__ void cake_mma_sync_tile(typename MMA::acc (&acc)[MT][NT][4], u32 a, u32 b,
                                                    u32 a_row0, u32 b_row0) {
-  static_assert(NT % 2 == 0, "B fragments are loaded two n8 tiles at a time");
   const u32 lane = cake_lane_id();
 #pragma unroll
   for (int ks = 0; ks < KSTEPS; ++ks) {
-    u32 fa[MT][4], fb[NT / 2][4];
+    u32 fa[MT][4], fb[(NT + 1) / 2][4];
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
       cake_ldmatrix_x4(a + cake_view_offset<OA::SPAN, OA::ATOM, OA::SWIZZLED>(
                                a_row0 + 16 * mt + lane % 16, 32 * ks + 16 * (lane / 16)),
                        fa[mt]);
 #pragma unroll
-    for (int np = 0; np < NT / 2; ++np)
-      cake_ldmatrix_x4(b + cake_view_offset<OB::SPAN, OB::ATOM, OB::SWIZZLED>(
+    for (int np = 0; np < (NT + 1) / 2; ++np) {
+      const u32 addr = b + cake_view_offset<OB::SPAN, OB::ATOM, OB::SWIZZLED>(
                                b_row0 + 16 * np + lane % 8 + 8 * (lane / 16),
-                               32 * ks + 16 * ((lane / 8) % 2)),
-                       fb[np]);
+                               32 * ks + 16 * ((lane / 8) % 2));
+      if (2 * np + 1 < NT) cake_ldmatrix_x4(addr, fb[np]);
+      else cake_ldmatrix_x2(addr, fb[np]);  // an odd last n8 tile: lanes 0-15's rows only
+    }
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const u32 b0 = fb[nt / 2][2 * (nt % 2)], b1 = fb[nt / 2][2 * (nt % 2) + 1];
-        if (BF16) cake_mma_m16n8k16_bf16(acc[mt][nt], fa[mt], b0, b1);
-        else cake_mma_m16n8k16_f16(acc[mt][nt], fa[mt], b0, b1);
+        MMA::mma(acc[mt][nt], fa[mt], b0, b1);
       }
   }
 }
 
-template <int MT, int NT>
-__device__ __forceinline__ void cake_zero_acc(float (&acc)[MT][NT][4]) {
+template <int MT, int NT, class T>
+__device__ __forceinline__ void cake_zero_acc(T (&acc)[MT][NT][4]) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = T(0);
 }
 
 // This warp's accumulator fragments (layout above) converted by Out into rows [row0, row0 + 16 MT)
 // and columns [col0, col0 + 8 NT) of the row-major rank-2 tensor t; elements outside t are skipped.
-template <int MT, int NT, class Out>
-__device__ __forceinline__ void cake_store_mma_sync_tile(const float (&acc)[MT][NT][4],
+template <int MT, int NT, class Out, class T>
+__device__ __forceinline__ void cake_store_mma_sync_tile(const T (&acc)[MT][NT][4],
                                                          const CakeTensor<2>& t, i32 row0,
                                                          i32 col0) {
   typedef typename Out::elem E;
@@ -171,7 +193,7 @@ __device__ __forceinline__ void cake_store_mma_sync_tile(const float (&acc)[MT][
       for (int nt = 0; nt < NT; ++nt) {
         const long long c = (long long)col0 + 8 * nt + 2 * (lane % 4);
         E* const p = (E*)t.ptr + r * ld + c;
-        const float lo = acc[mt][nt][2 * h], hi = acc[mt][nt][2 * h + 1];
+        const T lo = acc[mt][nt][2 * h], hi = acc[mt][nt][2 * h + 1];
         if (pairs && c + 1 < cols) {
           Out::pair(p, lo, hi);
         } else {

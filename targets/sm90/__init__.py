@@ -3,7 +3,7 @@ groups, register-accumulator stores and register tiles in the wgmma fragment lay
 
     lowering.py   wgmma, lm.commit, tma_store, in-flight commits and deferred epilogue stores
     tiles.py      register tiles in the wgmma accumulator layout (vectors, argmin, sum_sq)
-    wgmma.cuh     device helpers: index arithmetic, store traits, wgmma fragment stores
+    wgmma.cuh     device helpers: wgmma fragment stores (deferred in parts)
     tiles.cuh     device helpers of the register-tile lowering
 """
 
@@ -30,6 +30,6 @@ def backend(target: str) -> Backend:
             TileBinaryOp: tile_binary, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
             StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq, ArgminOp: tiles.argmin,
         },
-        headers=("sm90/wgmma.cuh", "sm90/tiles.cuh"),
+        headers=("emit/support.cuh", "sm90/wgmma.cuh", "sm90/tiles.cuh"),
         declare_tiles=tiles.declare_tiles,
     )

@@ -7,7 +7,7 @@ next tile's groups, and wgmmas under `if` issued predicated instead of branched 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xdsl.ir import Operation
 
@@ -17,9 +17,10 @@ from cakec.dialects.cake import (
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
-from cakec.targets.emit.common import OUT_TRAITS, loop
+from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
 from cakec.targets.emit.emitter import AccState, KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sm90.wgmma_forms import WgmmaForm
 
 #: Smallest ring whose commits keep a wgmma group in flight. The held stage is one the
 #: producer cannot refill yet: with 3 stages only one is left to prefetch into, and the
@@ -67,7 +68,8 @@ def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
     var = em.names.fresh(regs_op.sym_name.data)
     role.accs[regs_op.result] = AccState(var, rows // shape[0], n, rows)
     em.source_comment(regs_op)
-    em.line(f"float {var}[{rows // shape[0]}][{n // 2}];  // {m}x{n} f32: rows "
+    dtype = dtype_name(regs_op.result.type.element_type)
+    em.line(f"{ACC_CTYPE[dtype]} {var}[{rows // shape[0]}][{n // 2}];  // {m}x{n} {dtype}: rows "
             f"[{rows} wg, {rows} wg + {rows}) in warpgroup wg, wgmma fragments")
 
 
@@ -94,19 +96,26 @@ def commit_sm90(em: KernelEmitter, op: CommitOp) -> None:
     em.line(f"{held} = (u32){paren(s)};")
 
 
+def wgmma_form(instr: str) -> WgmmaForm:
+    """The wgmma form derive-descriptors chose (`cake.instr`, `wgmma.m64nNkK.D.A.B`)."""
+    form = re.fullmatch(r"wgmma\.m64n(\d+)k(\d+)\.(f32|s32)\.(\w+)\.(\w+)", instr)
+    if form is None:
+        raise Unsupported(f"the MMA form `{instr}`")
+    n, k, d, a, b = form.groups()
+    return WgmmaForm(int(n), int(k), d, a, b)
+
+
 def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
     """wgmma, per warpgroup of the role: fence, then for each 64-row block of its rows the
-    K/16 m64nNk16 instructions, then commit_group. A descriptor is the derived bits + the
-    stage address + derive-descriptors' row-block and K-step offsets."""
+    K/k m64nNkK instructions (the form's helper is generated on first use), then
+    commit_group. A descriptor is the derived bits + the stage address +
+    derive-descriptors' row-block and K-step offsets."""
     role = em.role
     assert role is not None
     acc = role.accs.get(op.acc)
     if acc is None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
-    instr = em.attr_str(op, "cake.instr")
-    form = re.fullmatch(r"wgmma\.m64n(\d+)k16\.f32\.(bf16|f16)\.\2", instr)
-    if form is None or int(form.group(1)) not in (64, 128, 192, 256):
-        raise Unsupported(f"the MMA form `{instr}`")
+    form = wgmma_form(em.attr_str(op, "cake.instr"))
     for v in (op.a, op.b):
         stage = v.owner
         if isinstance(stage, StageOp) and em.attr_str(stage.view.owner, "cake.swizzle") == "none":
@@ -116,14 +125,14 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
     a_m = em.attr_ints(op, "cake.a_moffsets")
     if not em.ok:
         return
-    n, ty = form.group(1), form.group(2)
     wg_step = progression(a_m, acc.frags) if role.warpgroups > 1 else 0
     em.source_comment(op)
     init = em.val(op.init)
     first_scale = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{paren(init)}")
     guard = em.mma_guard  # set by if_op: a predicated wgmma instead of a branch around it
-    call, tail = (f"cake_wgmma_m64n{n}k16_{ty}", "") if guard is None else (
-        f"cake_wgmma_m64n{n}k16_{ty}_if", f", (u32){paren(guard)}")
+    form = replace(form, guarded=guard is not None)
+    call = em.helper(form.name, form.source())
+    tail = "" if guard is None else f", (u32){paren(guard)}"
     with em.block():
         # Warpgroup wg owns row blocks [wg * frags, wg * frags + frags) of A.
         a_base = unparen(em.val(op.a)) + (f" + cake_wg * {wg_step}u" if wg_step else "")

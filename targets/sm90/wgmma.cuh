@@ -1,71 +1,15 @@
-// Cake emitter support (sm_90a): what generated kernels need beyond targets/prelude.cuh.
-// Appended after the prelude by targets/cuda_emit.py; like the prelude it has no #include.
+// Cake emitter support (sm_90a): wgmma accumulator fragment stores. Appended after the
+// prelude and targets/emit/support.cuh (index arithmetic, store traits); no #include.
 #ifndef CAKE_EMIT_SM90_CUH
 #define CAKE_EMIT_SM90_CUH
 
-// ---------------------------------------------------------------- scalar index arithmetic
-
-// arith.floordivsi (`//` in .cake): division rounding towards negative infinity.
-__device__ __forceinline__ i32 cake_floordiv(i32 a, i32 b) {
-  const i32 q = a / b;
-  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-// arith.ceildivsi (lm.cdiv): division rounding towards positive infinity.
-__device__ __forceinline__ i32 cake_cdiv(i32 a, i32 b) {
-  const i32 q = a / b;
-  return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
-}
-
-// ---------------------------------------------------------------- epilogue stores
-
-// cvt.rn.f16.f32: float -> f16 bits.
-__device__ __forceinline__ u16 cake_f32_to_f16(float x) {
-  u16 r;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
-  return r;
-}
-
-// How a converted tile element is written: one element, or two adjacent ones in one store
-// when the row pointer allows it (`pairs_ok`).
-struct CakeOutBf16 {
-  typedef u16 elem;
-  static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
-    return (ld & 1) == 0 && ((u64)p & 3) == 0;
-  }
-  static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_bf16x2(lo, hi); }
-  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
-  static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_bf16(v); }
-};
-
-struct CakeOutF16 {
-  typedef u16 elem;
-  static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
-    return (ld & 1) == 0 && ((u64)p & 3) == 0;
-  }
-  static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_f16x2(lo, hi); }
-  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
-  static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_f16(v); }
-};
-
-struct CakeOutF32 {
-  typedef float elem;
-  static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
-    return (ld & 1) == 0 && ((u64)p & 7) == 0;
-  }
-  static __device__ __forceinline__ void pair(float* p, float lo, float hi) {
-    *(float2*)p = make_float2(lo, hi);
-  }
-  static __device__ __forceinline__ void one(float* p, float v) { *p = v; }
-};
-
-// One warpgroup's wgmma m64nN f32 accumulator fragment (N/2 registers per thread) written to
+// One warpgroup's wgmma m64nN accumulator fragment (f32, or s32 of an s8 MMA) (N/2 registers per thread) written to
 // rows [row0, row0 + 64) and columns [col0, col0 + N) of the row-major rank-2 tensor `t`,
 // converted by `Out`. Elements outside t.shape are skipped, so any tile of any tensor is safe.
 // Fragment layout (PTX wgmma D, m64nN f32): register i of lane l in warp w of the warpgroup
 // holds row 16 w + l / 4 + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 (l % 4) + (i & 1).
-template <int N, class Out>
-__device__ __forceinline__ void cake_store_wgmma_tile(const float (&d)[N / 2], const CakeTensor<2>& t,
+template <int N, class Out, class T>
+__device__ __forceinline__ void cake_store_wgmma_tile(const T (&d)[N / 2], const CakeTensor<2>& t,
                                                       i32 row0, i32 col0) {
   typedef typename Out::elem E;
   const u32 lane = cake_lane_id();
@@ -90,7 +34,7 @@ __device__ __forceinline__ void cake_store_wgmma_tile(const float (&d)[N / 2], c
       const long long r = row + 8 * h, c = col + 8 * j;
       if (r >= rows) continue;
       E* const p = (h ? p1 : p0) + 8 * j;
-      const float lo = d[4 * j + 2 * h], hi = d[4 * j + 2 * h + 1];
+      const T lo = d[4 * j + 2 * h], hi = d[4 * j + 2 * h + 1];
       if (pairs && c + 1 < cols) {
         Out::pair(p, lo, hi);
       } else {

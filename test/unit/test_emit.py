@@ -73,7 +73,7 @@ def test_gemm_tma_expects_the_derived_bytes_per_copy(gemm):
 
 def test_gemm_wgmma_descriptors_and_k_steps(gemm):
     src = gemm.source
-    calls = re.findall(r"cake_wgmma_m64n256k16_bf16\(acc\[0\], (0x[0-9a-f]+)ull \+ \(\(\(cake_a"
+    calls = re.findall(r"cake_wgmma_m64n256k16_f32_bf16_bf16\(acc\[0\], (0x[0-9a-f]+)ull \+ \(\(\(cake_a"
                        r"(?: \+ (\d+)u)?\)", src)
     assert [int(off or 0) for _, off in calls] == [0, 32, 64, 96]
     from cakec.targets.descriptors import decode_fields
