@@ -19,7 +19,7 @@ from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
 from cakec.targets.emit.emitter import AccState, KernelEmitter
-from cakec.targets.emit.tiles import CP, R, element, layout_of
+from cakec.targets.emit.tiles import CP, R, column_pair, layout_of
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sm90.wgmma_forms import WgmmaForm
 
@@ -178,10 +178,7 @@ def _pack_register_a(em: KernelEmitter, op: MmaOp, frags: int, k_steps: int) -> 
     em.line(f"u32 {var}[{frags}][{k_steps}][4];  // A: register-A fragments of "
             f"`{value.name_hint or 'the tile'}`, {dtype} pairs")
     with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
-        em.line("float cake_x[2];")
-        for e in range(2):
-            em.line(f"{{ const int cake_c = {CP} + {e}; cake_x[{e}] = "
-                    f"{element(em, value, layout)}; }}")
+        column_pair(em, value, layout)
         em.line(f"{var}[{R} / 2][{CP} / 4][{R} % 2 + 2 * (({CP} / 2) % 2)] = "
                 f"{OUT_TRAITS[dtype]}::pack(cake_x[0], cake_x[1]);")
     return var
