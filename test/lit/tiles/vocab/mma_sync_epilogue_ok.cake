@@ -3,8 +3,8 @@
 # converted; an (M, 1) reduction in a role whose warps hold whole rows (1 warp).
 # RUN: cakec emit %s --emit cuda | filecheck %s
 # RUN: cakec emit %s --emit cubin -o %t.cubin
-# RUN: cakec emit %s --target sm_80 --emit cubin -o %t80.cubin
-# RUN: cakec emit %s --target sm_100a --emit cubin -o %t100.cubin
+# RUN: cakec emit %s --target sm_80 --emit cuda -o %t80.cu
+# RUN: cakec emit %s --target sm_100a --emit cuda -o %t100.cu
 @cake.schedule(target="sm_120a")
 def k(lm, X: LM.tma2d, W: LM.tma2d, C: LM.tma2d, Bias: LM.tensor2d, R: LM.tensor2d, N: LM.i32, alpha: LM.f32):
     pool = lm.smem(32768)
