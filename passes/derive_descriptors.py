@@ -176,17 +176,17 @@ def _wgmma(mma: MmaOp, form: MmaForm, a: Operand, b: Operand, m: int, n: int,
         return
     types = ".".join(PTX_TYPE.get(t, t) for t in (d, a.dtype, b.dtype))
     _shape(mma, f"wgmma.m64n{n}k{form.k}.{types}", (64, n, form.k), a.k)
+    for key, op in (("cake.a_desc", a), ("cake.b_desc", b)):
+        if op is not a or not register_a:
+            lbo, sbo = kmajor_layout(op.rows, op.swizzle, op.elem)
+            set_int(mma, key, wgmma_smem_desc(0, swizzle=op.swizzle, lbo=lbo, sbo=sbo))
     set_int(mma, "cake.warpgroups", groups)
-    lbo, sbo = kmajor_layout(b.rows, b.swizzle, b.elem)
-    set_int(mma, "cake.b_desc", wgmma_smem_desc(0, swizzle=b.swizzle, lbo=lbo, sbo=sbo))
     if register_a:
         steps = range(0, a.k, form.k)
         set_ints(mma, "cake.a_koffsets", list(steps))
         set_ints(mma, "cake.b_koffsets", [b.k_offset(k) for k in steps])
         set_ints(mma, "cake.a_moffsets", list(range(0, m, 64)))
         return
-    lbo, sbo = kmajor_layout(a.rows, a.swizzle, a.elem)
-    set_int(mma, "cake.a_desc", wgmma_smem_desc(0, swizzle=a.swizzle, lbo=lbo, sbo=sbo))
     _koffsets(mma, form, a, b)
     set_ints(mma, "cake.a_moffsets", [a.row_offset(r) for r in range(0, m, 64)])
 
