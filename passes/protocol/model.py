@@ -260,8 +260,8 @@ class Kernel:
         if isinstance(o, cake.MmaOp):
             return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
                          b=self._operand(o.b), init=e(o.init))
-        if isinstance(o, cake.ConvertOp):
-            acc = self.acc_of(o.source)
+        if isinstance(o, cake.ConvertOp):  # of an MMA's accumulator (other tiles: definite.py)
+            acc = self.acc_of(o.source) if _mma_acc(o.source) else None
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         if isinstance(o, cake.TmaStoreOp):
             acc = self.acc_of(o.value)

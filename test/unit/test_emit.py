@@ -205,7 +205,7 @@ def test_other_targets_are_not_yet_supported(monkeypatch):
 
     # every SKU has a backend now: take sm_100a's away
     monkeypatch.setattr(codegen, "backend_for", lambda target: None)
-    result = api.emit(api.load(str(ROOT / "examples" / "fmha_fwd.cake")), "sm_100a")
+    result = api.emit(api.load(str(ROOT / "examples" / "seed_fragment.cake")), "sm_100a")
     assert result.unit is None
     diag = result.comp.sink.diagnostics[-1]
     assert diag.code == "CAKE-H100"

@@ -267,7 +267,7 @@ def test_event_budget_degrades_to_a_warning():
 
 
 def test_gate_is_fast_on_the_canonical_example():
-    comp = build(read_source(str(ROOT / "examples/fmha_fwd.cake")))
+    comp = build(read_source(str(ROOT / "examples/seed_fragment.cake")))
     kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
     runs = []
     for _ in range(21):
