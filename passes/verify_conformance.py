@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017 and H020).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
+from cakec.passes.conformance_tiles import tile_problems
 from cakec.targets import sku as hw
 from cakec.targets.sm80.tiling import warp_tiling
 
@@ -233,7 +234,7 @@ def at_line(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class VerifyConformance(ModulePass):
-    """Reports CAKE-H001..H017: constructs the target lacks and limits it imposes."""
+    """Reports CAKE-H001..H017 and H020: constructs the target lacks and limits it imposes."""
 
     name = "verify-conformance"
     target: str = ""
@@ -274,6 +275,16 @@ class _Conformance:
         self.check_smem()
         self.check_tmem_reads()
         self.check_barriers()
+        self.check_tiles()
+
+    # -- H020: register-tile forms the target's tile layout does not lower --
+
+    def check_tiles(self) -> None:
+        roles: dict[cake.RoleOp, list[Operation]] = {}
+        for op, role in self.idx.role_of.items():
+            roles.setdefault(role, []).append(op)
+        for op, message, help in tile_problems(self.sku.codegen, roles):
+            self.error("H020", f"{message} on {self.target}", op, help=help)
 
     # -- reporting --
 

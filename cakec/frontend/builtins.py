@@ -26,6 +26,7 @@ KIND_NAMES: dict[str, str] = {
     "acc": "an accumulator (a TMEM region or lm.regs tile)",
     "tensor": "a tensor parameter",
     "tile": "a register tile",
+    "operand": "a register tile or a number",
     "pool": "an SMEM pool",
     "tmem": "a TMEM region",
     "float": "a number",
@@ -59,6 +60,24 @@ def _b(name, args, returns, doc, lowers_to="", context="any", variadic=None) -> 
     return Builtin(name, tuple(args), returns, doc, lowers_to, context, variadic)
 
 
+#: Elementwise functions of an f32 tile: (name, doc, lowering).
+_UNARY = (
+    ("exp2", "2ˣ of every element.", "ex2.approx.ftz.f32"),
+    ("exp", "eˣ of every element.", "ex2.approx.ftz.f32 of x·log2(e)"),
+    ("log2", "log₂ of every element.", "lg2.approx.ftz.f32"),
+    ("log", "Natural log of every element.", "lg2.approx.ftz.f32 · ln(2)"),
+    ("sqrt", "√x of every element.", "sqrt.approx.ftz.f32"),
+    ("rsqrt", "1/√x of every element.", "rsqrt.approx.ftz.f32"),
+    ("abs", "|x| of every element.", "abs.f32"),
+    ("neg", "-x of every element (also spelled `-x`).", "neg.f32"),
+    ("tanh", "tanh of every element.", "tanh.approx.f32"),
+    ("sigmoid", "1 / (1 + e⁻ˣ) of every element.", "ex2.approx + rcp.approx"),
+    ("relu", "max(x, 0) of every element.", "max.f32"),
+    ("gelu", "x/2 · (1 + tanh(√(2/π) (x + 0.044715 x³))) of every element (tanh form).",
+     "fma + tanh.approx.f32"),
+    ("silu", "x / (1 + e⁻ˣ) of every element.", "ex2.approx + rcp.approx"),
+)
+
 #: `lm.NAME(...)` functions.
 LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
     _b("smem", [Arg("bytes", "int", min=1)], "pool",
@@ -89,8 +108,12 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
        "a launch-time value"),
     _b("cdiv", [Arg("a", "scalar"), Arg("b", "scalar")], "scalar", "Ceiling division a / b.",
        "arith.ceildivsi"),
-    _b("min", [Arg("a", "scalar"), Arg("b", "scalar")], "scalar", "Minimum.", "arith.minsi"),
-    _b("max", [Arg("a", "scalar"), Arg("b", "scalar")], "scalar", "Maximum.", "arith.maxsi"),
+    _b("min", [Arg("a", "operand"), Arg("b", "operand")], "scalar",
+       "Minimum of two integers, or elementwise of tiles (and numbers).",
+       "arith.minsi; fminf on tiles"),
+    _b("max", [Arg("a", "operand"), Arg("b", "operand")], "scalar",
+       "Maximum of two integers, or elementwise of tiles (and numbers).",
+       "arith.maxsi; fmaxf on tiles"),
     _b("range", [Arg("start", "scalar"), Arg("stop", "scalar", required=False),
                  Arg("step", "scalar", required=False, default=1, min=1)], "range",
        "Loop bounds for `for x in lm.range(...)` (Python `range` semantics).", "a loop"),
@@ -119,6 +142,16 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
        "Merge each row's (min, argmin) of `source` (column c is index base + c) into the "
        "lm.regs tiles `value` (M, 1) f32 and `index` (M, 1) i32; ties go to the lowest index.",
        "per-thread compare/select, shfl.bfly merge across the row's quad when read", "role"),
+    *(_b(k, [Arg("x", "operand")], "tile", doc, low, "role") for k, doc, low in _UNARY),
+    _b("where", [Arg("pred", "tile"), Arg("a", "operand"), Arg("b", "operand")], "tile",
+       "Elementwise `pred ? a : b` of a predicate tile (a comparison), broadcasting.",
+       "selp", "role"),
+    _b("row_index", [Arg("tile", "tile"), Arg("base", "scalar", required=False, default=0)],
+       "tile", "Each row's index within `tile`, plus `base`: an (M, 1) i32 tile.",
+       "lane/warp arithmetic (no loads)", "role"),
+    _b("col_index", [Arg("tile", "tile"), Arg("base", "scalar", required=False, default=0)],
+       "tile", "Each column's index within `tile`, plus `base`: a (1, N) i32 tile.",
+       "lane arithmetic (no loads)", "role"),
 ]}
 
 #: `RESOURCE.NAME(...)` methods, by receiver kind.
@@ -156,8 +189,9 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "`coords`; elements outside the tensor read `other`.", "ld.global with bounds",
            "role"),
         _b("store", [Arg("value", "tile"), Arg("coords", "coords")], None,
-           "Store an (L, 1) vector to L elements along the last dimension at tile `coords` "
-           "(bounds-checked).", "st.global with bounds", "role"),
+           "Store a register tile: an (L, 1) vector to L elements along the last dimension "
+           "at tile `coords`, an (M, N) tile to the tile at `coords` (bounds-checked).",
+           "st.global with bounds", "role"),
     ]},
     "stage": {b.name: b for b in [
         _b("load", [], "tile",
@@ -168,6 +202,13 @@ METHODS: dict[str, dict[str, Builtin]] = {
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",
            "cvt", "role"),
+        *(_b(k, [Arg("axis", "int", min=1)], "tile",
+             f"Each row's {what} of an (M, N) f32 tile: an (M, 1) {dt} tile.",
+             "per-thread reduction, then shfl.bfly within each row's quad", "role")
+          for k, what, dt in (("sum", "sum", "f32"), ("max", "maximum", "f32"),
+                              ("min", "minimum", "f32"),
+                              ("argmax", "column of the first maximum", "i32"),
+                              ("argmin", "column of the first minimum", "i32"))),
     ]},
     "tmem": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile",

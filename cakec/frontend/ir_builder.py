@@ -22,7 +22,7 @@ from cakec.frontend.builtins import (
 )
 from cakec.diagnostics import CompileError, DiagnosticSink, Note, Span, error
 from cakec.dialects import cake
-from cakec.frontend.tile_exprs import TILE_BUILDERS, tile_binop
+from cakec.frontend.tile_exprs import TILE_BUILDERS, assign_regs, predicate_binop, tile_binop, unary
 from cakec.frontend.values import Value, decl_note, describe
 
 class Poisoned(Exception):
@@ -280,6 +280,11 @@ class Frontend:
             raise error("CAKE-T007", "this call returns nothing to assign", s.value.span)
         if len(s.targets) == 1:
             t = s.targets[0]
+            prev = self.scope.lookup(t.id)
+            if prev is not None and prev.kind == "tile" and isinstance(
+                    getattr(prev.ssa, "owner", None), cake.RegsOp):
+                assign_regs(self, t, prev, v, s.value.span)
+                return
             if v.ssa is not None and not v.ssa.name_hint:
                 v.ssa.name_hint = t.id
             op = v.ssa.owner if v.ssa is not None else None
@@ -593,6 +598,8 @@ class Frontend:
                 return v
         if k == "acc" and v.kind in ("tmem", "tile"):
             return v
+        if k == "operand" and v.kind in ("tmem", "tile", "int", "float"):
+            return v
         if k == "float" and v.kind in ("float", "int") and v.is_const:
             return v
         if k == "str" and v.kind == "str":
@@ -669,6 +676,9 @@ class Frontend:
 
     def _binop(self, e: ast.BinOp) -> Value:
         if e.op in ("and", "or"):
+            pair = self._expr(e.left), self._expr(e.right)
+            if any(v.kind == "tile" for v in pair):
+                return predicate_binop(self, e, *pair)
             lhs = self._coerce(self._expr(e.left), Arg(e.op, "bool"), e.left)
             rhs = self._coerce(self._expr(e.right), Arg(e.op, "bool"), e.right)
             if lhs.is_const and rhs.is_const:
@@ -731,6 +741,8 @@ class Frontend:
                 return Value("bool", e.span, const=not v.const)
             return self._emit_bool(arith.XOrIOp(self._i1(v), self._i1(
                 Value("bool", e.span, const=True))), e.span)
+        if v.kind in ("tile", "tmem") and e.op == "-":
+            return unary(self, "neg", "unary `-`", v, e.span, e.operand.span)
         if v.kind not in ("int", "float"):
             raise error("CAKE-T007", f"unary `{e.op}` expects a number, got {describe(v)}",
                         e.operand.span)
@@ -792,6 +804,14 @@ class Frontend:
             op = arith.ConstantOp(FloatAttr(float(v.const), f32))
         self._add(op, v.span)
         return op.results[0]
+
+    def int_extremum(self, kind: str, e: ast.Call, a: Value, b: Value) -> Value:
+        """`lm.min`/`lm.max` of two integers (folded when both are constants)."""
+        for v, (i, n) in ((a, (0, "a")), (b, (1, "b"))):
+            self._coerce(v, Arg(n, "scalar"), e.args[i] if i < len(e.args) else next(
+                kw.value for kw in e.kwargs if kw.name == n))
+        return _int_binary(arith.MinSIOp if kind == "min" else arith.MaxSIOp,
+                           min if kind == "min" else max)(self, e, {"a": a, "b": b}, None)
 
     def note_tensor_dtype(self, tensor: Value, dtype: str, span: Span) -> None:
         prev = self.tensor_dtypes.get(tensor.ssa)

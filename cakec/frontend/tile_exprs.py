@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i32, i64
 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
 from cakec.dialects import cake
 from cakec.frontend.values import Value, decl_note, describe
 
-#: Surface operator → `cake.tile_binary` kind.
-TILE_OPS = {"+": "add", "-": "sub", "*": "mul"}
+#: Surface operator → `cake.tile_binary` kind, and comparison → `cake.tile_cmp` predicate.
+TILE_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+TILE_CMPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 
 
 def _shape(v: Any) -> tuple[int, ...]:
@@ -51,40 +52,212 @@ def _is_vector(shape: tuple[int, ...]) -> bool:
     return len(shape) == 2 and 1 in shape
 
 
+def _result(fe: Any, op: Any, span: Span) -> Value:
+    fe._add(op, span)
+    r = op.results[0]
+    return Value("tile", span, ssa=r, info={"shape": r.type.dims(),
+                                             "dtype": cake.dtype_name(r.type.element_type)})
+
+
+def _operands(fe: Any, what: str, pairs: list[tuple[Any, Span]], dtypes: tuple[str, ...],
+              span: Span) -> tuple[list[Any], tuple[int, ...], str]:
+    """Tiles (a TMEM accumulator is read as one) and numbers combined elementwise: the
+    operand values, their broadcast shape and their common dtype (one of `dtypes`; numbers
+    take the tiles' dtype)."""
+    values = []
+    for v, n in pairs:
+        if v.kind == "tmem":
+            if _dtype(v) != "f32":
+                raise error("CAKE-D002", f"{what} is on f32 tiles; this operand is "
+                            f"{_dtype(v)}", n, notes=decl_note(v))
+            v = _read_tmem(fe, v, n)
+        elif v.kind not in ("tile", "float", "int"):
+            raise error("CAKE-T007", f"{what} expects a register tile or a number, got "
+                        f"{describe(v)}", n, notes=decl_note(v))
+        values.append(v)
+    tiles = [(v, n) for v, n in zip(values, (n for _, n in pairs)) if v.kind == "tile"]
+    kinds = {_dtype(v) for v, _ in tiles}
+    for v, n in tiles:
+        if _dtype(v) not in dtypes:
+            raise error("CAKE-D002", f"{what} is on {' or '.join(dtypes)} tiles; this operand "
+                        f"is {_dtype(v)}", n, notes=decl_note(v),
+                        help="convert it first with `.to(lm.f32)`"
+                        if "f32" in dtypes and _dtype(v) in ("bf16", "f16") else None)
+    if len(kinds) > 1:
+        raise error("CAKE-D002", f"{what} combines an {' and an '.join(sorted(kinds))} tile",
+                    span, help="convert one side with `.to(...)`")
+    dtype = kinds.pop() if kinds else "f32"
+    shapes = [_shape(v) for v, _ in tiles]
+    shape: tuple[int, ...] | None = shapes[0]
+    for other in shapes[1:]:
+        shape = broadcast(shape, other) if shape is not None else None
+        if shape is None:
+            raise error("CAKE-T007", f"tile shapes {_show(shapes[0])} and {_show(other)} do "
+                        "not broadcast", span,
+                        help="each dimension must agree or be 1: (M, 1) per row, (1, N) per "
+                        "column")
+    ssa = []
+    for v, (_, n) in zip(values, pairs):
+        if v.kind == "tile":
+            ssa.append(v.ssa)
+        elif dtype == "i32":
+            if v.kind == "float":
+                raise error("CAKE-D002", "an i32 tile is combined with an integer, not a "
+                            "float", n)
+            ssa.append(fe._i32(v))
+        else:
+            ssa.append(fe._f32(v))
+    assert shape is not None
+    return ssa, shape, dtype
+
+
 def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
     """`a OP b` where one side is a register tile (or a TMEM accumulator, read as one) and
-    the other a tile or a number."""
+    the other a tile or a number (a constant or a runtime scalar)."""
+    pairs = [(lhs, e.left.span), (rhs, e.right.span)]
+    if e.op in TILE_CMPS:
+        ssa, shape, _ = _operands(fe, f"comparison `{e.op}`", pairs, ("f32", "i32"), e.span)
+        return _result(fe, cake.TileCmpOp.build(
+            operands=ssa, properties={"predicate": StringAttr(TILE_CMPS[e.op])},
+            result_types=[cake.TileType(shape, cake.dtype_attr("i1"))]), e.span)
     if e.op not in TILE_OPS:
         raise error("CAKE-T007", f"operator `{e.op}` is not defined on register tiles", e.span,
-                    help="tiles support `+`, `-` and `*` (with numbers or other tiles)")
-    values = []
+                    help="tiles support `+ - * /` and comparisons (with numbers or other "
+                    "tiles)")
+    return binary(fe, TILE_OPS[e.op], f"operator `{e.op}`", pairs, e.span)
+
+
+def predicate_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Value:
+    """`p and q`, `p or q` of predicate tiles (masks combined elementwise)."""
     for v, n in ((lhs, e.left), (rhs, e.right)):
-        if v.kind in ("tile", "tmem"):
-            if _dtype(v) != "f32":
-                raise error("CAKE-D002", f"tile arithmetic is on f32 tiles; this operand is "
-                            f"{_dtype(v)}", n.span, notes=decl_note(v))
-            if v.kind == "tmem":
-                v = _read_tmem(fe, v, n.span)
-        elif v.kind == "float" or (v.kind == "int" and v.is_const):
-            if v.ssa is not None:
-                raise error("CAKE-T007", "a tile can be combined with a constant number, not "
-                            "a runtime scalar", n.span)
-        else:
-            raise error("CAKE-T007", f"operator `{e.op}` expects a register tile or a number, "
-                        f"got {describe(v)}", n.span, notes=decl_note(v))
-        values.append(v)
-    lhs, rhs = values
-    shapes = [_shape(v) for v in (lhs, rhs) if v.kind == "tile"]
-    shape = shapes[0] if len(shapes) == 1 else broadcast(*shapes)
+        if v.kind != "tile" or _dtype(v) != "i1":
+            raise error("CAKE-T007", f"`{e.op}` combines predicate tiles (comparisons); this "
+                        f"operand is {describe(v) if v.kind != 'tile' else 'an ' + _dtype(v) + ' tile'}",
+                        n.span, notes=decl_note(v))
+    shape = broadcast(_shape(lhs), _shape(rhs))
     if shape is None:
-        raise error("CAKE-T007", f"tile shapes {_show(shapes[0])} and {_show(shapes[1])} do not "
-                    "broadcast", e.span,
-                    help="each dimension must agree or be 1: (M, 1) per row, (1, N) per column")
-    operands = [v.ssa if v.kind == "tile" else fe._f32(v) for v in (lhs, rhs)]
-    op = cake.TileBinaryOp.build(operands=operands, properties={
-        "kind": StringAttr(TILE_OPS[e.op])}, result_types=[cake.TileType(shape, f32)])
-    fe._add(op, e.span)
-    return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
+        raise error("CAKE-T007", f"tile shapes {_show(_shape(lhs))} and {_show(_shape(rhs))} "
+                    "do not broadcast", e.span)
+    return _result(fe, cake.TileBinaryOp.build(operands=[lhs.ssa, rhs.ssa], properties={
+        "kind": StringAttr(e.op)}, result_types=[cake.TileType(shape, cake.dtype_attr("i1"))]),
+        e.span)
+
+
+def binary(fe: Any, kind: str, what: str, pairs: list[tuple[Any, Span]], span: Span) -> Value:
+    ssa, shape, _ = _operands(fe, what, pairs, ("f32",), span)
+    return _result(fe, cake.TileBinaryOp.build(operands=ssa, properties={
+        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, f32)]), span)
+
+
+def unary(fe: Any, kind: str, what: str, v: Any, span: Span, arg_span: Span) -> Value:
+    """`lm.KIND(x)` or `-x` of an f32 tile."""
+    if v.kind not in ("tile", "tmem"):
+        raise error("CAKE-T007", f"{what} expects a register tile, got {describe(v)}",
+                    arg_span, notes=decl_note(v), help="scalars are computed on the host")
+    (x,), shape, _ = _operands(fe, what, [(v, arg_span)], ("f32",), span)
+    return _result(fe, cake.TileUnaryOp.build(operands=[x], properties={
+        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, f32)]), span)
+
+
+def _build_unary(kind: str):
+    def build(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+        return unary(fe, kind, f"`lm.{kind}`", b["x"], e.span, _arg_span(e, 0, "x"))
+    return build
+
+
+def _build_extremum(kind: str):
+    """`lm.max(a, b)` / `lm.min(a, b)`: integers (scalar arithmetic) or tiles (elementwise)."""
+    def build(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+        a, c = b["a"], b["b"]
+        if {"tile", "tmem"} & {a.kind, c.kind}:
+            return binary(fe, kind, f"`lm.{kind}`", [(a, _arg_span(e, 0, "a")),
+                                                     (c, _arg_span(e, 1, "b"))], e.span)
+        return fe.int_extremum(kind, e, a, c)
+    return build
+
+
+def _build_where(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+    pred, spans = b["pred"], [_arg_span(e, i, n) for i, n in enumerate(("pred", "a", "b"))]
+    if pred.kind != "tile" or _dtype(pred) != "i1":
+        raise error("CAKE-T007", f"`lm.where` selects with a predicate tile (a tile "
+                    f"comparison such as `col > row`), got "
+                    f"{describe(pred) if pred.kind != 'tile' else 'an ' + _dtype(pred) + ' tile'}",
+                    spans[0], notes=decl_note(pred))
+    ssa, shape, dtype = _operands(fe, "`lm.where`", [(b["a"], spans[1]), (b["b"], spans[2])],
+                                  ("f32", "i32"), e.span)
+    if not {"tile", "tmem"} & {b["a"].kind, b["b"].kind}:
+        shape = _shape(pred)  # two numbers: the predicate's shape
+    shape = broadcast(shape, _shape(pred))
+    if shape is None:
+        raise error("CAKE-T007", f"the predicate's shape {_show(_shape(pred))} does not "
+                    "broadcast with the values'", spans[0])
+    return _result(fe, cake.TileSelectOp.build(
+        operands=[pred.ssa, *ssa], result_types=[cake.TileType(shape, cake.dtype_attr(dtype))]),
+        e.span)
+
+
+def _build_index(axis: int):
+    """`lm.row_index(t, base=)` → (M, 1), `lm.col_index(t, base=)` → (1, N), i32."""
+    def build(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+        t = b["tile"]
+        shape = _shape(t)
+        if len(shape) != 2:
+            raise error("CAKE-T007", f"index tiles are of 2-D tiles; this one has shape "
+                        f"{_show(shape)}", _arg_span(e, 0, "tile"))
+        out = (shape[0], 1) if axis == 0 else (1, shape[1])
+        return _result(fe, cake.TileIndexOp.build(
+            operands=[fe._i32(b["base"])], properties={"axis": IntegerAttr(axis, i64)},
+            result_types=[cake.TileType(out, i32)]), e.span)
+    return build
+
+
+def _build_reduce(kind: str):
+    """`t.KIND(axis=1)`: each row of an (M, N) f32 tile to an (M, 1) tile."""
+    def build(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+        _axis_one(b)
+        if _dtype(recv) != "f32":
+            raise error("CAKE-D002", f"`.{kind}` reduces an f32 tile; this one is "
+                        f"{_dtype(recv)}", e.span, notes=decl_note(recv))
+        rows = _shape(recv)[0]
+        dtype = i32 if kind.startswith("arg") else f32
+        return _result(fe, cake.TileReduceOp.build(
+            operands=[recv.ssa], properties={"kind": StringAttr(kind),
+                                             "axis": IntegerAttr(1, i64)},
+            result_types=[cake.TileType((rows, 1), dtype)]), e.span)
+    return build
+
+
+def assign_regs(fe: Any, target: ast.Name, dest: Any, v: Any, span: Span) -> None:
+    """`r = value` for an `lm.regs` tile `r`: its new contents, same shape and dtype, in
+    the registers of the role that owns it."""
+    name = target.id
+    if v.kind == "tmem":
+        v = _read_tmem(fe, v, span)
+    if v.kind != "tile":
+        raise error("CAKE-T007", f"`{name}` is a register tile; it can be assigned a tile, not "
+                    f"{describe(v)}", span, notes=decl_note(dest))
+    _owned_here(fe, dest, target.span, name)
+    if _dtype(v) != _dtype(dest) or _shape(v) != _shape(dest):
+        raise error("CAKE-T007" if _dtype(v) == _dtype(dest) else "CAKE-D002",
+                    f"`{name}` is a {_show(_shape(dest))} {_dtype(dest)} tile; this value is "
+                    f"{_show(_shape(v))} {_dtype(v)}", span, notes=decl_note(dest),
+                    help="a register tile keeps its declared shape and dtype")
+    fe._add(cake.TileAssignOp.build(operands=[dest.ssa, v.ssa]), target.span)
+
+
+def _owned_here(fe: Any, v: Any, span: Span, name: str) -> None:
+    """An `lm.regs` tile is written only inside `with ROLE:` of the role that owns it."""
+    role = v.ssa.owner.role.owner
+    here = fe.in_role.info.get("name") if fe.in_role is not None else None
+    if here is None:
+        raise error("CAKE-T011", f"register tile `{name}` is written inside a `with ROLE:` "
+                    "block", span, help=f"do this inside `with {role.sym_name.data}:`")
+    if isinstance(role, cake.RoleOp) and role.sym_name.data != here:
+        raise error("CAKE-S017", f"role {here} updates register tile `{name}`, which lives in "
+                    f"the registers of role {role.sym_name.data}", span,
+                    notes=[Note(fe.spans[v.ssa.owner], f"`{name}` is declared here for role "
+                                f"{role.sym_name.data}")],
+                    help=f"do this inside `with {role.sym_name.data}:`")
 
 
 def _read_tmem(fe: Any, v: Any, span: Span) -> Any:
@@ -129,17 +302,31 @@ def _build_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
 
 
 def _build_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+    """`T.store(tile, coords=)`: a vector as a run along T's last dimension, an (M, N) tile
+    as the tile of T's last two dimensions at `coords`."""
     coords = _check_coords(recv, b)
     value = b["value"]
     shape = _shape(value)
-    if not (len(shape) == 2 and shape[1] == 1):
-        raise error("CAKE-T007", f"`store` writes an (L, 1) vector (one value per row); this "
-                    f"tile is {_show(shape)}", b["value"].span, notes=decl_note(value),
-                    help="reduce it first, e.g. with `lm.argmin`")
+    if len(shape) != 2 or (shape[1] > 1 and shape[0] == 1):
+        raise error("CAKE-T007", f"`store` writes an (L, 1) vector or an (M, N) tile; this one "
+                    f"is {_show(shape)}", b["value"].span, notes=decl_note(value),
+                    help="a (1, N) vector is stored as part of a tile, e.g. `v + 0.0 * acc`")
+    if shape[1] > 1 and len(coords) != 2:
+        raise error("CAKE-T007", f"`store` of a {_show(shape)} tile writes a tile of a rank-2 "
+                    f"tensor; `{recv.info['name']}` has rank {len(coords)}", b["value"].span,
+                    notes=[Note(recv.span, "declared here")])
+    if _dtype(value) not in _STORED:
+        raise error("CAKE-D002", f"`store` writes {', '.join(_STORED)} tiles; this one is "
+                    f"{_dtype(value)}", b["value"].span, notes=decl_note(value),
+                    help="select values with `lm.where(pred, a, b)`")
     fe.note_tensor_dtype(recv, _dtype(value), e.span)
     fe._add(cake.TileStoreOp.build(operands=[recv.ssa, value.ssa,
                                              [fe._i32(c) for c in coords]]), e.span)
     return Value("none", e.span)
+
+
+#: dtypes a register tile is stored as (`.to(...)` converts to the 16-bit ones).
+_STORED = ("f32", "i32", "bf16", "f16")
 
 
 def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
@@ -216,14 +403,7 @@ def _running_tile(fe: Any, v: Any, dtype: str, span: Span, source: Any, arg: str
                     help=f"declare one with `lm.regs(shape=({rows}, 1), dtype=lm.{dtype}, "
                     "role=...)` at kernel level")
     name = v.info.get("name", arg)
-    role = owner.role.owner
-    here = fe.in_role.info.get("name") if fe.in_role is not None else None
-    if isinstance(role, cake.RoleOp) and here is not None and role.sym_name.data != here:
-        raise error("CAKE-S017", f"role {here} updates register tile `{name}`, which lives in "
-                    f"the registers of role {role.sym_name.data}", span,
-                    notes=[Note(fe.spans[owner], f"`{name}` is declared here for role "
-                                f"{role.sym_name.data}")],
-                    help=f"do this inside `with {role.sym_name.data}:`")
+    _owned_here(fe, v, span, name)
     if _dtype(v) != dtype:
         raise error("CAKE-D002", f"`{name}` holds {_dtype(v)}, but `lm.argmin` keeps its "
                     f"{'minima' if arg == 'value' else 'indices'} in {dtype}", span,
@@ -238,6 +418,10 @@ TILE_BUILDERS = {
     "tensor.load": _build_load, "tensor.store": _build_store, "stage.load": _build_stage_load,
     "sum_sq": _build_sum_sq,
     "argmin": _build_argmin,
+    "max": _build_extremum("max"), "min": _build_extremum("min"), "where": _build_where,
+    "row_index": _build_index(0), "col_index": _build_index(1),
+    **{k: _build_unary(k) for k in cake.TILE_UNARY},
+    **{f"tile.{k}": _build_reduce(k) for k in cake.TILE_REDUCE},
 }
 
 # Last, so that importing either module first works: frontend imports TILE_BUILDERS from here.

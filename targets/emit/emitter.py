@@ -153,6 +153,9 @@ class Backend:
     #: Declares, in a role's prologue, the `lm.regs` tiles its tile ops keep across the
     #: role's code (a running `lm.argmin`), in the target's tile layout.
     declare_tiles: Callable[[KernelEmitter, RoleState, list[Operation]], None] | None = None
+    #: The current role's register-tile layout (targets/emit/tiles.py's `Layout`), for the
+    #: shared tile lowerings.
+    tile_layout: Callable[[KernelEmitter], Any] | None = None
 
     def support_source(self) -> str:
         return "\n".join((_TARGETS / h).read_text() for h in self.headers)

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArgminOp, ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp,
-    StageLoadOp, SumSqOp, TileBinaryOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, WaitOp,
+    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
-from cakec.targets.emit.tiles import tile_binary
+from cakec.targets.emit.tiles import TILE_LOWERINGS
 from cakec.targets.sm80 import lowering as sm80
+from cakec.targets.sm80 import tiles as sm80_tiles
 from cakec.targets.sm100 import lowering, tiles
 
 
@@ -28,14 +29,17 @@ def backend(target: str) -> Backend:
             WaitOp: lowering.wait_sm100, TmaLoadOp: barriers.tma_load,
             ArriveOp: lowering.arrive_sm100, CommitOp: lowering.commit_sm100,
             FenceProxyOp: barriers.fence_proxy, MmaOp: lowering.mma_sm100,
-            TmaStoreOp: lowering.tma_store_sm100, RegsOp: sm80.declare_acc,
+            TmaStoreOp: tiles.tma_store, RegsOp: sm80.declare_acc,
             CopyLoadOp: sm80.copy_load,
-            TileBinaryOp: tile_binary, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
-            StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq, ArgminOp: tiles.argmin,
+            **TILE_LOWERINGS,
+            TileLoadOp: tiles.per_layout(tiles.tile_load, sm80_tiles.tile_load),
+            TileStoreOp: tiles.per_layout(tiles.tile_store, sm80_tiles.tile_store),
+            StageLoadOp: tiles.per_layout(tiles.stage_load, sm80_tiles.stage_load),
+            SumSqOp: tiles.per_layout(tiles.sum_sq, sm80_tiles.sum_sq), ArgminOp: tiles.argmin,
             ConvertOp: tiles.convert,
         },
-        headers=("emit/support.cuh", "sm80/mma_sync.cuh", "sm100/tcgen05.cuh", "sm90/tiles.cuh",
+        headers=("emit/support.cuh", "sm80/mma_sync.cuh", "sm100/tcgen05.cuh", "emit/tiles.cuh",
                  "sm100/tiles.cuh"),
         entry=lowering.tmem_entry, exit=lowering.tmem_exit,
-        declare_tiles=tiles.declare_tiles,
+        declare_tiles=tiles.declare_tiles, tile_layout=tiles.tile_layout,
     )

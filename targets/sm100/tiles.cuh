@@ -1,7 +1,7 @@
 // Cake register-tile helpers (sm_100a / sm_103a): vectors in the tcgen05.ld 32x32b layout,
-// their loads and stores and Σx² of a row in SMEM. Appended after cuda_emit_sm100.cuh and
-// cuda_emit_tiles.cuh (cake_run_offset, cake_from_bits, cake_sum_sq_chunk_bf16) by
-// targets/cuda_emit_tiles_sm100.py; no #include.
+// their loads and Σx² of a row in SMEM. Appended after sm100/tcgen05.cuh and
+// targets/emit/tiles.cuh (cake_run_offset, cake_from_bits, cake_sum_sq_chunk_bf16,
+// cake_store_row) by the emitter; no #include.
 //
 // Layout: a 4-warp role, one warp per TMEM lane quarter; thread (q = warp % 4, lane l) owns
 // row 32 q + l of every 128-row tile. An (M, 1) vector is one `E` per thread; a (1, N) vector
@@ -56,16 +56,6 @@ __device__ __forceinline__ void cake_load_cols_all(E (&out)[N], const CakeTensor
     const i32 col = col0 + j;
     out[j] = (off >= 0 && col >= 0 && col < n) ? p[col * ld] : other;
   }
-}
-
-// (M, 1) vector: this thread's value `x` (of tile row `row`) stored to element c[R-1] + row
-// of t's last dimension; rows outside the tensor are skipped.
-template <int R, class E>
-__device__ __forceinline__ void cake_store_row(E x, const CakeTensor<R>& t, const i32 (&c)[R],
-                                               i32 row) {
-  const long long off = cake_run_offset<R>(t, c);
-  const i32 r = c[R - 1] + row;
-  if (off >= 0 && r >= 0 && r < t.shape[R - 1]) ((E*)t.ptr)[off + r * t.stride[R - 1]] = x;
 }
 
 // Σ x² over row `row` of a bf16 SMEM stage stored as ATOMS column blocks of rows × PITCH bytes

@@ -20,21 +20,26 @@ arithmetic on one is reported (CAKE-H100).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ASYNC_LOADS, ArgminOp, ArriveOp, CommitOp, ConvertOp, MmaOp, RegsOp, StageLoadOp, SumSqOp,
-    TileBinaryOp, TileLoadOp, TileStoreOp, TmemOp,
+    ASYNC_LOADS, PURE_TILE_OPS, ArgminOp, ArriveOp, CommitOp, ConvertOp, MmaOp, RegsOp,
+    StageLoadOp, SumSqOp, TileAssignOp, TileLoadOp, TileStoreOp, TmaStoreOp, TmemOp,
+    tile_leaves,
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState, role_of
 from cakec.targets.emit.tiles import (
-    Leaf, evaluate, load_row_vector, sum_sq_layout, tile_coords, tile_ctype, tile_dims,
-    tile_leaves, tile_role,
+    C, CP, Layout, Leaf, declare_regs, evaluate, load_row_vector, store_rows, store_tile,
+    sum_sq_layout, tile_coords, tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.unsupported import Unsupported
-from cakec.targets.sm100.lowering import tmem_addr
+from cakec.targets.sm80 import tiles as sm80
+from cakec.targets.sm100.lowering import tma_store_sm100, tmem_addr
 
 #: Rows of a tile: one per thread of the 4-warp role (= TMEM lanes).
 _ROWS = 128
@@ -96,14 +101,116 @@ def _leaf(chunks: dict[SSAValue, str]) -> Leaf:
     return leaf
 
 
+class RowLayout(Layout):
+    """Thread (quarter q = warp % 4, lane l) holds row 32 q + l, every column: one row slot,
+    N column slots. TMEM reads in an expression are loaded 32 columns at a time inside the
+    column loop (tcgen05.ld 32x32b.x32 + wait::ld), next to their use."""
+
+    def __init__(self, em: KernelEmitter):
+        _check_role(em, _ROWS)
+        self.chunks: dict[SSAValue, str] = {}
+
+    def row_slots(self, rows: int) -> int:
+        return 1
+
+    def col_slots(self, cols: int) -> int:
+        return cols
+
+    def decl(self, shape: tuple[int, int]) -> str:
+        return "" if shape[1] == 1 else f"[{shape[1]}]"
+
+    def ref(self, var: str, shape: tuple[int, int]) -> str:
+        return var if shape[1] == 1 else f"{var}[{C}]"
+
+    def row(self) -> str:
+        return _ROW
+
+    def col(self) -> str:
+        return C
+
+    def leaf(self, em: KernelEmitter, v: SSAValue) -> str | None:
+        if v in self.chunks:
+            return f"__uint_as_float({self.chunks[v]}[{C} - {_C0}])"
+        if _tmem_read(v) is not None:
+            raise Unsupported("reading a TMEM accumulator outside the columns of its consumer")
+        if isinstance(v.owner, StageLoadOp):
+            raise Unsupported("`view[s].load()` consumed other than by an `lm.argmin` in its "
+                              "block")
+        return None
+
+    @contextmanager
+    def row_loop(self, em: KernelEmitter, rows: int) -> Iterator[None]:
+        yield
+
+    @contextmanager
+    def col_loop(self, em: KernelEmitter, v: SSAValue, pairs: bool = False) -> Iterator[None]:
+        cols = tile_dims(v)[1]
+        regions = {leaf: r for leaf in tile_leaves(v) for r in [_tmem_read(leaf)] if r is not None}
+        var, step = (CP, 2) if pairs else (C, 1)
+        if not regions:
+            em.line("#pragma unroll")
+            with em.block(f"for (int {var} = 0; {var} < {cols}; {var} += {step})"):
+                yield
+            return
+        if cols % _CHUNK:
+            raise Unsupported(f"reading {cols} TMEM columns (a multiple of {_CHUNK} is needed)")
+        with em.block():
+            for i, region in enumerate(regions.values()):
+                em.line(f"const u32 cake_taddr{i} = {tmem_addr(em, region)} + {_QUARTER};")
+            em.line("#pragma unroll")
+            with em.block(f"for (int {_C0} = 0; {_C0} < {cols}; {_C0} += {_CHUNK})"):
+                self.chunks = {leaf: f"cake_t{i}" for i, leaf in enumerate(regions)}
+                _load_chunk(em, list(self.chunks.values()), {})
+                em.line("#pragma unroll")
+                with em.block(f"for (int {_J} = 0; {_J} < {_CHUNK}; {_J} += {step})"):
+                    em.line(f"const int {var} = {_C0} + {_J};")
+                    yield
+                self.chunks = {}
+
+
+def _mma_sync_role(em: KernelEmitter) -> bool:
+    """Whether the current role accumulates in registers (mma.sync): its tiles then take
+    the sm_80 fragment layout (targets/sm80/tiles.py)."""
+    role = tile_role(em)
+    return any(isinstance(op, MmaOp) and isinstance(op.acc.owner, RegsOp) for op in role.ops)
+
+
+def tile_layout(em: KernelEmitter) -> Layout:
+    return sm80.tile_layout(em) if _mma_sync_role(em) else RowLayout(em)
+
+
+def per_layout(own, mma_sync):
+    """A lowering that takes the sm_80 one in a role that accumulates in registers."""
+    def lower(em: KernelEmitter, op: Operation) -> None:
+        (mma_sync if _mma_sync_role(em) else own)(em, op)
+    lower.__doc__ = own.__doc__
+    return lower
+
+
+def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
+    """A TMEM accumulator (converted) or a register accumulator is stored by lowering.py;
+    any other tile expression is evaluated per element as it is stored."""
+    value = op.value.owner.source if isinstance(op.value.owner, ConvertOp) else op.value
+    if isinstance(value.owner, (TmemOp, RegsOp)):
+        tma_store_sm100(em, op)
+    else:
+        store_tile(em, op, tile_layout(em))
+
+
 # ---- declarations ---------------------------------------------------------------------------
 
 
 def declare_tiles(em: KernelEmitter, role: RoleState, ops: list[Operation]) -> None:
-    """`lm.regs` vectors that `lm.argmin` keeps its running rows in: one register each."""
+    """`lm.regs` tiles of the role's code: those `lm.argmin` keeps its running rows in (one
+    register each), then the others; the sm_80 layout's in a role accumulating in registers."""
+    if any(isinstance(op, MmaOp) and isinstance(op.acc.owner, RegsOp) for op in ops):
+        sm80.declare_tiles(em, role, ops)
+        return
     for op in ops:
         if isinstance(op, ArgminOp):
             em.try_lower(op, lambda op=op: _declare_running(em, op))
+    if any(isinstance(op, (TileAssignOp, *PURE_TILE_OPS)) for op in ops):
+        em.try_lower(role.op, lambda: declare_regs(em, ops, tile_layout(em)))
 
 
 def _declare_running(em: KernelEmitter, op: ArgminOp) -> None:
@@ -126,7 +233,7 @@ def convert(em: KernelEmitter, op: ConvertOp) -> None:
     """A TMEM read in tile arithmetic emits nothing: the consumer loads the chunks it needs.
     Any other conversion (`tma_store(acc.to(...))`) is the target's store."""
     if _tmem_read(op.result) is not None and all(
-            isinstance(u.operation, (TileBinaryOp, ArgminOp)) for u in op.result.uses):
+            not isinstance(u.operation, TmaStoreOp) for u in op.result.uses):
         return
     common.convert(em, op)
 
@@ -173,12 +280,15 @@ def _consumers(v: SSAValue) -> list[Operation]:
     out: list[Operation] = []
     for use in v.uses:
         user = use.operation
-        out += _consumers(user.result) if isinstance(user, TileBinaryOp) else [user]
+        out += _consumers(user.result) if isinstance(user, PURE_TILE_OPS) else [user]
     return out
 
 
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
-    rows, _ = tile_dims(op.value)
+    rows, cols = tile_dims(op.value)
+    if cols > 1:
+        store_tile(em, op, tile_layout(em))
+        return
     _check_role(em, rows)
     ctype = tile_ctype(op.value)
     rank = len(op.coords)

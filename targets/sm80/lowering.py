@@ -59,6 +59,11 @@ class WarpTiling:
 _TILINGS: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, WarpTiling]]" = WeakKeyDictionary()
 
 
+def tilings(em: KernelEmitter) -> dict[SSAValue, WarpTiling]:
+    """The register accumulators declared so far (their layout is the tiles' layout)."""
+    return _TILINGS.get(em, {})
+
+
 def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
     role = em.role
     assert role is not None

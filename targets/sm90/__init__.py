@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArgminOp, ArriveOp, CommitOp, ConvertOp, FenceProxyOp, ForOp, IfOp, MmaOp, RegsOp,
-    StageLoadOp, SumSqOp, TileBinaryOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, WaitOp,
+    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
-from cakec.targets.emit.tiles import tile_binary
+from cakec.targets.emit.tiles import TILE_LOWERINGS
 from cakec.targets.sm90 import lowering, tiles
 
 
@@ -25,11 +25,11 @@ def backend(target: str) -> Backend:
             WaitOp: barriers.wait, TmaLoadOp: barriers.tma_load, ArriveOp: barriers.arrive,
             FenceProxyOp: barriers.fence_proxy, ConvertOp: common.convert,
             CommitOp: lowering.commit_sm90, MmaOp: lowering.mma_sm90,
-            TmaStoreOp: lowering.tma_store_sm90, RegsOp: lowering.declare_acc,
+            TmaStoreOp: tiles.tma_store, RegsOp: lowering.declare_acc,
             ForOp: lowering.for_loop, IfOp: lowering.if_op,
-            TileBinaryOp: tile_binary, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
+            **TILE_LOWERINGS, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
             StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq, ArgminOp: tiles.argmin,
         },
-        headers=("emit/support.cuh", "sm90/wgmma.cuh", "sm90/tiles.cuh"),
-        declare_tiles=tiles.declare_tiles,
+        headers=("emit/support.cuh", "sm90/wgmma.cuh", "emit/tiles.cuh", "sm90/tiles.cuh"),
+        declare_tiles=tiles.declare_tiles, tile_layout=tiles.tile_layout,
     )

@@ -1,30 +1,14 @@
 // Cake register-tile helpers (sm_90a): vectors in the wgmma accumulator layout, their loads
 // and stores, Σx² of SMEM rows and the quad merge of a running argmin. Appended after
-// targets/cuda_emit_sm90.cuh by targets/cuda_emit.py; no #include.
+// targets/emit/tiles.cuh (the target-neutral helpers) by the emitter; no #include.
 //
 // Layout (targets/cuda_emit_tiles.py): a role of G warpgroups splits an M-row tile into G
 // blocks of M/G rows, each F = M/G/64 wgmma fragments of 64 rows. In fragment f, lane l of
 // warp w (within its warpgroup) holds rows 64 f + 16 w + l/4 + 8 h (h = 0, 1) and columns
 // 8 j + 2 (l % 4) + e (e = 0, 1). An (M, 1) vector is `E v[F][2]` (v[f][h], the same in the
 // 4 lanes of a quad); a (1, N) vector is `E v[N / 4]` (v[2 j + e], the same in every warp).
-#ifndef CAKE_EMIT_TILES_CUH
-#define CAKE_EMIT_TILES_CUH
-
-// Offset of the run at element coordinates c[0..R-2] (the last coordinate is the run's
-// start), or -1 when one of them lies outside the tensor.
-template <int R>
-__device__ __forceinline__ long long cake_run_offset(const CakeTensor<R>& t, const i32 (&c)[R]) {
-  long long off = 0;
-#pragma unroll
-  for (int d = 0; d < R - 1; ++d) {
-    if (c[d] < 0 || c[d] >= t.shape[d]) return -1;
-    off += (long long)c[d] * t.stride[d];
-  }
-  return off;
-}
-
-__device__ __forceinline__ void cake_from_bits(float& x, u32 bits) { x = __uint_as_float(bits); }
-__device__ __forceinline__ void cake_from_bits(i32& x, u32 bits) { x = (i32)bits; }
+#ifndef CAKE_SM90_TILES_CUH
+#define CAKE_SM90_TILES_CUH
 
 // (1, N) vector: elements c[R-1] + column of t's last dimension; outside the tensor, `other`.
 // A run wholly inside a contiguous, 8-byte aligned row is read with one 8-byte load per
@@ -76,56 +60,17 @@ __device__ __forceinline__ void cake_store_rows(const E (&v)[F][2], const CakeTe
   }
 }
 
-// s + Σ x² over the 8 bf16 values of the 16-byte SMEM chunk at `addr`.
-__device__ __forceinline__ float cake_sum_sq_chunk_bf16(u32 addr, float s) {
-  u32 x[4];
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
-               : "r"(addr));
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float lo = __uint_as_float(x[k] << 16), hi = __uint_as_float(x[k] & 0xffff0000u);
-    s = fmaf(lo, lo, s);
-    s = fmaf(hi, hi, s);
-  }
-  return s;
-}
-
-// Address of logical 16-byte chunk `chunk` of row `row` in an atom of rows × PITCH bytes whose
-// swizzle XORs the chunk index with address bits 7 and up (SWZ: 7 for 128B, 3 for 64B, 1 for
-// 32B, 0 for none). Reading rows in logical order makes a row's sum independent of where the
-// row sits, so equal rows get bit-equal sums (equal centroids tie exactly).
-template <u32 PITCH, u32 SWZ>
-__device__ __forceinline__ u32 cake_chunk_addr(u32 atom, u32 row, u32 chunk) {
-  return atom + row * PITCH + 16u * (chunk ^ (((row * PITCH) >> 7) & SWZ));
-}
-
 // Σ x² over each of this thread's rows of a bf16 SMEM stage stored as `atoms` column blocks of
 // rows × pitch bytes (derive-smem's layout). Lane q of a quad sums logical chunks q, q+4, ...
 // of each block, then the quad adds its four partial sums (in the same order on every row).
 template <int F, u32 ATOMS, u32 ATOM_BYTES, u32 PITCH, u32 SWZ>
 __device__ __forceinline__ void cake_sum_sq_bf16(float (&out)[F][2], u32 stage, i32 row0) {
-  const u32 lane = cake_lane_id(), q = lane % 4u;
-  const u32 row = (u32)row0 + 16u * (cake_warp_id() % 4u) + lane / 4u;
+  const u32 row = (u32)row0 + 16u * (cake_warp_id() % 4u) + cake_lane_id() / 4u;
 #pragma unroll
   for (int f = 0; f < F; ++f) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const u32 r = row + 64u * f + 8u * h;
-      float s = 0.f;
-#pragma unroll
-      for (u32 a = 0; a < ATOMS; ++a) {
-#pragma unroll
-        for (u32 c = 0; c < PITCH / 16u; c += 4u) {
-          const u32 chunk = c + q;
-          if (chunk >= PITCH / 16u) break;
-          s = cake_sum_sq_chunk_bf16(cake_chunk_addr<PITCH, SWZ>(stage + a * ATOM_BYTES, r, chunk), s);
-        }
-      }
-      s += __shfl_xor_sync(0xffffffffu, s, 1);
-      s += __shfl_xor_sync(0xffffffffu, s, 2);
-      out[f][h] = s;
-    }
+    for (int h = 0; h < 2; ++h)
+      out[f][h] = cake_sum_sq_quad_bf16<ATOMS, ATOM_BYTES, PITCH, SWZ>(stage, row + 64u * f + 8u * h);
   }
 }
 
@@ -192,4 +137,4 @@ __device__ __forceinline__ void cake_argmin_quad_merge(float (&d)[F][2], i32 (&i
   }
 }
 
-#endif  // CAKE_EMIT_TILES_CUH
+#endif  // CAKE_SM90_TILES_CUH

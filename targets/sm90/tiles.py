@@ -5,7 +5,7 @@ Every tile of a role lives in the wgmma accumulator layout of that role's warpgr
 an accumulator, the (M, 1) vectors of its rows and the (1, N) vectors of its columns line up
 element for element in each thread's registers (the layout is spelled out at the top of
 tiles.cuh). Tile expressions are evaluated per register by the shared evaluator
-(targets/emit/tiles.py), given this layout of the leaves (`_register`).
+(targets/emit/tiles.py), given this layout (`WgmmaLayout`).
 
 A running argmin keeps per-thread partial results (each lane of a row's quad sees a
 quarter of the columns); reading the tiles merges the quad first, which is idempotent, so
@@ -17,17 +17,19 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp,
+    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves,
 )
 from cakec.targets.emit.cexpr import paren
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
-    declare_row_vector, evaluate, load_row_vector, sum_sq_layout, tile_coords, tile_ctype,
-    tile_dims, tile_leaves, tile_role,
+    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, store_tile, sum_sq_layout, tile_coords,
+    tile_ctype, tile_dims, tile_role,
 )
+from cakec.targets.emit.tiles import element as shared_element
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sku import WARPGROUP_WARPS
-from cakec.targets.sm90.lowering import guarded_mmas
+from cakec.targets.sm90.lowering import guarded_mmas, tma_store_sm90
 
 _FRAG_ROWS = 64
 #: C loop variables of the per-register loops: fragment, column octet, column, row half.
@@ -78,6 +80,8 @@ def declare_tiles(em: KernelEmitter, role: RoleState, ops: list[Operation]) -> N
     for op in ops:
         if isinstance(op, ArgminOp):
             em.try_lower(op, lambda op=op: _declare_running(em, role, op))
+    if any(isinstance(op, (TileAssignOp, *PURE_TILE_OPS)) for op in ops):
+        em.try_lower(role.op, lambda: declare_regs(em, ops, tile_layout(em)))
 
 
 def _declare_running(em: KernelEmitter, role: RoleState, op: ArgminOp) -> None:
@@ -96,38 +100,70 @@ def _declare_running(em: KernelEmitter, role: RoleState, op: ArgminOp) -> None:
 
 
 
-# ---- element expressions ----------------------------------------------------------------------
+# ---- the layout ---------------------------------------------------------------------------------
+
+
+class WgmmaLayout(Layout):
+    """Row slot r = 2 f + h (row 64 f + 16 w + l/4 + 8 h of the warpgroup's block), column
+    slot c = 2 j + e (column 8 j + 2 (l % 4) + e): the wgmma accumulator's registers."""
+
+    row_lanes = (1, 2)
+
+    def __init__(self, em: KernelEmitter, rows: int):
+        self.frags = _frags(tile_role(em), rows)
+        self.row0 = _wg_row0(em, rows)
+
+    def row_slots(self, rows: int) -> int:
+        return 2 * self.frags
+
+    def col_slots(self, cols: int) -> int:
+        return cols // 4
+
+    def decl(self, shape: tuple[int, int]) -> str:
+        rows, cols = shape
+        if cols == 1:
+            return f"[{self.frags}][2]"
+        return f"[{cols // 4}]" if rows == 1 else f"[{self.frags}][{cols // 2}]"
+
+    def ref(self, var: str, shape: tuple[int, int]) -> str:
+        rows, cols = shape
+        if cols == 1:
+            return f"{var}[{R} / 2][{R} % 2]"
+        if rows == 1:
+            return f"{var}[{C}]"
+        return f"{var}[{R} / 2][4 * ({C} / 2) + 2 * ({R} % 2) + {C} % 2]"
+
+    def row(self) -> str:
+        base = "" if self.row0 == "0" else f"{self.row0} + "
+        return (f"({base}64 * ({R} / 2) + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() / 4u)"
+                f" + 8 * ({R} % 2))")
+
+    def col(self) -> str:
+        return f"(8 * ({C} / 2) + 2 * (i32)(cake_lane_id() % 4u) + {C} % 2)"
+
+    def leaf(self, em: KernelEmitter, v: SSAValue) -> str | None:
+        role = tile_role(em)
+        if v in role.accs:
+            return self.ref(role.accs[v].var, (2, 2))
+        return None
+
+    def before_read(self, em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
+        _retire_mma(em, reader, v)
+        _merge_running(em, v)
+
+
+def tile_layout(em: KernelEmitter) -> WgmmaLayout:
+    """The layout of the current role's tiles: fragments of its tallest tile's rows."""
+    role = tile_role(em)
+    rows = max((d[0] for op in role.ops for r in op.results
+                if isinstance(r.type, TileType) for d in [r.type.dims()] if len(d) == 2),
+               default=_FRAG_ROWS * _warpgroups(role))
+    return WgmmaLayout(em, rows)
 
 
 def element(em: KernelEmitter, v: SSAValue) -> str:
-    """C expression for the element of tile `v` in the register at (cake_f, cake_j, cake_e,
-    cake_h) of the current loops; vectors broadcast along their unit dimension."""
-    return evaluate(em, v, _register)
-
-
-
-
-def _register(em: KernelEmitter, v: SSAValue) -> str:
-    """A tile's element in the wgmma layout (the sm_90a leaf of `evaluate`)."""
-    owner = v.owner
-    role = tile_role(em)
-    if v in role.accs:
-        return f"{role.accs[v].var}[{_F}][4 * {_J} + 2 * {_H} + {_E}]"
-    if v not in em.values:
-        raise Unsupported(f"a tile defined by `{getattr(owner, 'name', 'a block')}` in tile "
-                          "arithmetic")
-    rows, cols = tile_dims(v)
-    if cols == 1:
-        return f"{em.values[v]}[{_F}][{_H}]"
-    if rows == 1:
-        return f"{em.values[v]}[2 * {_J} + {_E}]"
-    raise Unsupported(f"a ({rows}, {cols}) tile that is not an MMA accumulator")
-
-
-
-
-
-
+    """C expression for the element of tile `v` in the register at (cake_r, cake_c)."""
+    return shared_element(em, v, tile_layout(em))
 
 
 def _loops(em: KernelEmitter, frags: int, cols: int | None) -> int:
@@ -138,6 +174,8 @@ def _loops(em: KernelEmitter, frags: int, cols: int | None) -> int:
         em.line("#pragma unroll")
         em.line(f"for (int {var} = 0; {var} < {n}; ++{var}) {{")
         em.depth += 1
+    em.line(f"const int {R} = 2 * {_F} + {_H};" + (
+        f" const int {C} = 2 * {_J} + {_E};" if cols else ""))
     return len(loops)
 
 
@@ -228,8 +266,21 @@ def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
     em.line(f"cake_load_cols_smem<{cols}>({var}, {em.val(op.source)});")
 
 
+def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
+    """A register accumulator (converted) is stored from its fragments (lowering.py); any
+    other tile expression is evaluated per register as it is stored."""
+    value = op.value.owner.source if isinstance(op.value.owner, ConvertOp) else op.value
+    if value in tile_role(em).accs:
+        tma_store_sm90(em, op)
+    else:
+        store_tile(em, op, tile_layout(em))
+
+
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
-    rows, _ = tile_dims(op.value)
+    rows, cols = tile_dims(op.value)
+    if cols > 1:
+        store_tile(em, op, tile_layout(em))
+        return
     role = tile_role(em)
     frags = _frags(role, rows)
     ctype = tile_ctype(op.value)
