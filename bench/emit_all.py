@@ -14,6 +14,10 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cakec.targets.emit.emitter import CudaUnit
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("examples", "examples/corpus", "test/lit", "test/distilled")
@@ -26,21 +30,30 @@ def kernels() -> Iterator[Path]:
         yield from sorted((ROOT / folder).glob(pattern))
 
 
+def emit_for(path: Path, target: str) -> tuple[bool, CudaUnit | None, list[str]]:
+    """(verified, CUDA unit or None, error lines) for one kernel and target: verified once,
+    and emitted only when it verified."""
+    from cakec.api import emit_verified, load
+    from cakec.driver import verify_source
+
+    comp = verify_source(load(str(path)), target)
+    if not comp.ok:
+        return False, None, []
+    out = emit_verified(comp)
+    errors = [f"{d.code}: {d.message}" for d in out.comp.sink.diagnostics
+              if d.severity == "error"]
+    return True, out.unit, errors
+
+
 def walk() -> Iterator[tuple[Path, str, str | None, list[str]]]:
     """(file, target, CUDA or None, error lines) for each target the file verifies for."""
-    from cakec.api import emit, load
-    from cakec.driver import verify_source
     from cakec.targets.sku import SKUS
 
     for path in kernels():
         for target in SKUS:
-            src = load(str(path))
-            if not verify_source(src, target).ok:
-                continue
-            out = emit(load(str(path)), target)
-            errors = [f"{d.code}: {d.message}" for d in out.comp.sink.diagnostics
-                      if d.severity == "error"]
-            yield path, target, (out.unit.source if out.unit else None), errors
+            verified, unit, errors = emit_for(path, target)
+            if verified:
+                yield path, target, (unit.source if unit else None), errors
 
 
 def main() -> int:

@@ -48,9 +48,15 @@ def load(source_or_path: str):
 def emit(source, target: str | None = None) -> Emitted:
     """Verify (every gate), then emit CUDA; diagnostics accumulate in `comp.sink`. Input
     that fails verification is never emitted."""
-    from cakec.driver import Compilation, _internal, verify_source
+    from cakec.driver import verify_source
 
-    comp: Compilation = verify_source(source, target)
+    return emit_verified(verify_source(source, target))
+
+
+def emit_verified(comp: "Compilation") -> Emitted:
+    """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify)."""
+    from cakec.driver import _internal
+
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None)
     try:

@@ -31,7 +31,7 @@ from cakec.dialects.cake import (
 )
 from cakec.targets.emit import barriers
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
-from cakec.targets.emit.common import OUT_TRAITS
+from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS
 from cakec.targets.emit.emitter import KernelEmitter, role_of
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sm80 import lowering as sm80
@@ -40,7 +40,7 @@ from cakec.targets.sm80 import lowering as sm80
 TMEM_BASE = "cake_tmem"
 #: Accumulator rows per tcgen05.mma cta_group::1 (M) = TMEM lanes a 4-warp epilogue covers.
 TMEM_ROWS = 128
-_KINDS = ("f16", "tf32", "f8f6f4")
+_KINDS = ("f16", "tf32", "f8f6f4", "i8")
 
 
 def _issuer(em: KernelEmitter) -> str:
@@ -171,15 +171,22 @@ def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
     if rank != 2 or dtype not in OUT_TRAITS:
         raise Unsupported(f"`tma_store` of {dtype} into a rank-{rank} tensor")
     rows, cols = region.result.type.dims()
-    if rows != TMEM_ROWS or cols % 32 or sorted(w % 4 for w in role.warps) != [0, 1, 2, 3]:
+    quarters = sorted(w % 4 for w in role.warps)
+    if rows not in (64, TMEM_ROWS) or cols % 32 or quarters != [0, 1, 2, 3]:
         raise Unsupported(f"reading a {rows}x{cols} TMEM accumulator from role `{role.name}` "
-                          "(a 128-row accumulator, columns a multiple of 32, read by 4 warps "
-                          "that cover the 4 TMEM lane quarters)")
+                          "(a 64- or 128-row accumulator, columns a multiple of 32, read by 4 "
+                          "warps that cover the 4 TMEM lane quarters)")
     em.source_comment(op)
     with em.block():
         em.line("const u32 cake_quarter = cake_warp % 4u;  // TMEM lanes this warp may read")
-        em.line(f"const i32 cake_row = {scaled(em.val(op.coords[0]), rows)} + "
-                "(i32)(32u * cake_quarter + cake_lane_id());")
+        row0 = scaled(em.val(op.coords[0]), rows)
+        if rows == TMEM_ROWS:  # row m in lane m
+            em.line(f"const i32 cake_row = {row0} + (i32)(32u * cake_quarter + cake_lane_id());")
+        else:  # M = 64: row m in lane m % 16 + 32 (m / 16); lanes 16-31 of a quarter hold none
+            em.line(f"const i32 cake_row = cake_lane_id() < 16u ? {row0} + "
+                    "(i32)(16u * cake_quarter + cake_lane_id()) : 0x7fffffff;")
         em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), cols)};")
-        em.line(f"cake_store_tmem_row<{cols}, {OUT_TRAITS[dtype]}>({tmem_addr(em, region)} + "
+        acc_type = ACC_CTYPE[dtype_name(region.result.type.element_type)]
+        em.line(f"cake_store_tmem_row<{cols}, {OUT_TRAITS[dtype]}, {acc_type}>("
+                f"{tmem_addr(em, region)} + "
                 f"((32u * cake_quarter) << 16), {em.val(op.tensor)}, cake_row, cake_col);")

@@ -42,6 +42,7 @@ __device__ __forceinline__ void cake_tcgen05_fence_after() {
 CAKE_DEFINE_TCGEN05_MMA(f16)
 CAKE_DEFINE_TCGEN05_MMA(tf32)
 CAKE_DEFINE_TCGEN05_MMA(f8f6f4)
+CAKE_DEFINE_TCGEN05_MMA(i8)  // s8 x s8 -> s32 (sm_100a, not sm_103a)
 #undef CAKE_DEFINE_TCGEN05_MMA
 
 // One arrival on the mbarrier once every tcgen05 operation this thread issued has completed.
@@ -75,7 +76,15 @@ __device__ __forceinline__ void cake_tmem_wait_ld() {
 // lane = row) converted by `Out` into row `row`, columns [col0, col0 + N) of the row-major
 // rank-2 tensor `t`. Every lane runs every tcgen05.ld (they are warp-collective); only the
 // stores are bounds-checked, so tiles may hang over any edge of `t`.
-template <int N, class Out>
+// A TMEM cell's 32 bits as the accumulator's element type (f32, or s32 of kind::i8).
+template <class T>
+__device__ __forceinline__ T cake_tmem_cell(u32 v);
+template <>
+__device__ __forceinline__ float cake_tmem_cell<float>(u32 v) { return __uint_as_float(v); }
+template <>
+__device__ __forceinline__ i32 cake_tmem_cell<i32>(u32 v) { return (i32)v; }
+
+template <int N, class Out, class T>
 __device__ __forceinline__ void cake_store_tmem_row(u32 taddr, const CakeTensor<2>& t, i32 row,
                                                     i32 col0) {
   typedef typename Out::elem E;
@@ -91,11 +100,11 @@ __device__ __forceinline__ void cake_store_tmem_row(u32 taddr, const CakeTensor<
     if (!live) continue;
     if (pairs && col0 + c + 32 <= cols) {
 #pragma unroll
-      for (int j = 0; j < 32; j += 2) Out::pair(p + c + j, __uint_as_float(v[j]), __uint_as_float(v[j + 1]));
+      for (int j = 0; j < 32; j += 2) Out::pair(p + c + j, cake_tmem_cell<T>(v[j]), cake_tmem_cell<T>(v[j + 1]));
     } else {
 #pragma unroll
       for (int j = 0; j < 32; ++j)
-        if (col0 + c + j < cols) Out::one(p + c + j, __uint_as_float(v[j]));
+        if (col0 + c + j < cols) Out::one(p + c + j, cake_tmem_cell<T>(v[j]));
     }
   }
 }
