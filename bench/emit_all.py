@@ -1,4 +1,4 @@
-"""Emit every example, corpus kernel and lit input for every target it verifies for.
+"""Emit every example, corpus kernel, lit input and GPU-test kernel for every target it verifies for.
 
     python bench/emit_all.py --out DIR        # write DIR/<file>.<target>.cu, print a summary
     python bench/emit_all.py --diff DIR       # compare today's CUDA with DIR's, byte for byte
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from cakec.targets.emit.emitter import CudaUnit
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("examples", "examples/corpus", "test/lit", "test/distilled")
+SOURCES = ("examples", "examples/corpus", "test/lit", "test/distilled", "test/gpu")
 
 
 def kernels() -> Iterator[Path]:

@@ -1,6 +1,6 @@
 """The wgmma forms beyond bf16 N ∈ {64, 128, 192, 256} on an sm_90a GPU: N = 96, 8 and 24,
 tf32 (k8), e4m3 × e4m3 → f32 (k32) and s8 × s8 → s32 (k32), each a small one-warpgroup GEMM
-of examples/corpus/mma_wgmma_*.cake checked against a float64 (or exact integer) reference
+of test/gpu/mma_forms/mma_wgmma_*.cake checked against a float64 (or exact integer) reference
 on fresh random inputs, at shapes with tails on every side and K not a multiple of the tile.
 C is a window of a NaN- (or sentinel-) filled buffer, so unwritten elements and writes
 outside C are caught. Skipped without torch or an sm_90 GPU.
@@ -20,7 +20,7 @@ from gpu_marks import gpu_marks  # noqa: E402
 
 pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
 
-CORPUS = Path(__file__).resolve().parents[2] / "examples" / "corpus"
+CORPUS = Path(__file__).resolve().parent / "mma_forms"
 #: kernel -> (operand dtype, K granule: 16-byte TMA rows, relative-error tolerance).
 FORMS = {
     "mma_wgmma_n96_bf16": ("bf16", 8, 1e-4),

@@ -1,5 +1,5 @@
-"""Verify implies emit: every example, corpus kernel and lit input that verifies for a target
-emits CUDA for that target, with no CAKE-H100 (bench/emit_all.py's walk, one case per
+"""Verify implies emit: every example, corpus kernel, lit input and GPU-test kernel that verifies
+for a target emits CUDA for that target, with no CAKE-H100 (bench/emit_all.py's walk, one case per
 (file, target)). What cannot be lowered must be refused at verify time by the conformance
 gate, never by `cakec emit`.
 
@@ -47,10 +47,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 }
 
 #: Built to a cubin with NVRTC as well: one kernel per new MMA form family.
-CUBIN_SAMPLE = {("examples/corpus/mma_wgmma_n96_bf16.cake", "sm_90a"),
-                ("examples/corpus/mma_wgmma_e4m3.cake", "sm_90a"),
-                ("examples/corpus/mma_wgmma_s8.cake", "sm_120a"),
-                ("examples/corpus/tcgen05_i8.cake", "sm_100a")}
+CUBIN_SAMPLE = {("test/gpu/mma_forms/mma_wgmma_n96_bf16.cake", "sm_90a"),
+                ("test/gpu/mma_forms/mma_wgmma_e4m3.cake", "sm_90a"),
+                ("test/gpu/mma_forms/mma_wgmma_s8.cake", "sm_120a"),
+                ("test/gpu/mma_forms/tcgen05_i8.cake", "sm_100a")}
 
 
 def _cases() -> list:
