@@ -603,11 +603,12 @@ class TileReduceOp(IRDLOperation):
 @irdl_op_definition
 class TileAssignOp(IRDLOperation):
     """`r = value` where `r` names an `lm.regs` tile: the register tile's new contents (a
-    running max, a rescaled accumulator), read by every later use of `r`."""
+    running max, a rescaled accumulator; a scalar fills every element), read by every later
+    use of `r`."""
 
     name = "cake.tile_assign"
     dest = operand_def(TileType)
-    value = operand_def(TileType)
+    value = operand_def(TileType | Float32Type | IntegerType)
 
 
 #: Kinds of the elementwise and reduction ops (the frontend's spellings map onto these).

@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 from cakec.diagnostics import Note
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
+from cakec.passes.protocol.definite import tile_definedness
 from cakec.passes.protocol.accounting import accounting, first_wait_free, role_findings
 from cakec.passes.protocol.model import MAX_ELEMENTS, Finding, Kernel, View
 from cakec.passes.protocol.simulate import simulate_all
@@ -80,7 +81,7 @@ def _partial(k: Kernel, why: str) -> Finding:
 
 
 def _declarations(k: Kernel) -> list[Finding]:
-    return _views(k) + _tmem(k) + _coords(k)
+    return _views(k) + _tmem(k) + _coords(k) + tile_definedness(k.op)
 
 
 def _views(k: Kernel) -> list[Finding]:

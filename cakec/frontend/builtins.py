@@ -146,10 +146,10 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
     _b("where", [Arg("pred", "tile"), Arg("a", "operand"), Arg("b", "operand")], "tile",
        "Elementwise `pred ? a : b` of a predicate tile (a comparison), broadcasting.",
        "selp", "role"),
-    _b("row_index", [Arg("tile", "tile"), Arg("base", "scalar", required=False, default=0)],
+    _b("row_index", [Arg("tile", "operand"), Arg("base", "scalar", required=False, default=0)],
        "tile", "Each row's index within `tile`, plus `base`: an (M, 1) i32 tile.",
        "lane/warp arithmetic (no loads)", "role"),
-    _b("col_index", [Arg("tile", "tile"), Arg("base", "scalar", required=False, default=0)],
+    _b("col_index", [Arg("tile", "operand"), Arg("base", "scalar", required=False, default=0)],
        "tile", "Each column's index within `tile`, plus `base`: a (1, N) i32 tile.",
        "lane arithmetic (no loads)", "role"),
 ]}

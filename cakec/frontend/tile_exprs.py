@@ -200,6 +200,9 @@ def _build_index(axis: int):
     """`lm.row_index(t, base=)` → (M, 1), `lm.col_index(t, base=)` → (1, N), i32."""
     def build(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
         t = b["tile"]
+        if t.kind not in ("tile", "tmem"):
+            raise error("CAKE-T007", f"index tiles are of a register tile or TMEM accumulator, "
+                        f"not {describe(t)}", _arg_span(e, 0, "tile"))
         shape = _shape(t)
         if len(shape) != 2:
             raise error("CAKE-T007", f"index tiles are of 2-D tiles; this one has shape "
@@ -233,10 +236,20 @@ def assign_regs(fe: Any, target: ast.Name, dest: Any, v: Any, span: Span) -> Non
     name = target.id
     if v.kind == "tmem":
         v = _read_tmem(fe, v, span)
-    if v.kind != "tile":
-        raise error("CAKE-T007", f"`{name}` is a register tile; it can be assigned a tile, not "
-                    f"{describe(v)}", span, notes=decl_note(dest))
     _owned_here(fe, dest, target.span, name)
+    if _dtype(dest) not in ("f32", "i32"):
+        raise error("CAKE-D002", f"`{name}` is an MMA operand-typed {_dtype(dest)} tile; "
+                    "assigned register tiles are f32 or i32", span, notes=decl_note(dest))
+    if v.kind in ("float", "int"):  # fill every element
+        if v.kind == "float" and _dtype(dest) == "i32":
+            raise error("CAKE-D002", f"`{name}` is an i32 tile; it can be filled with an "
+                        "integer, not a float", span, notes=decl_note(dest))
+        scalar = fe._i32(v) if _dtype(dest) == "i32" else fe._f32(v)
+        fe._add(cake.TileAssignOp.build(operands=[dest.ssa, scalar]), target.span)
+        return
+    if v.kind != "tile":
+        raise error("CAKE-T007", f"`{name}` is a register tile; it can be assigned a tile or a "
+                    f"number, not {describe(v)}", span, notes=decl_note(dest))
     if _dtype(v) != _dtype(dest) or _shape(v) != _shape(dest):
         raise error("CAKE-T007" if _dtype(v) == _dtype(dest) else "CAKE-D002",
                     f"`{name}` is a {_show(_shape(dest))} {_dtype(dest)} tile; this value is "

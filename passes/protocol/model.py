@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects import cake
+from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.exprs import Env, ExprInfo, Exprs, ceildiv
 
 MAX_ASSIGNMENTS = 64  # trip-count assignments explored per kernel
@@ -290,8 +291,10 @@ class Kernel:
         if isinstance(o, cake.TmaStoreOp):
             acc = self.acc_of(o.value)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
-        if isinstance(o, cake.ArgminOp):  # reads the accumulator its tile expression names
-            acc = next(filter(None, map(self.acc_of, tile_leaves(o.source))), None)
+        if isinstance(o, _TILE_READERS):  # reads the accumulator its tile expression names
+            source = o.value if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp)) else o.source
+            acc = next(filter(None, map(self.acc_of, (
+                leaf for leaf in tile_leaves(source) if _mma_acc(leaf)))), None)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         if isinstance(o, (cake.SumSqOp, cake.StageLoadOp)):
             stage = self._operand(o.source)
@@ -440,9 +443,9 @@ def walk(prog: list[Instr]) -> Iterator[Instr]:
 VERB = {ARRIVE: "`lm.arrive`", COMMIT: "`lm.commit`", TMA: "a TMA load"}
 
 
-def tile_leaves(v: SSAValue) -> list[SSAValue]:
-    """The tiles a broadcasting tile expression (cake.tile_binary) is built from."""
-    op = v.owner
-    if isinstance(op, cake.TileBinaryOp):
-        return tile_leaves(op.lhs) + tile_leaves(op.rhs)
-    return [v]
+#: Ops that consume a tile expression (pure tile ops are read where these stand).
+_TILE_READERS = (cake.ArgminOp, cake.TileStoreOp, cake.TileReduceOp, cake.TileAssignOp)
+
+
+def _mma_acc(v: SSAValue) -> bool:
+    return any(isinstance(u.operation, cake.MmaOp) and u.operation.acc is v for u in v.uses)

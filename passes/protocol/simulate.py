@@ -11,9 +11,10 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from cakec.dialects import cake
+from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
     ARRIVE, COMMIT, MMA, READ_STAGE, TMA, VERB, WAIT, Acc, Barrier, Finding, Instr, Kernel, View,
-    line_of, tile_leaves, walk,
+    line_of, walk,
 )
 from cakec.passes.protocol.trace import Exploration
 

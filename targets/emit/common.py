@@ -9,7 +9,8 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, NumBlocksOp, SmCountOp, StageOp, TmaStoreOp,
+    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, NumBlocksOp, SmCountOp, StageOp, TileStoreOp,
+    TmaStoreOp,
     ViewOp,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
@@ -116,8 +117,8 @@ def if_op(em: KernelEmitter, op: IfOp) -> None:
 
 def convert(em: KernelEmitter, op: ConvertOp) -> None:
     """`tile.to(dtype)` emits nothing itself: the store that consumes it converts."""
-    if not all(isinstance(u.operation, TmaStoreOp) for u in op.result.uses):
-        raise Unsupported("using a converted tile other than in `tma_store`")
+    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp)) for u in op.result.uses):
+        raise Unsupported("using a converted tile other than in a store")
 
 
 #: The lowerings every backend starts from: scalar arithmetic, grid/tensor queries, stage

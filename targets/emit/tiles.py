@@ -316,7 +316,7 @@ def tile_reduce(em: KernelEmitter, op: TileReduceOp) -> None:
     better = {"max": ">", "argmax": ">", "min": "<", "argmin": "<"}.get(kind)
     start = {"sum": "0.0f", "max": "-__int_as_float(0x7f800000)",
              "min": "__int_as_float(0x7f800000)"}.get(kind.removeprefix("arg"))
-    with layout.row_loop(em, rows) if rows > 1 else _nothing():
+    with em.block(), layout.row_loop(em, rows) if rows > 1 else _nothing():
         em.line(f"float cake_a = {start};")
         if arg:
             em.line("i32 cake_i = 0x7fffffff;")
@@ -397,12 +397,12 @@ def store_rows(em: KernelEmitter, op: TileStoreOp, layout: Layout) -> None:
     em.source_comment(op)
     layout.before_read(em, op, op.value)
     with em.block():
-        em.line(f"const i32 cake_c[{rank}] = {tile_coords(em, op, rows)};")
+        em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, rows)};")
         em.line(f"const bool cake_w = {layout.writes_row()};")
         with layout.row_loop(em, rows):
             em.line(f"const {ctype} cake_x = {element(em, op.value, layout)};")
             em.line(f"if (cake_w) cake_store_row<{rank}, {ctype}>(cake_x, {em.val(op.tensor)}, "
-                    f"cake_c, {layout.row()});")
+                    f"cake_at, {layout.row()});")
 
 
 def tile_coords(em: KernelEmitter, op: TileLoadOp | TileStoreOp, run: int) -> str:

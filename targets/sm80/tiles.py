@@ -8,7 +8,7 @@ rows wr + 16 mt + l/4 + 8 h and columns wc + 8 nt + 2 (l % 4) + e of the tile (l
 wr, wc its block's origin), so an (M, 1) vector is `E v[2 MT]` (row slot 2 mt + h, the same
 in the 4 lanes of a quad) and a (1, N) one `E v[2 NT]` (column slot 2 nt + e). A row's
 columns span the quad's lanes and, when wn > 1, other warps: row reductions are shuffles
-within the quad, and need wn = 1 (the conformance gate refuses others, CAKE-H017).
+within the quad, and need wn = 1 (the conformance gate refuses others, CAKE-H020).
 mma.sync is synchronous, so reading an accumulator needs no wait.
 """
 
@@ -128,9 +128,9 @@ def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
     em.line(f"{ctype} {var}{layout.decl((1, cols))};  // (1, {cols}): this warp's columns")
     rank = len(op.coords)
     with em.block():
-        em.line(f"const i32 cake_c[{rank}] = {tile_coords(em, op, cols)};")
+        em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, cols)};")
         with layout.col_loop(em, op.result):
-            em.line(f"{var}[{C}] = cake_load_elem<{rank}, {ctype}>({em.val(op.tensor)}, cake_c, "
+            em.line(f"{var}[{C}] = cake_load_elem<{rank}, {ctype}>({em.val(op.tensor)}, cake_at, "
                     f"{layout.col()}, ({ctype}){load_other(op, ctype)});")
 
 
