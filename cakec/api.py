@@ -53,12 +53,17 @@ def emit(source, target: str | None = None) -> Emitted:
     comp: Compilation = verify_source(source, target)
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None)
+    # verify-lowering lowered each kernel already; one kernel's unit is the answer.
+    units = list(getattr(comp.ctx, "cake_units", {}).values())
+    if len(units) == 1 and units[0] is not None:
+        return Emitted(comp, units[0])
     try:
         from cakec.targets.cuda_emit import emit_cuda
 
         unit = emit_cuda(comp.module, comp.ctx, comp.sources)
     except Exception as e:  # noqa: BLE001 - an emitter bug is a diagnostic, never a traceback
-        _internal(comp, e)
+        if comp.ok:  # after a refusal (CAKE-H100) it is that refusal's cascade, not news
+            _internal(comp, e)
         unit = None
     return Emitted(comp, unit if comp.ok else None)
 

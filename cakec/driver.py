@@ -49,6 +49,7 @@ def make_context(comp: Compilation | None = None) -> Context:
         ctx.cake_sink = comp.sink  # type: ignore[attr-defined]
         ctx.cake_spans = comp.spans  # type: ignore[attr-defined]
         ctx.cake_target = comp.target  # type: ignore[attr-defined]
+        ctx.cake_sources = comp.sources  # type: ignore[attr-defined]
     return ctx
 
 

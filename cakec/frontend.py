@@ -797,6 +797,10 @@ class Frontend:
     def _i32(self, v: Value) -> SSAValue:
         if v.ssa is not None:
             return v.ssa
+        if not -_I32_MAX - 1 <= int(v.const) <= _I32_MAX:  # every device integer is an i32
+            raise error("CAKE-T010", f"integer constant {int(v.const)} does not fit in 32 bits",
+                        v.span, help="kernel arithmetic is on 32-bit signed integers "
+                        f"(-{_I32_MAX + 1} to {_I32_MAX})")
         op = arith.ConstantOp(IntegerAttr(int(v.const), i32))
         self._add(op, v.span)
         return op.result

@@ -35,10 +35,13 @@ from cakec.dialects.cake import (
 )
 from cakec.passes.base import sink_of, span_of
 from cakec.targets import metadata as meta
-from cakec.targets.sku import WARPGROUP_WARPS
+from cakec.targets.sku import MAX_WAITED_MBARRIERS, WARPGROUP_WARPS
 
 #: Code for lowerings a target does not have yet (the emitter's range of CAKE-H).
 UNSUPPORTED = "CAKE-H100"
+#: The help of a CAKE-H100 whose lowering names no specific fix.
+_NOT_LOWERED_HELP = ("docs/codegen.md (\"Not lowered yet\") lists what each target lowers: "
+                     "write the construct in a lowered form, or choose a target that lowers it")
 #: A derived attribute the emitter needs is absent or malformed: a pass contract is broken.
 MISSING = "CAKE-I002"
 #: The 18-bit shared-memory window that descriptor start addresses cover.
@@ -73,6 +76,10 @@ threadIdx blockIdx blockDim gridDim warpSize float2 make_float2 CakeTensor CakeT
 
 class Unsupported(Exception):
     """Raised by a lowering that cannot emit correct code for this op on this target."""
+
+
+class _Cascade(Exception):
+    """Raised where an op reads what an op refused before it defines: reported once, there."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +215,8 @@ class KernelEmitter:
         self.mma_guard: str | None = None
         self._barrier_events: dict[BarrierOp, list[Operation]] | None = None
         self._single_roles: dict[RoleOp, bool] = {}
+        #: Ops already reported (CAKE-H100, CAKE-I002): what reads them is not reported again.
+        self.refused: set[Operation] = set()
         self.ok = True
         self.target = self.kernel_str("cake.target") or ""
         self.lowerings = LOWERINGS.get(self.target)
@@ -219,11 +228,15 @@ class KernelEmitter:
 
     def unsupported(self, op: Operation, what: str, help: str | None = None) -> None:
         self.ok = False
+        if op in self.refused:
+            return  # one diagnostic per op: its first problem
+        self.refused.add(op)
         self.sink.error(UNSUPPORTED, f"{what} is not yet supported for {self.target} code "
-                        "generation", self.span(op), help=help)
+                        "generation", self.span(op), help=help or _NOT_LOWERED_HELP)
 
     def missing(self, op: Operation, attr: str) -> None:
         self.ok = False
+        self.refused.add(op)
         self.sink.error(MISSING, f"derived attribute `{attr}` is missing on `{op.name}`; the "
                         "derivation passes must run before code generation", self.span(op),
                         help="this is a bug in cakec; please report it with the input file")
@@ -254,6 +267,16 @@ class KernelEmitter:
             self.missing(op, name)
             return ""
         return data
+
+    def mma_instr(self, op: MmaOp) -> str:
+        """The instruction derive-descriptors chose. It derives none when no encoder takes
+        the form the SKU table lists (kind::i8 on sm_100a, say): a form not lowered yet."""
+        a = op.attributes.get("cake.instr")
+        if not isinstance(getattr(a, "data", None), str):
+            dts = "×".join(dtype_name(v.type.element_type) for v in (op.a, op.b))
+            raise Unsupported(f"an MMA of {dts} operands into "
+                              f"{dtype_name(op.acc.type.element_type)}")
+        return a.data  # type: ignore[union-attr]
 
     def kernel_str(self, name: str) -> str | None:
         a = self.kernel.attributes.get(name)
@@ -292,7 +315,12 @@ class KernelEmitter:
         owner = v.owner
         if isinstance(owner, arith.ConstantOp):
             return _literal(owner.value)
-        raise Unsupported(f"a value defined by `{getattr(owner, 'name', 'a block')}`")
+        raise self.undefined(v, f"a value defined by `{getattr(owner, 'name', 'a block')}`")
+
+    def undefined(self, v: SSAValue, what: str) -> Exception:
+        """What to raise for a value with no C spelling: `what` is not lowered, unless its
+        definer was refused already (then only that refusal is reported)."""
+        return _Cascade() if v.owner in self.refused else Unsupported(what)
 
     def bind(self, op: Operation, text: str, ctype: str = "i32") -> None:
         """Give op's result a C spelling: a named `const` for values the author named,
@@ -548,7 +576,7 @@ class KernelEmitter:
             if not isinstance(b, BarrierOp) or b in role.phase:
                 continue
             count = b.count.value.data
-            if count > 64:
+            if count > MAX_WAITED_MBARRIERS:  # verify-conformance refuses it (CAKE-H017)
                 self.unsupported(wait, f"waiting on a barrier of {count} mbarriers")
                 continue
             parity = self.attr_int(wait, "cake.initial_parity")
@@ -638,6 +666,15 @@ class KernelEmitter:
             fn()
         except Unsupported as e:
             self.unsupported(op, str(e))
+        except _Cascade:
+            self.ok = False
+            self.refused.add(op)
+        except Exception:
+            # Once a construct was refused (CAKE-H100) the unit is not emitted, and ops that
+            # depend on it (a wait on a barrier whose phase register was never declared) may
+            # find their state missing: that is the refusal's consequence, not a second bug.
+            if self.ok:
+                raise
 
     # ---- shared helpers for lowerings -----------------------------------------------------
 
@@ -929,7 +966,7 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
     acc = role.accs.get(op.acc)
     if acc is None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
-    instr = em.attr_str(op, "cake.instr")
+    instr = em.mma_instr(op)
     form = re.fullmatch(r"wgmma\.m64n(\d+)k16\.f32\.(bf16|f16)\.\2", instr)
     if form is None or int(form.group(1)) not in (64, 128, 192, 256):
         raise Unsupported(f"the MMA form `{instr}`")

@@ -111,7 +111,7 @@ def mma_sm80(em: KernelEmitter, op: MmaOp) -> None:
     tiling = _TILINGS.get(em, {}).get(op.acc)
     if tiling is None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
-    instr = em.attr_str(op, "cake.instr")
+    instr = em.mma_instr(op)
     k_steps = em.attr_int(op, "cake.k_steps")
     if instr not in ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
                      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"):

@@ -143,8 +143,8 @@ def _register(em: KernelEmitter, v: SSAValue) -> str:
     if v in role.accs:
         return f"{role.accs[v].var}[{_F}][4 * {_J} + 2 * {_H} + {_E}]"
     if v not in em.values:
-        raise Unsupported(f"a tile defined by `{getattr(owner, 'name', 'a block')}` in tile "
-                          "arithmetic")
+        raise em.undefined(v, f"a tile defined by `{getattr(owner, 'name', 'a block')}` in "
+                           "tile arithmetic")
     rows, cols = _dims(v)
     if cols == 1:
         return f"{em.values[v]}[{_F}][{_H}]"

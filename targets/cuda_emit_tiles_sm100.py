@@ -75,8 +75,8 @@ def _leaf(chunks: dict[SSAValue, str]) -> tiles.Leaf:
         if _tmem_read(v) is not None:
             raise Unsupported("reading a TMEM accumulator other than in `lm.argmin`")
         if v not in em.values:
-            raise Unsupported(f"a tile defined by `{getattr(owner, 'name', 'a block')}` in "
-                              "tile arithmetic")
+            raise em.undefined(v, f"a tile defined by `{getattr(owner, 'name', 'a block')}` "
+                               "in tile arithmetic")
         rows, cols = tiles._dims(v)
         if cols == 1:
             return em.values[v]
