@@ -28,7 +28,8 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class Span:
-    """A 1-based, end-exclusive source range; `end_col == 0` means 'one token'."""
+    """A 1-based, end-exclusive source range; `end_col == 0` means 'one token', `line == 0`
+    the whole file."""
 
     file: str
     line: int
@@ -37,7 +38,7 @@ class Span:
     end_col: int = 0
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        return f"{self.file}:{self.line}:{self.col}" if self.line > 0 else self.file
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,8 @@ class Diagnostic:
     help: str | None = None
 
     def to_json(self) -> dict:
-        """The schema of `--format json` (ARCHITECTURE.md): notes carry the same position
-        fields as the diagnostic, so a tool can underline them too."""
+        """One entry of `--format json`'s `diagnostics` (docs/diagnostics.md): notes carry
+        the same position fields as the diagnostic, so a tool can underline them too."""
         return {
             "severity": self.severity,
             "code": self.code,
@@ -70,8 +71,9 @@ class Diagnostic:
 
 def _position(s: Span | None) -> dict:
     """file, line, col and the end-exclusive end_line/end_col (one column if unknown)."""
-    if s is None:
-        return {"file": None, "line": None, "col": None, "end_line": None, "end_col": None}
+    if s is None or s.line <= 0:  # no place, or a whole file (line 0: one that cannot be read)
+        return {"file": s.file if s else None, "line": None, "col": None, "end_line": None,
+                "end_col": None}
     one_line = s.end_line in (0, s.line)
     return {"file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line or s.line,
             "end_col": s.end_col if s.end_col and (s.end_col > s.col or not one_line)
@@ -161,7 +163,9 @@ def _snippet(span: Span | None, sources: dict[str, SourceFile]) -> list[str]:
     return [line, _underline(line, span)]
 
 
-def render_json(diags: Iterable[Diagnostic]) -> str:
+def render_json(diags: Iterable[Diagnostic], **fields: object) -> str:
+    """The one JSON document a `--format json` command prints on stdout (docs/diagnostics.md):
+    `{"diagnostics": [...]}` plus the command's own fields (`output` for emit and opt)."""
     import json  # only the JSON path pays for it
 
-    return json.dumps([d.to_json() for d in diags], indent=2)
+    return json.dumps({"diagnostics": [d.to_json() for d in diags], **fields}, indent=2)

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from cakec.diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceFile, Span
+from cakec.errors import CakeReadError
 
 
 @dataclass
@@ -54,14 +55,22 @@ def make_context(comp: Compilation | None = None) -> Context:
 
 
 def read_source(path: str, text: str | None = None) -> SourceFile:
-    """`-` reads stdin. Raises OSError for unreadable files (the CLI maps it to exit 2)."""
+    """`-` reads stdin. Raises CakeReadError (an OSError) for a path that cannot be read as
+    UTF-8 text: missing, a directory, empty, undecodable (the CLI reports CAKE-P005)."""
     if text is not None:
         return SourceFile(path, text)
     if path == "-":
         import sys
 
         return SourceFile("<stdin>", sys.stdin.read())
-    return SourceFile(path, Path(path).read_text(encoding="utf-8"))
+    if not path:
+        raise CakeReadError(path, "the path is empty")
+    try:
+        return SourceFile(path, Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise CakeReadError(path, e.strerror or str(e), e.errno) from None
+    except UnicodeDecodeError as e:
+        raise CakeReadError(path, f"not UTF-8 text (byte {e.start})") from None
 
 
 def _internal(comp: Compilation, exc: BaseException) -> None:

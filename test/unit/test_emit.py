@@ -27,7 +27,7 @@ def gemm():
 
 
 def emit_text(text: str, target: str | None = None) -> api.Emitted:
-    return api.emit(api.load(text), target)
+    return api.emit(api.load(source=text), target)
 
 
 def codes(result: api.Emitted) -> list[str]:
@@ -273,7 +273,7 @@ def test_cake_names_that_are_not_c_names_are_renamed():
 
 def test_compile_raises_with_the_diagnostics():
     with pytest.raises(api.CakeCompileError) as info:
-        api.compile(BROKEN)
+        api.compile(source=BROKEN)
     assert [d.code for d in info.value.diagnostics] == ["CAKE-T001"]
     assert "undefined name `fulll` [CAKE-T001]" in str(info.value)
 
@@ -335,7 +335,7 @@ def test_a_refused_construct_does_not_cascade_into_an_internal_error():
     from cakec.targets.cuda_emit import emit_cuda
 
     text = (ROOT / "test/lit/conformance/waited_mbarriers.cake").read_text()
-    comp = build(api.load(text))
+    comp = build(api.load(source=text))
     run_passes(comp, "derive")
     assert comp.ok
     assert emit_cuda(comp.module, comp.ctx, comp.sources) is None
