@@ -239,15 +239,16 @@ class VerifyConformance(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         sink = sink_of(ctx)
-        name = target_of(op, ctx, self.target)
-        sku = hw.SKUS.get(name)
-        if sku is None:
-            sink.error("CAKE-T009", f"unknown target `{name}`", None,
-                       help="known targets: " + ", ".join(hw.SKUS))
-            return
         for kernel in op.ops:
-            if isinstance(kernel, cake.KernelOp):
-                _Conformance(ctx, sink, sku, index_kernel(kernel)).run()
+            if not isinstance(kernel, cake.KernelOp):
+                continue
+            name = target_of(kernel, ctx, self.target)
+            sku = hw.SKUS.get(name)
+            if sku is None:
+                sink.error("CAKE-T009", f"unknown target `{name}`", span_of(kernel, ctx),
+                           help="known targets: " + ", ".join(hw.SKUS))
+                continue
+            _Conformance(ctx, sink, sku, index_kernel(kernel)).run()
 
 
 #: At most this many "also here" notes, so one root cause stays one readable error.

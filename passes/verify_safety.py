@@ -32,12 +32,11 @@ class VerifySafety(ModulePass):
     target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = target_of(op, ctx, self.target)
         sink = sink_of(ctx)
         for kernel in op.ops:
             if not isinstance(kernel, cake.KernelOp):
                 continue
-            for f in check_kernel(kernel, target, ctx):
+            for f in check_kernel(kernel, target_of(kernel, ctx, self.target), ctx):
                 report = sink.warning if f.warning else sink.error
                 report(f.code, f.message, span_of(f.op, ctx),
                        notes=[Note(span_of(o, ctx) if o is not None else None, m)
