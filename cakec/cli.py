@@ -10,6 +10,7 @@ start fast.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -81,13 +82,26 @@ class _Cli(click.Group):
             ctx.exit(1)
 
 
+def use_color(choice: str, is_tty: bool, environ: "dict[str, str] | os._Environ[str]") -> bool:
+    """--color: `always`, `never`, or `auto` (a terminal, unless NO_COLOR is set non-empty,
+    https://no-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    return is_tty and not environ.get("NO_COLOR")
+
+
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cakec")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]),
+              default="auto", show_default=True,
+              help="Colour text diagnostics (auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--cmake-dir", is_flag=True, expose_value=False, is_eager=True,
               callback=_print_cmake_dir,
               help="Print the directory of CakeConfig.cmake (for -DCake_DIR=) and exit.")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context, color: str) -> None:
     """Cake: a verified schedule language and compiler for warp-specialized GPU kernels."""
+    ctx.obj = {"color": use_color(color, sys.stderr.isatty(), os.environ)}
 
 
 #: An input file that cannot be read: a diagnostic of its own, so the other files of the
@@ -125,9 +139,11 @@ def _report(comps, fmt: str, **json_fields: object) -> int:
         click.echo(render_json(diags, **json_fields))
     else:
         sources = {k: v for c in comps for k, v in c.sources.items()}
-        text = render_text(diags, sources)
-        if text:
-            click.echo(text, err=True, nl=False)
+        ctx = click.get_current_context(silent=True)
+        color = bool(ctx and (ctx.find_object(dict) or {}).get("color"))
+        text = render_text(diags, sources, color=color)
+        if text:  # click.echo would strip the styles off a non-terminal unless told
+            click.echo(text, err=True, nl=False, color=color)
     return 2 if _unreadable(comps) else 1 if any(not c.ok for c in comps) else 0
 
 
@@ -202,6 +218,21 @@ def _write(output: str, text: str | bytes) -> None:
     except OSError as e:
         click.echo(f"cakec: error: cannot write {output}: {e.strerror}", err=True)
         sys.exit(2)
+
+
+@main.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Print the long explanation of a diagnostic CODE (e.g. CAKE-S001 or S001): what is
+    wrong, a bad example, what cakec prints for it, and the fix."""
+    from cakec.explain import explanation, normalise
+
+    name = normalise(code)
+    text = explanation(name) if name else None
+    if text is None:
+        _usage(f"`{code}` is not a documented diagnostic code; codes look like CAKE-S001 "
+               "(docs/diagnostics.md lists them)")
+    click.echo(text, nl=False)
 
 
 @main.command()

@@ -139,28 +139,43 @@ def _underline(src_line: str, span: Span) -> str:
     return prefix + "^" + "~" * (width - 1)
 
 
-def render_text(diags: Iterable[Diagnostic], sources: dict[str, SourceFile]) -> str:
+#: ANSI styles of the coloured rendering (rustc's palette): the severity word and the caret
+#: in the severity's colour, the place and the message in bold.
+_STYLE = {"error": "1;31", "warning": "1;33", "note": "1;36", "help": "1;32", "bold": "1"}
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"\x1b[{_STYLE[style]}m{text}\x1b[0m" if color and text else text
+
+
+def render_text(diags: Iterable[Diagnostic], sources: dict[str, SourceFile],
+                color: bool = False) -> str:
+    """clang/rustc-style text; `color` adds ANSI styles (the CLI decides: --color, NO_COLOR)."""
     out: list[str] = []
     for d in diags:
-        where = f"{d.span}: " if d.span else ""
-        out.append(f"{where}{d.severity}: {d.message} [{d.code}]")
-        out.extend(_snippet(d.span, sources))
+        where = _paint(f"{d.span}: " if d.span else "", "bold", color)
+        out.append(f"{where}{_paint(d.severity + ':', d.severity, color)} "
+                   f"{_paint(f'{d.message} [{d.code}]', 'bold', color)}")
+        out.extend(_snippet(d.span, sources, d.severity, color))
         for n in d.notes:
-            where = f"{n.span}: " if n.span else ""
-            out.append(f"{where}note: {n.message}")
-            out.extend(_snippet(n.span, sources))
+            where = _paint(f"{n.span}: " if n.span else "", "bold", color)
+            out.append(f"{where}{_paint('note:', 'note', color)} {n.message}")
+            out.extend(_snippet(n.span, sources, "note", color))
         if d.help:
-            out.append(f"help: {d.help}")
+            out.append(f"{_paint('help:', 'help', color)} {d.help}")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _snippet(span: Span | None, sources: dict[str, SourceFile]) -> list[str]:
+def _snippet(span: Span | None, sources: dict[str, SourceFile], severity: str = "error",
+             color: bool = False) -> list[str]:
     if span is None or span.file not in sources:
         return []
     line = sources[span.file].line(span.line)
     if not line and span.line <= 0:
         return []
-    return [line, _underline(line, span)]
+    caret = _underline(line, span)
+    marks = len(caret) - len(caret.lstrip())
+    return [line, caret[:marks] + _paint(caret[marks:], severity, color)]
 
 
 def render_json(diags: Iterable[Diagnostic], **fields: object) -> str:

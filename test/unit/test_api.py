@@ -444,3 +444,30 @@ def test_an_unexpected_exception_in_any_command_is_an_internal_error_line(monkey
     assert result.exit_code == 1
     assert result.output.startswith("cakec: error: internal compiler error: KeyError: 'boom' at ")
     assert "[CAKE-I001]" in result.output and "Traceback" not in result.output
+
+
+# ---- colour ---------------------------------------------------------------------------------------
+
+
+def test_colour_follows_the_flag_the_terminal_and_no_color() -> None:
+    from cakec.cli import use_color
+
+    assert use_color("auto", True, {}) and not use_color("auto", False, {})
+    assert not use_color("auto", True, {"NO_COLOR": "1"})
+    assert use_color("auto", True, {"NO_COLOR": ""})          # set but empty: no-color.org
+    assert use_color("always", False, {"NO_COLOR": "1"})      # asked for explicitly
+    assert not use_color("never", True, {})
+
+
+def test_coloured_text_is_the_plain_text_with_styles() -> None:
+    [d] = cakec.verify(source=TYPO)
+    sources = {"<string>": SourceFile("<string>", TYPO)}
+    plain, coloured = render_text([d], sources), render_text([d], sources, color=True)
+    assert "\x1b[1;31merror:\x1b[0m" in coloured and "\x1b[1;32mhelp:\x1b[0m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain and "\x1b" not in plain
+
+
+def test_cli_colour_option() -> None:
+    bad = str(ROOT / "test" / "lit" / "frontend" / "undefined_name.cake")
+    assert "\x1b[" in CliRunner().invoke(main, ["--color=always", "verify", bad]).output
+    assert "\x1b[" not in CliRunner().invoke(main, ["verify", bad]).output  # not a terminal
