@@ -1,16 +1,25 @@
 """Cake: a verified schedule language and compiler for warp-specialized GPU kernels.
 
 Python API (imports are lazy so `import cakec` stays cheap):
-    cakec.verify(source_or_path, target=None) -> list[Diagnostic]
-    cakec.compile(source_or_path, target=None) -> Kernel   (raises CakeCompileError)
+    cakec.verify(path=None, target=None, *, source=None) -> list[Diagnostic]
+    cakec.compile(path=None, target=None, *, source=None) -> Kernel
     cakec.run(path, target=None, shape=None, ...) -> RunReport  (docs/run.md)
+A kernel is a path (`str` or `os.PathLike`) or, with `source=`, .cake text. Every exception
+raised on purpose is a `cakec.CakeError` (the hierarchy: cakec/errors.py, docs/abi.md).
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
+from cakec.errors import (CakeArgumentError, CakeCompileError, CakeError, CakeLaunchError,
+                          CakeReadError, CakeToolkitError, CakeUsageError, NvrtcError)
+
 __version__ = "0.1.0"
+__all__ = ["verify", "compile", "CakeError", "CakeUsageError", "CakeReadError",
+           "CakeArgumentError", "CakeCompileError", "CakeToolkitError", "NvrtcError",
+           "CakeLaunchError"]
 
 if TYPE_CHECKING:
     from cakec.diagnostics import Diagnostic
@@ -18,24 +27,24 @@ if TYPE_CHECKING:
     from cakec.runtime import Kernel
 
 
-def verify(source_or_path: str, target: str | None = None) -> list["Diagnostic"]:
-    """Verify a .cake kernel given as a path or as source text; returns its diagnostics
-    (an empty list means it verified)."""
-    from cakec.driver import read_source, verify_source
+def verify(path: str | os.PathLike[str] | None = None, target: str | None = None, *,
+           source: str | None = None) -> list["Diagnostic"]:
+    """Verify a .cake kernel (a file at `path`, or the text `source`); returns its
+    diagnostics, an empty list when it verifies. Raises CakeReadError (an OSError) when the
+    path cannot be read and CakeUsageError for neither or both of `path` and `source`."""
+    from cakec.api import load
+    from cakec.driver import verify_source
 
-    if "\n" in source_or_path or source_or_path.lstrip().startswith("@"):
-        src = read_source("<string>", source_or_path)
-    else:
-        src = read_source(source_or_path)
-    return verify_source(src, target).sink.diagnostics
+    return verify_source(load(path, source=source), target).sink.diagnostics
 
 
-def compile(source_or_path: str, target: str | None = None) -> "Kernel":
-    """Verify, emit and build a .cake kernel (a path or source text) into a launchable
-    `Kernel`; raises cakec.api.CakeCompileError with the diagnostics if it does not verify."""
+def compile(path: str | os.PathLike[str] | None = None, target: str | None = None, *,
+            source: str | None = None) -> "Kernel":
+    """Verify, emit and build a .cake kernel (a file at `path`, or the text `source`) into a
+    launchable `Kernel`; raises CakeCompileError with the diagnostics if it does not verify."""
     from cakec.api import compile as _compile
 
-    return _compile(source_or_path, target)
+    return _compile(path, target, source=source)
 
 
 def run(path: str, target: str | None = None, shape: str | None = None,

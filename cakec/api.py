@@ -12,21 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import os
+
 from cakec.diagnostics import Diagnostic, render_text
+from cakec.errors import CakeCompileError, CakeUsageError, RunUsageError  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from cakec.driver import Compilation
     from cakec.runtime import Kernel
     from cakec.targets.emit.emitter import CudaUnit
     from cakec.targets.emit.watchdog import Watchdog
-
-
-class CakeCompileError(Exception):
-    """The kernel did not verify or could not be emitted; `diagnostics` says why."""
-
-    def __init__(self, diagnostics: list[Diagnostic], text: str):
-        super().__init__(text.rstrip() or "compilation failed")
-        self.diagnostics = diagnostics
 
 
 @dataclass
@@ -39,13 +34,30 @@ class Emitted:
     rejected: list[Diagnostic] = field(default_factory=list)
 
 
-def load(source_or_path: str):
-    """A SourceFile from a path or from .cake text (text has a newline or a decorator)."""
+def load(path: "str | os.PathLike[str] | None" = None, *, source: str | None = None,
+         name: str = "<string>"):
+    """The SourceFile of a kernel given as a path (`str` or `os.PathLike`) or as `source=`
+    text (named `name` in diagnostics); the one place the API reads kernels. A path that
+    cannot be read raises CakeReadError; neither or both, or text passed as the path, raise
+    CakeUsageError."""
     from cakec.driver import read_source
 
-    if "\n" in source_or_path or source_or_path.lstrip().startswith("@"):
-        return read_source("<string>", source_or_path)
-    return read_source(source_or_path)
+    if (path is None) == (source is None):
+        raise CakeUsageError("give a kernel either as a path or as `source=` text, not "
+                             + ("both" if path is not None else "neither"))
+    if source is not None:
+        if not isinstance(source, str):
+            raise CakeUsageError(f"`source=` takes .cake text (str), not {type(source).__name__}")
+        return read_source(name, source)
+    if not isinstance(path, (str, os.PathLike)):
+        raise CakeUsageError(f"a kernel path is a str or os.PathLike, not {type(path).__name__}")
+    text_path = os.fspath(path)
+    if not isinstance(text_path, str):
+        raise CakeUsageError("a kernel path must be text, not bytes")
+    if "\n" in text_path:
+        raise CakeUsageError("this looks like .cake source text, not a path: pass it as "
+                             "`source=`")
+    return read_source(text_path)
 
 
 def emit(source, target: str | None = None, *, watchdog: "Watchdog | None" = None,
@@ -82,12 +94,17 @@ def emit_verified(comp: "Compilation", *, watchdog: "Watchdog | None" = None,
     rejected = rejected or []
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None, rejected)
+    # verify-lowering lowered each kernel already (without a watchdog): that unit is the answer.
+    units = list(getattr(comp.ctx, "cake_units", {}).values())
+    if watchdog is None and len(units) == 1 and units[0] is not None:
+        return Emitted(comp, units[0], rejected)
     try:
         from cakec.targets.codegen import emit_cuda
 
         unit = emit_cuda(comp.module, comp.ctx, comp.sources, watchdog)
     except Exception as e:  # noqa: BLE001 - an emitter bug is a diagnostic, never a traceback
-        _internal(comp, e)
+        if comp.ok:  # after a refusal (CAKE-H100) it is that refusal's cascade, not news
+            _internal(comp, e)
         unit = None
     return Emitted(comp, unit if comp.ok else None, rejected)
 
@@ -104,20 +121,22 @@ def binary(unit: "CudaUnit", output: str, options: tuple[str, ...] = ()) -> byte
     return lower_ptx_version(image, unit.target) if output == "ptx" else image
 
 
-def compile(source_or_path: str, target: str | None = None) -> "Kernel":
-    """Compile a .cake kernel (a path or source text) for `target` (default: the kernel's
-    own, else sm_100a) into a launchable Kernel. Raises CakeCompileError with the
+def compile(path: "str | os.PathLike[str] | None" = None, target: str | None = None, *,
+            source: str | None = None) -> "Kernel":
+    """Compile a .cake kernel (a path, or `source=` text) for `target` (default: the
+    kernel's own, else sm_100a) into a launchable Kernel. Raises CakeCompileError with the
     diagnostics when it does not verify or cannot be emitted."""
     from cakec.runtime import Kernel
 
-    unit = emit_unit(source_or_path, target)
+    unit = emit_unit(path, target, source=source)
     return Kernel(binary(unit, "cubin"), unit.metadata)
 
 
-def emit_unit(source_or_path: str, target: str | None = None) -> "CudaUnit":
+def emit_unit(path: "str | os.PathLike[str] | None" = None, target: str | None = None, *,
+              source: str | None = None) -> "CudaUnit":
     """The CUDA unit (source + launch metadata) of a kernel that verifies; raises
     CakeCompileError with the diagnostics otherwise."""
-    result = emit(load(source_or_path), target)
+    result = emit(load(path, source=source), target)
     comp = result.comp
     if result.unit is None:
         raise CakeCompileError(comp.sink.diagnostics,
@@ -126,10 +145,6 @@ def emit_unit(source_or_path: str, target: str | None = None) -> "CudaUnit":
 
 
 # ---- the example contract of `cakec run` (cakec/feedback/runner.py) ------------------------
-
-
-class RunUsageError(Exception):
-    """The example's sibling .py is missing or malformed, or --shape is not NAME=INT,..."""
 
 
 def load_example(path: str):

@@ -1,12 +1,16 @@
 """`cakec`: the command-line driver.
 
 Exit status: 0 no errors (warnings allowed), 1 errors in the input, 2 usage or I/O
-problems. Heavy modules (xDSL, NVRTC, torch) are imported inside the commands that need
-them so that `cakec --help` and `cakec verify` start fast.
+problems. No command ends in a Python traceback: a `cakec.CakeError` is one line and its
+exit status, anything else an internal error (CAKE-I001). With `--format json` stdout holds
+exactly one JSON document (docs/diagnostics.md). Heavy modules (xDSL, NVRTC, torch) are
+imported inside the commands that need them so that `cakec --help` and `cakec verify`
+start fast.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -48,38 +52,106 @@ def _print_cmake_dir(ctx: click.Context, _param: click.Parameter, value: bool) -
     ctx.exit(2)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Cli(click.Group):
+    """Turns what escapes a command into one line on stderr and an exit status."""
+
+    def invoke(self, ctx: click.Context):
+        from cakec.errors import CakeCompileError, CakeError
+
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except CakeCompileError as e:  # its text is the rendered diagnostics
+            click.echo(str(e), err=True)
+            ctx.exit(e.exit_status)
+        except CakeError as e:
+            first, *rest = str(e).splitlines() or [type(e).__name__]
+            click.echo(f"cakec: error: {first}", err=True)
+            for line in rest:  # an NVRTC log, say: after the one-line summary
+                click.echo(line, err=True)
+            ctx.exit(e.exit_status)
+        except Exception as e:  # noqa: BLE001 - a bug, said so, never a traceback
+            import traceback
+
+            tb = traceback.extract_tb(e.__traceback__)
+            where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
+            click.echo(f"cakec: error: internal compiler error: {type(e).__name__}: {e}{where} "
+                       "[CAKE-I001]\nhelp: this is a bug in cakec; please report it with the "
+                       "command line and input files", err=True)
+            ctx.exit(1)
+
+
+def use_color(choice: str, is_tty: bool, environ: "dict[str, str] | os._Environ[str]") -> bool:
+    """--color: `always`, `never`, or `auto` (a terminal, unless NO_COLOR is set non-empty,
+    https://no-color.org)."""
+    if choice != "auto":
+        return choice == "always"
+    return is_tty and not environ.get("NO_COLOR")
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cakec")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]),
+              default="auto", show_default=True,
+              help="Colour text diagnostics (auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--cmake-dir", is_flag=True, expose_value=False, is_eager=True,
               callback=_print_cmake_dir,
               help="Print the directory of CakeConfig.cmake (for -DCake_DIR=) and exit.")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context, color: str) -> None:
     """Cake: a verified schedule language and compiler for warp-specialized GPU kernels."""
+    ctx.obj = {"color": use_color(color, sys.stderr.isatty(), os.environ)}
 
 
-def _load(path: str, target: str | None):
-    from cakec.driver import read_source
+#: An input file that cannot be read: a diagnostic of its own, so the other files of the
+#: command still get theirs, in text and in JSON (exit status 2).
+UNREADABLE = "CAKE-P005"
+
+
+def _load(path: str):
+    """The source of `path`, or a failed Compilation carrying CAKE-P005 for it."""
+    from cakec.driver import Compilation, read_source
+    from cakec.errors import CakeReadError
 
     try:
         return read_source(path)
-    except (OSError, UnicodeDecodeError) as e:
-        click.echo(f"cakec: error: cannot read {path}: {getattr(e, 'strerror', None) or e}",
-                   err=True)
-        sys.exit(2)
+    except CakeReadError as e:
+        from cakec.diagnostics import Diagnostic, SourceFile, Span
+
+        comp = Compilation(SourceFile(path, ""))
+        comp.sink.report(Diagnostic("error", UNREADABLE, f"cannot read the file: {e.why}",
+                                    Span(path, 0, 0)))
+        return comp
 
 
-def _report(comps, fmt: str) -> int:
+def _unreadable(comps) -> bool:
+    return any(d.code == UNREADABLE for c in comps for d in c.sink.diagnostics)
+
+
+def _report(comps, fmt: str, **json_fields: object) -> int:
+    """Print the compilations' diagnostics (stderr as text, or stdout as the JSON document
+    with `json_fields`); the exit status they imply."""
     from cakec.diagnostics import render_json, render_text
 
     diags = [d for c in comps for d in c.sink.diagnostics]
     if fmt == "json":
-        click.echo(render_json(diags))
+        click.echo(render_json(diags, **json_fields))
     else:
         sources = {k: v for c in comps for k, v in c.sources.items()}
-        text = render_text(diags, sources)
-        if text:
-            click.echo(text, err=True, nl=False)
-    return 1 if any(not c.ok for c in comps) else 0
+        ctx = click.get_current_context(silent=True)
+        color = bool(ctx and (ctx.find_object(dict) or {}).get("color"))
+        text = render_text(diags, sources, color=color)
+        if text:  # click.echo would strip the styles off a non-terminal unless told
+            click.echo(text, err=True, nl=False, color=color)
+    return 2 if _unreadable(comps) else 1 if any(not c.ok for c in comps) else 0
+
+
+def _verified(path: str, target: str | None):
+    from cakec.driver import Compilation, verify_source
+
+    src = _load(path)
+    return src if isinstance(src, Compilation) else verify_source(src, target)
 
 
 @main.command()
@@ -88,10 +160,7 @@ def _report(comps, fmt: str) -> int:
 @FORMAT
 def verify(files: tuple[str, ...], target: str | None, fmt: str) -> None:
     """Check FILES (syntax, names, types, and every verifier gate)."""
-    from cakec.driver import verify_source
-
-    comps = [verify_source(_load(f, target), target) for f in files]
-    sys.exit(_report(comps, fmt))
+    sys.exit(_report([_verified(f, target) for f in files], fmt))
 
 
 @main.command()
@@ -106,21 +175,34 @@ def verify(files: tuple[str, ...], target: str | None, fmt: str) -> None:
 def opt(file: str, target: str | None, pipeline: str, print_loc: bool, generic: bool,
         output: str, fmt: str) -> None:
     """Print FILE (.cake or .mlir) as MLIR text after an optional pass pipeline."""
-    from cakec.driver import build, run_passes
+    from cakec.driver import Compilation, build, run_passes
 
-    comp = build(_load(file, target), target)
+    src = _load(file)
+    comp = src if isinstance(src, Compilation) else build(src, target)
     try:
         run_passes(comp, pipeline)
     except ValueError as e:
-        click.echo(f"cakec: error: {e}", err=True)
-        sys.exit(2)
-    status = _report([comp], fmt)
-    if status or comp.module is None:
-        sys.exit(status or 1)
-    from cakec.ir_text import print_module
+        _usage(str(e))
+    text = None
+    if comp.ok and comp.module is not None:
+        from cakec.ir_text import print_module
 
-    text = print_module(comp.module, locations=print_loc, generic=generic)
-    _write(output, text)
+        text = print_module(comp.module, locations=print_loc, generic=generic)
+    _finish(comp, fmt, output, text)
+
+
+def _finish(comp, fmt: str, output: str, artifact: str | bytes | None) -> None:
+    """Report, then write the artifact to `output`; in JSON mode an artifact for stdout
+    travels inside the document (`output`), so stdout stays one JSON value."""
+    inline = fmt == "json" and output == "-"
+    if inline and isinstance(artifact, bytes):
+        _usage("binary output with --format json needs -o PATH")
+    status = _report([comp], fmt, **({"output": artifact if comp.ok else None}
+                                     if inline else {}))
+    if status or artifact is None:
+        sys.exit(status or 1)
+    if not inline:
+        _write(output, artifact)
 
 
 def _write(output: str, text: str | bytes) -> None:
@@ -136,6 +218,21 @@ def _write(output: str, text: str | bytes) -> None:
     except OSError as e:
         click.echo(f"cakec: error: cannot write {output}: {e.strerror}", err=True)
         sys.exit(2)
+
+
+@main.command()
+@click.argument("code")
+def explain(code: str) -> None:
+    """Print the long explanation of a diagnostic CODE (e.g. CAKE-S001 or S001): what is
+    wrong, a bad example, what cakec prints for it, and the fix."""
+    from cakec.explain import explanation, normalise
+
+    name = normalise(code)
+    text = explanation(name) if name else None
+    if text is None:
+        _usage(f"`{code}` is not a documented diagnostic code; codes look like CAKE-S001 "
+               "(docs/diagnostics.md lists them)")
+    click.echo(text, nl=False)
 
 
 @main.command()
@@ -161,11 +258,7 @@ def targets(fmt: str) -> None:
 def inspect(file: str, target: str | None) -> None:
     """Print what FILE's schedule implies as JSON: SMEM/TMEM layout, barriers, waits with
     their parity, TMA boxes and coordinates, MMA instructions and descriptors."""
-    from cakec.driver import build, run_passes
-
-    comp = build(_load(file, target), target)
-    if comp.ok:
-        run_passes(comp, "verify")  # derive, then the gates: a ledger only for a valid kernel
+    comp = _verified(file, target)  # derive, then the gates: a ledger only for a valid kernel
     status = _report([comp], "text")
     if status or comp.module is None:
         sys.exit(status or 1)
@@ -202,14 +295,18 @@ def emit(file: str, target: str | None, kind: str, output: str, header: str | No
     """Verify FILE, then write its code for the target (no GPU needed). Input that fails
     verification is refused with its diagnostics (exit 1), unless --unchecked."""
     from cakec import api
+    from cakec.driver import Compilation
 
     deps = _aot_options(kind, output, header, md, mf)
+    src = _load(file)
+    if isinstance(src, Compilation):
+        _finish(src, fmt, output, None)
     wd = None
     if watchdog or watchdog_ms:
         from cakec.targets.emit.watchdog import DEFAULT_BUDGET_MS, Watchdog
 
         wd = Watchdog(watchdog_ms or DEFAULT_BUDGET_MS)
-    result = api.emit(_load(file, target), target, watchdog=wd, unchecked=unchecked)
+    result = api.emit(src, target, watchdog=wd, unchecked=unchecked)
     if result.rejected:
         from dataclasses import replace
 
@@ -217,38 +314,39 @@ def emit(file: str, target: str | None, kind: str, output: str, header: str | No
                    "rejects it:", err=True)
         result.comp.sink.diagnostics[:0] = [replace(d, severity="warning")
                                             for d in result.rejected]
-    comp = result.comp
+    comp, unit = result.comp, result.unit
+    artifact: str | bytes | None = None
+    header_text = ""
     if kind == "mlir" and comp.module is not None and comp.ok:
         from cakec.ir_text import print_module
 
-        _report([comp], fmt)
-        _write(output, print_module(comp.module, locations=True, generic=False))
-        return
-    if _report([comp], fmt) or result.unit is None:
-        sys.exit(1)
-    unit = result.unit
-    launcher = header_text = ""
-    if kind == "cuda":
+        artifact = print_module(comp.module, locations=True, generic=False)
+    elif unit is None:
+        pass
+    elif kind == "cuda":
+        launcher = ""
         if header:
             launcher, header_text = _host_code(file, unit, None)
-        _write(output, unit.source + launcher)
+        artifact = unit.source + launcher
     elif kind == "metadata":
         import json
 
-        _write(output, json.dumps(unit.metadata, indent=2) + "\n")
+        artifact = json.dumps(unit.metadata, indent=2) + "\n"
     else:
         from cakec.targets.host.nvrtc import NvrtcError
 
         try:
-            image = api.binary(unit, kind)
+            artifact = api.binary(unit, kind)
         except NvrtcError as e:  # our CUDA did not compile: a compiler bug, said so
-            click.echo(f"{file}: error: NVRTC rejected the generated CUDA for {unit.target} "
-                       f"[CAKE-I003]\n{e}\nhelp: this is a bug in cakec; please report it with "
-                       "the input file", err=True)
-            sys.exit(1)
-        _write(output, image)
-        if header:
-            header_text = _host_code(file, unit, image)[1]
+            from cakec.diagnostics import Diagnostic, Note, Span
+
+            comp.sink.report(Diagnostic(
+                "error", "CAKE-I003", f"NVRTC rejected the generated CUDA for {unit.target}",
+                Span(file, 0, 0), [Note(None, str(e))],
+                help="this is a bug in cakec; please report it with the input file"))
+        if header and isinstance(artifact, bytes):
+            header_text = _host_code(file, unit, artifact)[1]
+    _finish(comp, fmt, output, artifact)
     if header:
         _write(header, header_text)
     if deps:

@@ -28,7 +28,8 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class Span:
-    """A 1-based, end-exclusive source range; `end_col == 0` means 'one token'."""
+    """A 1-based, end-exclusive source range; `end_col == 0` means 'one token', `line == 0`
+    the whole file."""
 
     file: str
     line: int
@@ -37,7 +38,7 @@ class Span:
     end_col: int = 0
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
+        return f"{self.file}:{self.line}:{self.col}" if self.line > 0 else self.file
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,8 @@ class Diagnostic:
     help: str | None = None
 
     def to_json(self) -> dict:
-        """The schema of `--format json` (ARCHITECTURE.md): notes carry the same position
-        fields as the diagnostic, so a tool can underline them too."""
+        """One entry of `--format json`'s `diagnostics` (docs/diagnostics.md): notes carry
+        the same position fields as the diagnostic, so a tool can underline them too."""
         return {
             "severity": self.severity,
             "code": self.code,
@@ -70,8 +71,9 @@ class Diagnostic:
 
 def span_position(s: Span | None) -> dict:
     """file, line, col and the end-exclusive end_line/end_col (one column if unknown)."""
-    if s is None:
-        return {"file": None, "line": None, "col": None, "end_line": None, "end_col": None}
+    if s is None or s.line <= 0:  # no place, or a whole file (line 0: one that cannot be read)
+        return {"file": s.file if s else None, "line": None, "col": None, "end_line": None,
+                "end_col": None}
     one_line = s.end_line in (0, s.line)
     return {"file": s.file, "line": s.line, "col": s.col, "end_line": s.end_line or s.line,
             "end_col": s.end_col if s.end_col and (s.end_col > s.col or not one_line)
@@ -137,31 +139,48 @@ def _underline(src_line: str, span: Span) -> str:
     return prefix + "^" + "~" * (width - 1)
 
 
-def render_text(diags: Iterable[Diagnostic], sources: dict[str, SourceFile]) -> str:
+#: ANSI styles of the coloured rendering (rustc's palette): the severity word and the caret
+#: in the severity's colour, the place and the message in bold.
+_STYLE = {"error": "1;31", "warning": "1;33", "note": "1;36", "help": "1;32", "bold": "1"}
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"\x1b[{_STYLE[style]}m{text}\x1b[0m" if color and text else text
+
+
+def render_text(diags: Iterable[Diagnostic], sources: dict[str, SourceFile],
+                color: bool = False) -> str:
+    """clang/rustc-style text; `color` adds ANSI styles (the CLI decides: --color, NO_COLOR)."""
     out: list[str] = []
     for d in diags:
-        where = f"{d.span}: " if d.span else ""
-        out.append(f"{where}{d.severity}: {d.message} [{d.code}]")
-        out.extend(_snippet(d.span, sources))
+        where = _paint(f"{d.span}: " if d.span else "", "bold", color)
+        out.append(f"{where}{_paint(d.severity + ':', d.severity, color)} "
+                   f"{_paint(f'{d.message} [{d.code}]', 'bold', color)}")
+        out.extend(_snippet(d.span, sources, d.severity, color))
         for n in d.notes:
-            where = f"{n.span}: " if n.span else ""
-            out.append(f"{where}note: {n.message}")
-            out.extend(_snippet(n.span, sources))
+            where = _paint(f"{n.span}: " if n.span else "", "bold", color)
+            out.append(f"{where}{_paint('note:', 'note', color)} {n.message}")
+            out.extend(_snippet(n.span, sources, "note", color))
         if d.help:
-            out.append(f"help: {d.help}")
+            out.append(f"{_paint('help:', 'help', color)} {d.help}")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _snippet(span: Span | None, sources: dict[str, SourceFile]) -> list[str]:
+def _snippet(span: Span | None, sources: dict[str, SourceFile], severity: str = "error",
+             color: bool = False) -> list[str]:
     if span is None or span.file not in sources:
         return []
     line = sources[span.file].line(span.line)
     if not line and span.line <= 0:
         return []
-    return [line, _underline(line, span)]
+    caret = _underline(line, span)
+    marks = len(caret) - len(caret.lstrip())
+    return [line, caret[:marks] + _paint(caret[marks:], severity, color)]
 
 
-def render_json(diags: Iterable[Diagnostic]) -> str:
+def render_json(diags: Iterable[Diagnostic], **fields: object) -> str:
+    """The one JSON document a `--format json` command prints on stdout (docs/diagnostics.md):
+    `{"diagnostics": [...]}` plus the command's own fields (`output` for emit and opt)."""
     import json  # only the JSON path pays for it
 
-    return json.dumps([d.to_json() for d in diags], indent=2)
+    return json.dumps({"diagnostics": [d.to_json() for d in diags], **fields}, indent=2)

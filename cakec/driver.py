@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from cakec.diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceFile, Span
+from cakec.errors import CakeReadError
 
 if TYPE_CHECKING:
     from cakec.frontend.ast import Module
@@ -54,18 +55,27 @@ def make_context(comp: Compilation | None = None) -> Context:
         ctx.cake_sink = comp.sink  # type: ignore[attr-defined]
         ctx.cake_spans = comp.spans  # type: ignore[attr-defined]
         ctx.cake_target = comp.target  # type: ignore[attr-defined]
+        ctx.cake_sources = comp.sources  # type: ignore[attr-defined]
     return ctx
 
 
 def read_source(path: str, text: str | None = None) -> SourceFile:
-    """`-` reads stdin. Raises OSError for unreadable files (the CLI maps it to exit 2)."""
+    """`-` reads stdin. Raises CakeReadError (an OSError) for a path that cannot be read as
+    UTF-8 text: missing, a directory, empty, undecodable (the CLI reports CAKE-P005)."""
     if text is not None:
         return SourceFile(path, text)
     if path == "-":
         import sys
 
         return SourceFile("<stdin>", sys.stdin.read())
-    return SourceFile(path, Path(path).read_text(encoding="utf-8"))
+    if not path:
+        raise CakeReadError(path, "the path is empty")
+    try:
+        return SourceFile(path, Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise CakeReadError(path, e.strerror or str(e), e.errno) from None
+    except UnicodeDecodeError as e:
+        raise CakeReadError(path, f"not UTF-8 text (byte {e.start})") from None
 
 
 def _internal(comp: Compilation, exc: BaseException) -> None:

@@ -2,7 +2,7 @@
 
 Pipelines (comma-separated names, as `cakec opt --pass-pipeline` takes them):
   derive  = derive-smem,derive-tmem,derive-barriers,derive-tma,derive-descriptors
-  verify  = derive + verify-safety,verify-conformance,verify-consistency
+  verify  = derive + verify-safety,verify-conformance,verify-consistency,verify-lowering
 """
 
 from __future__ import annotations
@@ -43,13 +43,15 @@ for _name, _module, _cls in [
     ("verify-safety", "verify_safety", "VerifySafety"),
     ("verify-conformance", "verify_conformance", "VerifyConformance"),
     ("verify-consistency", "verify_consistency", "VerifyConsistency"),
+    ("verify-lowering", "verify_lowering", "VerifyLowering"),
 ]:
     if _available(_module):
         register(_name, _module, _cls)
 
 DERIVE = [n for n in ("derive-smem", "derive-tmem", "derive-barriers", "derive-tma",
                       "derive-descriptors") if n in PASSES]
-GATES = [n for n in ("verify-safety", "verify-conformance", "verify-consistency") if n in PASSES]
+GATES = [n for n in ("verify-safety", "verify-conformance", "verify-consistency",
+                     "verify-lowering") if n in PASSES]
 ALIASES: dict[str, list[str]] = {"derive": DERIVE, "verify": DERIVE + GATES}
 
 

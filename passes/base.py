@@ -9,10 +9,11 @@ diagnostics are collected and raised together as one DiagnosticException at the 
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, StringAttr
 from xdsl.ir import Operation
 
 from cakec.diagnostics import DiagnosticSink, Span
+from cakec.dialects.cake import KernelOp
 
 
 def sink_of(ctx: Context) -> DiagnosticSink:
@@ -34,18 +35,21 @@ def span_of(op: Operation, ctx: Context | None = None) -> Span | None:
     return None
 
 
-def target_of(module: ModuleOp, ctx: Context, option: str = "") -> str:
-    """`--target` (pass option or driver) wins, then the kernel's own, then the default."""
+def requested_target(kernel: KernelOp, ctx: Context, option: str = "") -> str:
+    """What one kernel is compiled for: `--target` (pass option, then the driver's) wins,
+    then the kernel's own `target=`, then the default. Each kernel of a file has its own."""
     from cakec.targets.sku import DEFAULT_TARGET
 
-    if option:
-        return option
-    forced = getattr(ctx, "cake_target", None)
+    forced = option or getattr(ctx, "cake_target", None)
     if forced:
         return forced
-    from cakec.dialects.cake import KernelOp
+    return kernel.target.data if kernel.target is not None else DEFAULT_TARGET
 
-    for op in module.ops:
-        if isinstance(op, KernelOp) and op.target is not None:
-            return op.target.data
-    return DEFAULT_TARGET
+
+def target_of(kernel: KernelOp, ctx: Context, option: str = "") -> str:
+    """The kernel's target as derive-smem recorded it (`cake.target`), so every later pass
+    agrees; a pass option still overrides it, and without a record it is requested_target."""
+    recorded = kernel.attributes.get("cake.target")
+    if isinstance(recorded, StringAttr) and not option:
+        return recorded.data
+    return requested_target(kernel, ctx, option)

@@ -33,10 +33,9 @@ class DeriveBarriers(ModulePass):
     target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = target_of(op, ctx, self.target)
         for kernel in op.ops:
             if isinstance(kernel, cake.KernelOp):
-                _derive(*model_of(ctx, kernel), target)
+                _derive(*model_of(ctx, kernel), target_of(kernel, ctx, self.target))
 
 
 def _derive(k: Kernel, ex: Exploration, target: str) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     ArrayAttr, DenseArrayBase, FileLineColLoc, IntegerAttr, IntegerType, ModuleOp, StringAttr,
@@ -53,25 +52,6 @@ def role_of(op: Operation) -> RoleOp | None:
 
 def warps_of(role: RoleOp) -> list[int]:
     return list(role.warps.get_values())
-
-
-def resolve_target(kernel: KernelOp, ctx: Context, option: str) -> str:
-    """`--target` (pass option, then the driver's) wins, then the kernel's own, then the
-    default: the order of `passes.base.target_of`, applied per kernel."""
-    from cakec.targets.sku import DEFAULT_TARGET
-
-    forced = option or getattr(ctx, "cake_target", None)
-    if forced:
-        return forced
-    return kernel.target.data if kernel.target is not None else DEFAULT_TARGET
-
-
-def kernel_target(kernel: KernelOp, ctx: Context, option: str) -> str:
-    """The target derive-smem recorded; later passes read it so all agree."""
-    recorded = kernel.attributes.get("cake.target")
-    if isinstance(recorded, StringAttr) and not option:
-        return recorded.data
-    return resolve_target(kernel, ctx, option)
 
 
 # ---- attributes ------------------------------------------------------------------------------

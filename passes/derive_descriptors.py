@@ -20,8 +20,9 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from cakec.dialects.cake import DTYPES, MmaOp, StageOp, TileType, TmemType, ViewOp, dtype_name
+from cakec.passes.base import target_of
 from cakec.passes.derive_common import (
-    get_int, get_str, kernel_target, kernels, ops_of, role_of, set_int, set_ints, set_str,
+    get_int, get_str, kernels, ops_of, role_of, set_int, set_ints, set_str,
     warps_of,
 )
 from cakec.targets.descriptors import (
@@ -77,7 +78,7 @@ class DeriveDescriptors(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in kernels(op):
-            sku = SKUS.get(kernel_target(kernel, ctx, self.target))
+            sku = SKUS.get(target_of(kernel, ctx, self.target))
             if sku is None:
                 continue
             for mma in ops_of(kernel, MmaOp):

@@ -21,9 +21,9 @@ from cakec.dialects.cake import (
     ASYNC_LOADS, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, ViewOp, ViewType,
     dtype_bytes,
 )
-from cakec.passes.base import sink_of, span_of
+from cakec.passes.base import requested_target, sink_of, span_of
 from cakec.passes.derive_common import (
-    kernels, line_of, ops_of, resolve_target, set_int, set_str, sym, warps_of,
+    kernels, line_of, ops_of, set_int, set_str, sym, warps_of,
 )
 from cakec.targets.sku import SKUS, SWIZZLE_SMEM_ALIGN, SWIZZLE_SPAN, WARP_SIZE
 
@@ -78,7 +78,7 @@ class DeriveSmem(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         sink = sink_of(ctx)
         for kernel in kernels(op):
-            target = resolve_target(kernel, ctx, self.target)
+            target = requested_target(kernel, ctx, self.target)
             if target not in SKUS:
                 sink.error("CAKE-T009", f"unknown target `{target}`", span_of(kernel, ctx),
                            help="known targets: " + ", ".join(SKUS))

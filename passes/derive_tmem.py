@@ -17,9 +17,9 @@ from xdsl.passes import ModulePass
 
 from cakec.diagnostics import DiagnosticSink, Note
 from cakec.dialects.cake import KernelOp, MmaOp, TmemOp, TmemType, dtype_bytes, dtype_name
-from cakec.passes.base import sink_of, span_of
+from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.derive_common import (
-    kernel_target, kernels, ops_of, role_of, set_int, sym, warps_of,
+    kernels, ops_of, role_of, set_int, sym, warps_of,
 )
 from cakec.targets.sku import (
     SKUS, TMEM_ALLOC_MAX_COLUMNS, TMEM_LANES, tmem_alloc_columns,
@@ -40,7 +40,7 @@ class DeriveTmem(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         sink = sink_of(ctx)
         for kernel in kernels(op):
-            target = kernel_target(kernel, ctx, self.target)
+            target = target_of(kernel, ctx, self.target)
             sku = SKUS.get(target)
             # A target without TMEM still gets a layout; the conformance gate rejects it.
             limit = sku.tmem_columns if sku and sku.tmem_columns else TMEM_ALLOC_MAX_COLUMNS

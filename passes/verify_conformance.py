@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017, H020).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H018, H020).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
@@ -236,22 +236,23 @@ def at_line(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class VerifyConformance(ModulePass):
-    """Reports CAKE-H001..H017 and H020: constructs the target lacks and limits it imposes."""
+    """Reports CAKE-H001..H018 and H020: constructs the target lacks and limits it imposes."""
 
     name = "verify-conformance"
     target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         sink = sink_of(ctx)
-        name = target_of(op, ctx, self.target)
-        sku = hw.SKUS.get(name)
-        if sku is None:
-            sink.error("CAKE-T009", f"unknown target `{name}`", None,
-                       help="known targets: " + ", ".join(hw.SKUS))
-            return
         for kernel in op.ops:
-            if isinstance(kernel, cake.KernelOp):
-                _Conformance(ctx, sink, sku, index_kernel(kernel)).run()
+            if not isinstance(kernel, cake.KernelOp):
+                continue
+            name = target_of(kernel, ctx, self.target)
+            sku = hw.SKUS.get(name)
+            if sku is None:
+                sink.error("CAKE-T009", f"unknown target `{name}`", span_of(kernel, ctx),
+                           help="known targets: " + ", ".join(hw.SKUS))
+                continue
+            _Conformance(ctx, sink, sku, index_kernel(kernel)).run()
 
 
 #: At most this many "also here" notes, so one root cause stays one readable error.
@@ -645,6 +646,25 @@ class _Conformance:
                            f"mbarrier's transaction count holds at most "
                            f"{hw.MBARRIER_MAX_TX_BYTES}", barrier,
                            help="complete the copies on more barrier phases or stages")
+        self.check_waited_mbarriers()
+
+    # -- H018: what the lowering can wait on --
+
+    def check_waited_mbarriers(self) -> None:
+        waits: dict[cake.BarrierOp, list[cake.WaitOp]] = {}
+        for role, block in self.idx.role_blocks:
+            for op in block.walk():
+                b = op.barrier.owner if isinstance(op, cake.WaitOp) else None
+                if isinstance(b, cake.BarrierOp) and b.count.value.data > hw.MAX_WAITED_MBARRIERS:
+                    waits.setdefault(b, []).append(op)
+        for barrier, ops in waits.items():
+            name, count = name_of(barrier.result), barrier.count.value.data
+            self.error("H018", f"barrier `{name}` has {count} mbarriers and is waited on; "
+                       f"code generation tracks the wait parities of at most "
+                       f"{hw.MAX_WAITED_MBARRIERS} mbarriers per barrier", barrier,
+                       [self.note(op, f"`{name}` is waited on here") for op in ops[:_MAX_NOTES]],
+                       help=f"give `{name}` at most {hw.MAX_WAITED_MBARRIERS} stages (`count=`); "
+                       "a ring needs no more stages than it has buffers in flight")
 
 
 # ---- rules, worded ---------------------------------------------------------------------------

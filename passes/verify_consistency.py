@@ -57,9 +57,9 @@ class VerifyConsistency(ModulePass):
     target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        sku = hw.SKUS.get(target_of(op, ctx, self.target))
         for kernel in op.ops:
             if isinstance(kernel, cake.KernelOp):
+                sku = hw.SKUS.get(target_of(kernel, ctx, self.target))
                 _Consistency(ctx, sink_of(ctx), sku, index_kernel(kernel)).run()
 
 

@@ -34,12 +34,11 @@ class VerifySafety(ModulePass):
     target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = target_of(op, ctx, self.target)
         sink = sink_of(ctx)
         for kernel in op.ops:
             if not isinstance(kernel, cake.KernelOp):
                 continue
-            for f in check_kernel(kernel, target, ctx):
+            for f in check_kernel(kernel, target_of(kernel, ctx, self.target), ctx):
                 report = sink.warning if f.warning else sink.error
                 report(f.code, f.message, span_of(f.op, ctx),
                        notes=[Note(span_of(o, ctx) if o is not None else None, m)
@@ -82,7 +81,28 @@ def _partial(k: Kernel, why: str) -> Finding:
 
 
 def _declarations(k: Kernel) -> list[Finding]:
-    return _views(k) + _tmem(k) + _coords(k) + tile_definedness(k.op)
+    return _roles(k) + _views(k) + _tmem(k) + _coords(k) + tile_definedness(k.op)
+
+
+def _roles(k: Kernel) -> list[Finding]:
+    """A warp runs one role (docs/language.md): the dispatch gives each warp the first role
+    that lists it, so a second role's blocks would never run there and its barriers would
+    wait forever."""
+    out: list[Finding] = []
+    owner: dict[int, cake.RoleOp] = {}
+    for role in (op for op in k.op.body.block.ops if isinstance(op, cake.RoleOp)):
+        shared = [w for w in role.warps.get_values() if w in owner]
+        if shared:
+            first = owner[shared[0]]
+            out.append(Finding(
+                "CAKE-S022", role,
+                f"warp {shared[0]} of role `{role.sym_name.data}` already belongs to role "
+                f"`{first.sym_name.data}`; a warp runs exactly one role",
+                [(first, f"`{first.sym_name.data}` is declared here")],
+                help=f"give `{role.sym_name.data}` warps that no other role has"))
+        for w in role.warps.get_values():
+            owner.setdefault(w, role)
+    return out
 
 
 def _views(k: Kernel) -> list[Finding]:

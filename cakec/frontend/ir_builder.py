@@ -278,6 +278,10 @@ class Frontend:
         v = self._expr(s.value)
         if v.kind == "none":
             raise error("CAKE-T007", "this call returns nothing to assign", s.value.span)
+        if v.kind == "str":  # docs/language.md: strings appear only as `target=`
+            raise error("CAKE-T011", "a string can only be the `target=` of `@cake.schedule`",
+                        s.value.span, help="names hold integers, floats, booleans and the "
+                        "resources `lm.*` declares")
         if len(s.targets) == 1:
             t = s.targets[0]
             prev = self.scope.lookup(t.id)
@@ -787,6 +791,10 @@ class Frontend:
     def _i32(self, v: Value) -> SSAValue:
         if v.ssa is not None:
             return v.ssa
+        if not -_I32_MAX - 1 <= int(v.const) <= _I32_MAX:  # every device integer is an i32
+            raise error("CAKE-T010", f"integer constant {int(v.const)} does not fit in 32 bits",
+                        v.span, help="kernel arithmetic is on 32-bit signed integers "
+                        f"(-{_I32_MAX + 1} to {_I32_MAX})")
         op = arith.ConstantOp(IntegerAttr(int(v.const), i32))
         self._add(op, v.span)
         return op.result
@@ -884,6 +892,13 @@ def _build_regs(fe, e, b, recv):
 
 def _build_role(fe, e, b, recv):
     warps = b["warps"].const
+    if not warps:
+        raise error("CAKE-T010", "a role needs at least one warp", b["warps"].span,
+                    help="list the warps that run the role, e.g. `warps=[0]`")
+    repeated = sorted({w for w in warps if warps.count(w) > 1})
+    if repeated:
+        raise error("CAKE-T010", f"warp {repeated[0]} is listed twice in this role",
+                    b["warps"].span, help="list each warp of the role once")
     props = _props(sym_name="", warps=DenseArrayBase.from_list(i64, list(warps)))
     if b["regs"] is not None:
         props["regs"] = IntegerAttr(b["regs"].const, i64)

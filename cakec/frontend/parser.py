@@ -11,6 +11,7 @@ walking it a second time.
 
 from __future__ import annotations
 
+import keyword
 import os
 import tempfile
 import threading
@@ -36,6 +37,19 @@ class IndentationProblem(Exception):
     def __init__(self, line: int, col: int, message: str, code: str = "CAKE-P003"):
         super().__init__(message)
         self.line, self.col, self.code = line, col, code
+
+
+class NotCake(Exception):
+    """A Python keyword that Cake's grammar lacks (`return`, `lambda`, ...), at its token."""
+
+    def __init__(self, token: Token):
+        super().__init__(token.value)
+        self.token = token
+
+
+#: Python keywords that are names to Cake's lexer (Cake's own keywords lex as their own
+#: terminals): each is refused where it stands, with what to write instead (`_NOT_CAKE`).
+_PYTHON_ONLY = frozenset(keyword.kwlist)
 
 
 class CakeIndenter(Indenter):
@@ -79,6 +93,8 @@ class CakeIndenter(Indenter):
         # limit) and positioned end-of-file dedents.
         token = None
         for token in stream:
+            if token.type == "NAME" and token.value in _PYTHON_ONLY:
+                raise NotCake(token)
             if token.type == self.NL_type:
                 yield from self.handle_NL(token)
                 continue
@@ -135,6 +151,8 @@ def parse(text: str, path: str) -> ast.Module:
             return p.parse(text)
         except IndentationProblem as exc:
             raise error(exc.code, str(exc), Span(path, exc.line, exc.col)) from None
+        except NotCake as exc:
+            raise _not_cake(path, exc.token) from None
         except UnexpectedInput as exc:
             raise _syntax_error(exc, path, text, p.options.postlex.open_brackets) from None
 
@@ -176,6 +194,10 @@ _NOT_CAKE = {
     "break": "Cake loops run their whole `lm.range`",
     "continue": "Cake loops run their whole `lm.range`",
     "print": "kernels cannot print",
+    "is": "compare values with `==` or `!=`",
+    "as": "`with` takes a role declared before it: `r = lm.role(warps=[...])`, then `with r:`",
+    "except": "Cake has no exceptions; the verifier rejects bad schedules statically",
+    "finally": "Cake has no exceptions; the verifier rejects bad schedules statically",
 }
 
 
@@ -306,6 +328,14 @@ def _end_position(lines: list[str]) -> tuple[int, int]:
         if code:
             return n, len(code) + 1
     return 1, 1
+
+
+def _not_cake(path: str, tok: Token) -> CompileError:
+    line, col = tok.line or 1, tok.column or 1
+    return error("CAKE-P001", f"`{tok.value}` is not part of Cake",
+                 Span(path, line, col, line, col + len(tok.value)),
+                 help=_NOT_CAKE.get(tok.value, "Cake is a schedule language, not Python: "
+                                    "docs/language.md lists every construct"))
 
 
 def _first_word(lines: list[str], line: int) -> str:

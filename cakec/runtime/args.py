@@ -13,12 +13,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from cakec.errors import CakeArgumentError  # re-exported (cakec.errors)
 from cakec.runtime import expr
 from cakec.targets.sku import SWIZZLE_SPAN  # one table of swizzle spans (no heavy imports)
-
-
-class CakeArgumentError(ValueError):
-    """An argument does not satisfy the kernel's parameter contract."""
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Mapping
 
+from cakec.errors import CakeLaunchError  # re-exported (cakec.errors)
 from cakec.runtime.args import (TENSOR_DTYPES, TMAP_L2_PROMOTION, TMAP_OOB_FILL, TMAP_SWIZZLE,
                                 BoundTensor, Metadata, TmapSpec, bind, launch_grid, pack_scalar,
                                 pack_tensor)
-
-
-class CakeLaunchError(RuntimeError):
-    """The driver refused a step (module load, attribute, tensor map, launch)."""
 
 
 def _drv():

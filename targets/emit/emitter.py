@@ -32,14 +32,14 @@ from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, GridOp, KernelOp, MmaOp,
     OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp, TmaStoreOp, TmemOp, ViewOp, WaitOp,
-    runs_single_thread,
+    dtype_name, runs_single_thread,
 )
 from cakec.passes.base import sink_of, span_of
 from cakec.targets.emit import metadata as meta
 from cakec.targets.emit.cexpr import literal, paren, unparen
-from cakec.targets.emit.unsupported import MISSING, UNSUPPORTED, Unsupported
+from cakec.targets.emit.unsupported import MISSING, NOT_LOWERED_HELP, UNSUPPORTED, Unsupported
 from cakec.targets.emit.watchdog import Watchdog
-from cakec.targets.sku import SKUS, WARPGROUP_WARPS
+from cakec.targets.sku import MAX_WAITED_MBARRIERS, SKUS, WARPGROUP_WARPS
 
 #: Ops that only declare resources; the prologue and the metadata consume them.
 _DECLARATIONS = (SmemOp, ViewOp, TmemOp, RegsOp, RoleOp, PipelineOp, BarrierOp, GridOp)
@@ -71,6 +71,10 @@ class CudaUnit:
 
 
 # ---- names ------------------------------------------------------------------------------------
+
+
+class _Cascade(Exception):
+    """Raised where an op reads what an op refused before it defines: reported once, there."""
 
 
 class _Names:
@@ -192,6 +196,8 @@ class KernelEmitter:
         self.helpers: dict[str, str] = {}
         self._barrier_events: dict[BarrierOp, list[Operation]] | None = None
         self._single_roles: dict[RoleOp, bool] = {}
+        #: Ops already reported (CAKE-H100, CAKE-I002): what reads them is not reported again.
+        self.refused: set[Operation] = set()
         self.ok = True
         self.target = self.kernel_str("cake.target") or ""
         self.backend = backend
@@ -205,11 +211,15 @@ class KernelEmitter:
 
     def unsupported(self, op: Operation, what: str, help: str | None = None) -> None:
         self.ok = False
+        if op in self.refused:
+            return  # one diagnostic per op: its first problem
+        self.refused.add(op)
         self.sink.error(UNSUPPORTED, f"{what} is not yet supported for {self.target} code "
-                        "generation", self.span(op), help=help)
+                        "generation", self.span(op), help=help or NOT_LOWERED_HELP)
 
     def missing(self, op: Operation, attr: str) -> None:
         self.ok = False
+        self.refused.add(op)
         self.sink.error(MISSING, f"derived attribute `{attr}` is missing on `{op.name}`; the "
                         "derivation passes must run before code generation", self.span(op),
                         help="this is a bug in cakec; please report it with the input file")
@@ -240,6 +250,16 @@ class KernelEmitter:
             self.missing(op, name)
             return ""
         return data
+
+    def mma_instr(self, op: MmaOp) -> str:
+        """The instruction derive-descriptors chose. It derives none when no encoder takes
+        the form the SKU table lists: a form not lowered yet."""
+        a = op.attributes.get("cake.instr")
+        if not isinstance(getattr(a, "data", None), str):
+            dts = "×".join(dtype_name(v.type.element_type) for v in (op.a, op.b))
+            raise Unsupported(f"an MMA of {dts} operands into "
+                              f"{dtype_name(op.acc.type.element_type)}")
+        return a.data  # type: ignore[union-attr]
 
     def kernel_str(self, name: str) -> str | None:
         a = self.kernel.attributes.get(name)
@@ -283,7 +303,12 @@ class KernelEmitter:
         owner = v.owner
         if isinstance(owner, arith.ConstantOp):
             return literal(owner.value)
-        raise Unsupported(f"a value defined by `{getattr(owner, 'name', 'a block')}`")
+        raise self.undefined(v, f"a value defined by `{getattr(owner, 'name', 'a block')}`")
+
+    def undefined(self, v: SSAValue, what: str) -> Exception:
+        """What to raise for a value with no C spelling: `what` is not lowered, unless its
+        definer was refused already (then only that refusal is reported)."""
+        return _Cascade() if v.owner in self.refused else Unsupported(what)
 
     def bind(self, op: Operation, text: str, ctype: str = "i32") -> None:
         """Give op's result a C spelling: a named `const` for values the author named,
@@ -545,7 +570,7 @@ class KernelEmitter:
             if not isinstance(b, BarrierOp) or b in role.phase:
                 continue
             count = b.count.value.data
-            if count > 64:
+            if count > MAX_WAITED_MBARRIERS:  # verify-conformance refuses it (CAKE-H018)
                 self.unsupported(wait, f"waiting on a barrier of {count} mbarriers")
                 continue
             parity = self.attr_int(wait, "cake.initial_parity")
@@ -630,6 +655,15 @@ class KernelEmitter:
             fn()
         except Unsupported as e:
             self.unsupported(op, str(e))
+        except _Cascade:
+            self.ok = False
+            self.refused.add(op)
+        except Exception:
+            # Once a construct was refused (CAKE-H100) the unit is not emitted, and ops that
+            # depend on it (a wait on a barrier whose phase register was never declared) may
+            # find their state missing: that is the refusal's consequence, not a second bug.
+            if self.ok:
+                raise
 
     # ---- shared helpers for lowerings -----------------------------------------------------
 

@@ -230,8 +230,8 @@ def element(em: KernelEmitter, v: SSAValue, layout: Layout) -> str:
             return special
         if x in em.values:
             return layout.ref(em.values[x], tile_dims(x))
-        raise Unsupported(f"a tile defined by `{getattr(owner, 'name', 'a block')}` in tile "
-                          "arithmetic")
+        raise em.undefined(x, f"a tile defined by `{getattr(owner, 'name', 'a block')}` in "
+                           "tile arithmetic")
 
     return evaluate(em, v, leaf)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 #: Code for lowerings a target does not have yet (the emitter's range of CAKE-H).
 UNSUPPORTED = "CAKE-H100"
+#: The help of a CAKE-H100 whose lowering names no specific fix.
+NOT_LOWERED_HELP = ("docs/codegen.md (\"Not lowered yet\") lists what each target lowers: "
+                    "write the construct in a lowered form, or choose a target that lowers it")
 #: A derived attribute the emitter needs is absent or malformed: a pass contract is broken.
 MISSING = "CAKE-I002"
 

@@ -11,27 +11,26 @@ import hashlib
 import os
 import re
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Sequence
+
+from cakec.errors import CakeToolkitError, NvrtcError  # re-exported (cakec.errors)
 
 _TARGET = re.compile(r"^sm_(\d+)([af]?)$")
 _BASE_OPTIONS = ("-std=c++17",)
 
 
-class NvrtcError(RuntimeError):
-    """NVRTC rejected the source; the message carries its log."""
-
-    def __init__(self, message: str, log: str = ""):
-        super().__init__(f"{message}\n{log}".rstrip())
-        self.log = log
-
-
+@lru_cache(maxsize=1)
 def _nvrtc():
     try:
         from cuda.bindings import nvrtc
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise NvrtcError("cuda.bindings.nvrtc is not importable (pip install cuda-bindings "
-                         "nvidia-cuda-nvrtc)") from e
+
+        nvrtc.nvrtcVersion()  # loads libnvrtc now, so a missing library is said so here
+    except Exception as e:  # noqa: BLE001 - ImportError, or cuda.pathfinder's not-found error
+        raise CakeToolkitError(f"NVRTC cannot be loaded ({type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''}); install it with "
+                               "`pip install cuda-bindings nvidia-cuda-nvrtc`") from e
     return nvrtc
 
 

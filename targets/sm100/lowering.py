@@ -106,7 +106,7 @@ def mma_sm100(em: KernelEmitter, op: MmaOp) -> None:
     if not isinstance(region, TmemOp):
         sm80.mma_sm80(em, op)
         return
-    instr = em.attr_str(op, "cake.instr")
+    instr = em.mma_instr(op)
     if "cta_group::2" in instr:
         raise Unsupported("a 2-CTA MMA (tcgen05.mma.cta_group::2)")
     form = re.fullmatch(r"tcgen05\.mma\.cta_group::1\.kind::(\w+)", instr)

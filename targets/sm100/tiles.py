@@ -34,7 +34,7 @@ from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState, role_of
 from cakec.targets.emit.tiles import (
-    C, CP, Layout, Leaf, declare_regs, evaluate, load_row_vector, store_rows, store_tile,
+    C, CP, Layout, Leaf, declare_regs, evaluate, load_row_vector, store_tile,
     sum_sq_layout, tile_coords, tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.unsupported import Unsupported
@@ -89,8 +89,8 @@ def _leaf(chunks: dict[SSAValue, str]) -> Leaf:
         if _tmem_read(v) is not None:
             raise Unsupported("reading a TMEM accumulator other than in `lm.argmin`")
         if v not in em.values:
-            raise Unsupported(f"a tile defined by `{getattr(owner, 'name', 'a block')}` in "
-                              "tile arithmetic")
+            raise em.undefined(v, f"a tile defined by `{getattr(owner, 'name', 'a block')}` "
+                               "in tile arithmetic")
         rows, cols = tile_dims(v)
         if cols == 1:
             return em.values[v]

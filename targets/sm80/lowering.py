@@ -113,7 +113,7 @@ def mma_sm80(em: KernelEmitter, op: MmaOp) -> None:
     tiling = _TILINGS.get(em, {}).get(op.acc)
     if tiling is None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
-    instr = em.attr_str(op, "cake.instr")
+    instr = em.mma_instr(op)
     k_steps = em.attr_int(op, "cake.k_steps")
     form = re.fullmatch(r"mma\.sync\.aligned\.(m16n8k\d+)\.row\.col\.(\w+)\.(\w+)\.(\w+)\.\2",
                         instr)

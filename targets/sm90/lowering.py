@@ -116,7 +116,7 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
     acc = role.accs.get(op.acc)
     if acc is None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
-    form = wgmma_form(em.attr_str(op, "cake.instr"))
+    form = wgmma_form(em.mma_instr(op))
     for v in (op.a, op.b):
         stage = v.owner
         if isinstance(stage, StageOp) and em.attr_str(stage.view.owner, "cake.swizzle") == "none":

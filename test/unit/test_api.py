@@ -38,11 +38,11 @@ def k(lm):
 
 def test_canonical_example_verifies_from_path_and_text() -> None:
     assert cakec.verify(str(CANONICAL)) == []
-    assert cakec.verify(CANONICAL.read_text()) == []
+    assert cakec.verify(source=CANONICAL.read_text()) == []
 
 
 def test_verify_returns_positioned_diagnostics() -> None:
-    [d] = cakec.verify(TYPO)
+    [d] = cakec.verify(source=TYPO)
     assert (d.severity, d.code, d.message) == ("error", "CAKE-T001", "undefined name `lood`")
     assert (d.span.file, d.span.line, d.span.col, d.span.end_col) == ("<string>", 4, 10, 14)
     assert d.help == "did you mean `load`?"
@@ -179,7 +179,7 @@ def test_operator_precedence_and_associativity() -> None:
     right = parse("@cake.schedule()\ndef k(lm):\n    x = 2 ** 3 ** 2\n", "k.cake")
     assert right.body[0].body[0].value.right.op == "**"                     # 2 ** (3 ** 2)
     # 2 ** 3 ** 2 folds to 512, so this grid dimension is 0.
-    [d] = cakec.verify("@cake.schedule()\ndef k(lm):\n    lm.grid(2 ** 3 ** 2 - 512)\n")
+    [d] = cakec.verify(source="@cake.schedule()\ndef k(lm):\n    lm.grid(2 ** 3 ** 2 - 512)\n")
     assert (d.code, d.message) == ("CAKE-T010", "grid dimensions must be at least 1")
 
 
@@ -223,7 +223,7 @@ def test_a_diagnostic_without_a_place_renders_alone() -> None:
 def test_json_schema() -> None:
     d = Diagnostic("warning", "CAKE-S001", "m", Span("k.cake", 3, 5),
                    notes=[Note(Span("k.cake", 1, 2, 1, 6), "n"), Note(None, "elsewhere")])
-    [obj] = json.loads(render_json([d]))
+    [obj] = json.loads(render_json([d]))["diagnostics"]
     assert obj == {
         "severity": "warning", "code": "CAKE-S001", "message": "m", "file": "k.cake",
         "line": 3, "col": 5, "end_line": 3, "end_col": 6,
@@ -263,7 +263,7 @@ def test_json_output_of_several_files_and_stdin() -> None:
     result = CliRunner().invoke(main, ["verify", "--format", "json", str(CANONICAL), "-"],
                                 input=TYPO)
     assert result.exit_code == 1
-    [d] = json.loads(result.stdout)
+    [d] = json.loads(result.stdout)["diagnostics"]
     assert (d["file"], d["line"], d["col"], d["code"]) == ("<stdin>", 4, 10, "CAKE-T001")
 
 
@@ -343,3 +343,132 @@ def test_every_grammar_rule_is_documented() -> None:
     aliases = set(re.findall(r"->\s*([a-z_]+)", grammar))
     missing = sorted(r for r in rules | aliases if f"`{r}`" not in doc)
     assert not missing, f"grammar rules not named in docs/language.md: {missing}"
+
+
+# ---- the API's inputs and its exceptions (issue 17) --------------------------------------------
+
+
+def test_verify_takes_a_pathlike_and_source_text() -> None:
+    assert cakec.verify(CANONICAL) == []                      # pathlib.Path
+    assert cakec.verify(str(CANONICAL), "sm_100a") == []
+    assert cakec.verify(source=CANONICAL.read_text()) == []
+
+
+@pytest.mark.parametrize("path,why", [
+    ("", "the path is empty"),
+    (ROOT / "no_such_kernel.cake", "No such file or directory"),
+    (ROOT / "examples", "Is a directory"),
+])
+def test_an_unreadable_path_is_a_cake_read_error(path, why) -> None:
+    for entry in (cakec.verify, cakec.compile):
+        with pytest.raises(cakec.CakeReadError) as info:
+            entry(path)
+        assert isinstance(info.value, cakec.CakeError) and isinstance(info.value, OSError)
+        assert str(info.value) == f"cannot read {path}: {why}"
+
+
+def test_a_file_that_is_not_utf8_is_a_cake_read_error(tmp_path) -> None:
+    bad = tmp_path / "k.cake"
+    bad.write_bytes(b"@cake.schedule()\n\xff\n")
+    with pytest.raises(cakec.CakeReadError, match="not UTF-8 text"):
+        cakec.verify(bad)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({}, "not neither"),
+    ({"path": CANONICAL, "source": "x"}, "not both"),
+    ({"path": TYPO}, "looks like .cake source text"),
+    ({"path": 3}, "not int"),
+    ({"source": b"@cake"}, "not bytes"),
+])
+def test_a_wrong_kind_of_kernel_argument_is_a_usage_error(kwargs, message) -> None:
+    for entry in (cakec.verify, cakec.compile):
+        with pytest.raises(cakec.CakeUsageError, match=message):
+            entry(**kwargs)
+
+
+def test_every_exception_cakec_raises_is_a_cake_error() -> None:
+    from cakec import api, errors
+    from cakec.runtime import CakeArgumentError, CakeLaunchError
+    from cakec.targets.nvrtc import NvrtcError
+
+    assert {CakeArgumentError, CakeLaunchError, NvrtcError, api.CakeCompileError,
+            api.RunUsageError} <= set(errors.CakeError.__subclasses__()) | {
+        c for base in errors.CakeError.__subclasses__() for c in base.__subclasses__()}
+    # Still the builtin kinds callers caught before the hierarchy.
+    assert issubclass(CakeArgumentError, ValueError) and issubclass(CakeLaunchError, RuntimeError)
+    with pytest.raises(cakec.CakeCompileError) as info:
+        cakec.compile(source=TYPO)
+    assert [d.code for d in info.value.diagnostics] == ["CAKE-T001"]
+
+
+# ---- every CLI path ends in one line and an exit status, never a traceback -------------------
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_a_launch_error_in_cakec_run_is_one_line(monkeypatch) -> None:
+    # What `cakec run examples/gemm_tcgen05.cake` on an sm_90 GPU raised as a traceback: the
+    # driver refusing an sm_100a cubin. The launch is replaced by that refusal (no GPU here).
+    from cakec import api
+
+    def refuse(path, target=None, shape=None):
+        raise cakec.CakeLaunchError("gemm_tcgen05 was built for sm_100a; this GPU is sm_90")
+
+    monkeypatch.setattr(api, "run_example", refuse)
+    result = _run("run", str(ROOT / "examples" / "gemm_tcgen05.cake"))
+    assert result.exit_code == 1
+    assert result.output == "cakec: error: gemm_tcgen05 was built for sm_100a; this GPU is sm_90\n"
+
+
+def test_a_missing_toolkit_is_one_line_and_exit_2(monkeypatch) -> None:
+    from cakec.targets import nvrtc
+
+    def missing():
+        raise cakec.CakeToolkitError("NVRTC cannot be loaded (DynamicLibNotFoundError: "
+                                     "libnvrtc.so.13)")
+
+    monkeypatch.setattr(nvrtc, "_nvrtc", missing)
+    result = _run("emit", str(CANONICAL), "--emit", "ptx")
+    assert result.exit_code == 2
+    assert result.output.startswith("cakec: error: NVRTC cannot be loaded")
+    assert len(result.output.splitlines()) == 1
+
+
+def test_an_unexpected_exception_in_any_command_is_an_internal_error_line(monkeypatch) -> None:
+    from cakec.targets import sku_table
+
+    monkeypatch.setattr(sku_table, "format_targets_text", lambda: {}["boom"])
+    result = _run("targets")
+    assert result.exit_code == 1
+    assert result.output.startswith("cakec: error: internal compiler error: KeyError: 'boom' at ")
+    assert "[CAKE-I001]" in result.output and "Traceback" not in result.output
+
+
+# ---- colour ---------------------------------------------------------------------------------------
+
+
+def test_colour_follows_the_flag_the_terminal_and_no_color() -> None:
+    from cakec.cli import use_color
+
+    assert use_color("auto", True, {}) and not use_color("auto", False, {})
+    assert not use_color("auto", True, {"NO_COLOR": "1"})
+    assert use_color("auto", True, {"NO_COLOR": ""})          # set but empty: no-color.org
+    assert use_color("always", False, {"NO_COLOR": "1"})      # asked for explicitly
+    assert not use_color("never", True, {})
+
+
+def test_coloured_text_is_the_plain_text_with_styles() -> None:
+    [d] = cakec.verify(source=TYPO)
+    sources = {"<string>": SourceFile("<string>", TYPO)}
+    plain, coloured = render_text([d], sources), render_text([d], sources, color=True)
+    assert "\x1b[1;31merror:\x1b[0m" in coloured and "\x1b[1;32mhelp:\x1b[0m" in coloured
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == plain and "\x1b" not in plain
+
+
+def test_cli_colour_option() -> None:
+    bad = str(ROOT / "test" / "lit" / "frontend" / "undefined_name.cake")
+    assert "\x1b[" in CliRunner().invoke(main, ["--color=always", "verify", bad]).output
+    assert "\x1b[" not in CliRunner().invoke(main, ["verify", bad]).output  # not a terminal

@@ -138,3 +138,12 @@ def test_syntax_and_names_examples_print_what_the_page_shows(code: str,
     fixed_comp = verify_source(SourceFile(name, fixed))
     assert fixed_comp.sink.diagnostics == [], render_text(fixed_comp.sink.diagnostics,
                                                           {name: fixed_comp.source})
+
+
+def test_cakec_explain_knows_every_documented_code() -> None:
+    from cakec.explain import explanation, normalise
+
+    missing = sorted(c for c in documented() if explanation(c) is None)
+    assert not missing, f"codes `cakec explain` cannot explain: {missing}"
+    assert normalise("s001") == normalise("CAKE-S001") == "CAKE-S001"
+    assert normalise("S1") is None and explanation("CAKE-S999") is None

@@ -27,7 +27,7 @@ def gemm():
 
 
 def emit_text(text: str, target: str | None = None) -> api.Emitted:
-    return api.emit(api.load(text), target)
+    return api.emit(api.load(source=text), target)
 
 
 def codes(result: api.Emitted) -> list[str]:
@@ -282,7 +282,7 @@ def test_cake_names_that_are_not_c_names_are_renamed():
 
 def test_compile_raises_with_the_diagnostics():
     with pytest.raises(api.CakeCompileError) as info:
-        api.compile(BROKEN)
+        api.compile(source=BROKEN)
     assert [d.code for d in info.value.diagnostics] == ["CAKE-T001"]
     assert "undefined name `fulll` [CAKE-T001]" in str(info.value)
 
@@ -341,3 +341,20 @@ def test_example_module_defines_the_run_contract():
     assert example.outputs == ["C"] and "torch.matmul" in example.baselines
     assert example.shapes[0] == {"M": 8192, "N": 8192, "K": 8192}
     assert example.flops(example.shapes[0]) == 2.0 * 8192 ** 3
+
+
+def test_a_refused_construct_does_not_cascade_into_an_internal_error():
+    # Ungated (derive only), a wait on 65 mbarriers reaches the emitter: it is refused there
+    # (CAKE-H100), and the wait lowering that finds no phase register for it is the
+    # refusal's consequence, not a second, internal error (CAKE-I001 before the fix).
+    from cakec.driver import build, run_passes
+    from cakec.targets.cuda_emit import emit_cuda
+
+    text = (ROOT / "test/lit/conformance/waited_mbarriers.cake").read_text()
+    comp = build(api.load(source=text))
+    run_passes(comp, "derive")
+    assert comp.ok
+    assert emit_cuda(comp.module, comp.ctx, comp.sources) is None
+    assert [d.code for d in comp.sink.diagnostics] == ["CAKE-H100"]
+    assert comp.sink.diagnostics[0].message == (
+        "waiting on a barrier of 65 mbarriers is not yet supported for sm_90a code generation")

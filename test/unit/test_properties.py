@@ -283,7 +283,7 @@ def _only_diagnostics(text: str, fmt: str) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), output
     assert "Traceback" not in output and "CAKE-I001" not in output, (text, output)
     if fmt == "json":
-        diags = json.loads(result.stdout)
+        diags = json.loads(result.stdout)["diagnostics"]
         assert bool(diags and any(d["severity"] == "error" for d in diags)) == bool(
             result.exit_code), diags
         nlines = text.count("\n") + 2

@@ -1,0 +1,68 @@
+"""The long fuzz run (issue 17): damaged example and corpus kernels through `cakec verify` and
+`cakec emit`, for each kernel's own target and every target of `cakec targets`.
+
+    python bench/fuzz.py [--inputs N] [--seed S] [--kernel NAME] [--show K]
+
+Prints the inputs tried, how many verified, the failures found (internal errors, uncaught
+exceptions, exit statuses other than 0/1, emits that fail after a clean verify) and their
+rate per 1000 inputs, grouped by their first line, each with one reproducer (kernel, seed,
+target). `test/unit/test_fuzz.py` runs the same oracle, bounded, in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "unit"))
+
+import fuzzing  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--inputs", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--kernel", default=None, help="only kernels whose name contains this")
+    ap.add_argument("--show", type=int, default=3, help="reproducers printed per failure kind")
+    args = ap.parse_args()
+    from cakec.targets.sku import SKUS
+
+    kernels = [k for k in fuzzing.KERNELS if not args.kernel or args.kernel in k.name]
+    targets: list[str | None] = [None, *SKUS]
+    kinds: Counter[str] = Counter()
+    examples: dict[str, list[str]] = {}
+    verified = 0
+    start = time.perf_counter()
+    for i in range(args.inputs):
+        seed = args.seed * 1_000_003 + i
+        kernel = kernels[i % len(kernels)]
+        target = targets[(i // len(kernels)) % len(targets)]
+        text, ops = fuzzing.mutate(kernel.read_text(encoding="utf-8"), seed)
+        outcome = fuzzing.check(text, target)
+        verified += outcome.verified
+        if outcome.failure:
+            kind = re.sub(r"\d+", "N", outcome.failure)[:160]
+            kinds[kind] += 1
+            examples.setdefault(kind, []).append(
+                f"{kernel.relative_to(fuzzing.ROOT)} seed={seed} target={target or 'own'} "
+                f"ops={'+'.join(ops)}: {outcome.failure[:300]}")
+    elapsed = time.perf_counter() - start
+    failures = sum(kinds.values())
+    print(f"inputs tried: {args.inputs} ({len(kernels)} kernels x {len(targets)} targets, "
+          f"seed {args.seed}) in {elapsed:.1f} s ({args.inputs / elapsed:.1f} inputs/s)")
+    print(f"verified: {verified}")
+    print(f"failures: {failures} ({1000 * failures / max(args.inputs, 1):.2f} per 1000 inputs)")
+    for kind, n in kinds.most_common():
+        print(f"\n{n} x {kind}")
+        for line in examples[kind][:args.show]:
+            print(f"  {line}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
