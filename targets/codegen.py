@@ -32,9 +32,15 @@ def emit_cuda(module: ModuleOp, ctx: Context, sources: Mapping[str, SourceFile] 
                    f"{len(kernels)}", span_of(kernels[1], ctx) if len(kernels) > 1 else None,
                    help="move each kernel into its own .cake file")
         return None
-    target = kernels[0].attributes.get("cake.target")
-    return KernelEmitter(kernels[0], ctx, sources or {},
-                         backend_for(getattr(target, "data", "")), watchdog).run()
+    return emit_kernel(kernels[0], ctx, sources or {}, watchdog)
+
+
+def emit_kernel(kernel: KernelOp, ctx: Context, sources: Mapping[str, SourceFile],
+                watchdog: Watchdog | None = None) -> CudaUnit | None:
+    """One kernel, through the backend of the target derive-smem recorded on it."""
+    target = kernel.attributes.get("cake.target")
+    return KernelEmitter(kernel, ctx, sources, backend_for(getattr(target, "data", "")),
+                         watchdog).run()
 
 
 def backend_for(target: str) -> Backend | None:

@@ -348,7 +348,7 @@ def test_a_refused_construct_does_not_cascade_into_an_internal_error():
     # (CAKE-H100), and the wait lowering that finds no phase register for it is the
     # refusal's consequence, not a second, internal error (CAKE-I001 before the fix).
     from cakec.driver import build, run_passes
-    from cakec.targets.cuda_emit import emit_cuda
+    from cakec.targets.codegen import emit_cuda
 
     text = (ROOT / "test/lit/conformance/waited_mbarriers.cake").read_text()
     comp = build(api.load(source=text))
