@@ -116,22 +116,24 @@ def declare_tiles(em: KernelEmitter, role: RoleState, ops: list[Operation]) -> N
 
 
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
-    """A (1, N) vector: each thread its column slots, element by element with bounds."""
+    """A (1, N) or (M, 1) vector: each thread its column (row) slots, element by element
+    with bounds."""
     layout = tile_layout(em)
     rows, cols = tile_dims(op.result)
-    if rows != 1:
-        raise Unsupported(f"`load` of a ({rows}, {cols}) vector")
     ctype = tile_ctype(op.result)
     var = em.names.fresh(op.result.name_hint or "vec")
     em.values[op.result] = var
     em.source_comment(op)
-    em.line(f"{ctype} {var}{layout.decl((1, cols))};  // (1, {cols}): this warp's columns")
+    em.line(f"{ctype} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}): this warp's "
+            f"{'columns' if rows == 1 else 'rows'}")
+    pos, loop = ((layout.col(), layout.col_loop(em, op.result)) if rows == 1
+                 else (layout.row(), layout.row_loop(em, rows)))
     rank = len(op.coords)
     with em.block():
-        em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, cols)};")
-        with layout.col_loop(em, op.result):
-            em.line(f"{var}[{C}] = cake_load_elem<{rank}, {ctype}>({em.val(op.tensor)}, cake_at, "
-                    f"{layout.col()}, ({ctype}){load_other(op, ctype)});")
+        em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, max(rows, cols))};")
+        with loop:
+            em.line(f"{layout.ref(var, (rows, cols))} = cake_load_elem<{rank}, {ctype}>("
+                    f"{em.val(op.tensor)}, cake_at, {pos}, ({ctype}){load_other(op, ctype)});")
 
 
 def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:

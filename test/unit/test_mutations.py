@@ -193,6 +193,9 @@ _SM103 = ("sm_103a offers everything this sm_100a kernel uses (tcgen05 bf16 -> f
 _MMA_SYNC = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, which these targets "
              "have for bf16 -> f32; mma.sync completes synchronously, so every release by "
              "lm.commit still follows the reads of its stage")
+_MMA_SYNC_F8 = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, which these "
+                "targets have for e4m3 -> f32 (m16n8k32); mma.sync completes synchronously, so "
+                "every release by lm.commit still follows the reads of its stage")
 _NO_MMA = ("a TMA load and plain loads/stores only: every TMA target (sm_90a onwards) runs "
            "this kernel as written")
 _SUM_SQ_LAYOUT = ("only lm.sum_sq reads the stage, and every swizzle mode (or none) keeps each "
@@ -246,6 +249,15 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16.cake:retarget:15:sm_103a": _MMA_SYNC,
     "examples/gemm_bf16.cake:swizzle:24:128b->64b": _SWIZZLE,
     "examples/gemm_bf16.cake:swizzle:25:128b->64b": _SWIZZLE,
+    # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
+    "examples/gemm_bias_gelu.cake:retarget:17:sm_100a": _MMA_SYNC,
+    "examples/gemm_bias_gelu.cake:retarget:17:sm_103a": _MMA_SYNC,
+    "examples/gemm_bias_gelu.cake:swizzle:27:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu.cake:swizzle:28:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8.cake:retarget:16:sm_100a": _MMA_SYNC_F8,
+    "examples/gemm_fp8.cake:retarget:16:sm_103a": _MMA_SYNC_F8,
+    "examples/gemm_fp8.cake:swizzle:26:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8.cake:swizzle:27:128b->64b": _SWIZZLE,
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
