@@ -89,8 +89,8 @@ def _medians_ms(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, fl
 def in_process(name: str, text: str, runs: int) -> dict:
     from cakec.diagnostics import DiagnosticSink
     from cakec.driver import SourceFile, build, run_passes, verify_source
-    from cakec.frontend import Frontend
-    from cakec.syntax import parse
+    from cakec.frontend.ir_builder import Frontend
+    from cakec.frontend.parser import parse
 
     src = SourceFile(name, text)
     comp = verify_source(src)

@@ -22,8 +22,8 @@ OPCODES = ["HGMMA", "UTMALDG", "SYNCS", "UTCHMMA", "UTCQMMA", "UTCMMA", "LDTM", 
 
 def facts(path: Path, target: str) -> str:
     from cakec import api
-    from cakec.targets.nvrtc import ptxas_report
-    from cakec.targets.toolkit import find_tool
+    from cakec.targets.host.nvrtc import ptxas_report
+    from cakec.targets.host.toolkit import find_tool
 
     result = api.emit(api.load(str(path)), target)
     if result.unit is None:

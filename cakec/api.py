@@ -9,10 +9,9 @@ options, toolkit version), so recompiling an unchanged kernel costs only the fro
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import os
 
 from cakec.diagnostics import render_text
 from cakec.errors import CakeCompileError, CakeUsageError, RunUsageError  # noqa: F401 (re-exported)
@@ -20,7 +19,7 @@ from cakec.errors import CakeCompileError, CakeUsageError, RunUsageError  # noqa
 if TYPE_CHECKING:
     from cakec.driver import Compilation
     from cakec.runtime import Kernel
-    from cakec.targets.cuda_emit import CudaUnit
+    from cakec.targets.emit.emitter import CudaUnit
 
 
 @dataclass
@@ -60,9 +59,15 @@ def load(path: "str | os.PathLike[str] | None" = None, *, source: str | None = N
 def emit(source, target: str | None = None) -> Emitted:
     """Verify (every gate), then emit CUDA; diagnostics accumulate in `comp.sink`. Input
     that fails verification is never emitted."""
-    from cakec.driver import Compilation, _internal, verify_source
+    from cakec.driver import verify_source
 
-    comp: Compilation = verify_source(source, target)
+    return emit_verified(verify_source(source, target))
+
+
+def emit_verified(comp: "Compilation") -> Emitted:
+    """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify)."""
+    from cakec.driver import _internal
+
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None)
     # verify-lowering lowered each kernel already; one kernel's unit is the answer.
@@ -70,7 +75,7 @@ def emit(source, target: str | None = None) -> Emitted:
     if len(units) == 1 and units[0] is not None:
         return Emitted(comp, units[0])
     try:
-        from cakec.targets.cuda_emit import emit_cuda
+        from cakec.targets.codegen import emit_cuda
 
         unit = emit_cuda(comp.module, comp.ctx, comp.sources)
     except Exception as e:  # noqa: BLE001 - an emitter bug is a diagnostic, never a traceback
@@ -83,8 +88,8 @@ def emit(source, target: str | None = None) -> Emitted:
 def binary(unit: "CudaUnit", output: str) -> bytes:
     """PTX or cubin for an emitted unit, through NVRTC's disk cache. PTX carries the lowest
     `.version` its instructions need, so older drivers load it too."""
-    from cakec.targets.cuda_emit_ptx import lower_ptx_version
-    from cakec.targets.nvrtc import compile_cuda
+    from cakec.targets.host.ptx_version import lower_ptx_version
+    from cakec.targets.host.nvrtc import compile_cuda
 
     image = compile_cuda(unit.source, target=unit.target, output=output,  # type: ignore[arg-type]
                          name=f"{unit.kernel}.cu")
@@ -98,12 +103,20 @@ def compile(path: "str | os.PathLike[str] | None" = None, target: str | None = N
     diagnostics when it does not verify or cannot be emitted."""
     from cakec.runtime import Kernel
 
+    unit = emit_unit(path, target, source=source)
+    return Kernel(binary(unit, "cubin"), unit.metadata)
+
+
+def emit_unit(path: "str | os.PathLike[str] | None" = None, target: str | None = None, *,
+              source: str | None = None) -> "CudaUnit":
+    """The CUDA unit (source + launch metadata) of a kernel that verifies; raises
+    CakeCompileError with the diagnostics otherwise."""
     result = emit(load(path, source=source), target)
     comp = result.comp
     if result.unit is None:
         raise CakeCompileError(comp.sink.diagnostics,
                                render_text(comp.sink.diagnostics, comp.sources))
-    return Kernel(binary(result.unit, "cubin"), result.unit.metadata)
+    return result.unit
 
 
 # ---- cakec run: one example, checked and timed ---------------------------------------------

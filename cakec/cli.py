@@ -313,7 +313,7 @@ def emit(file: str, target: str | None, kind: str, output: str, header: str | No
 
         artifact = json.dumps(unit.metadata, indent=2) + "\n"
     else:
-        from cakec.targets.nvrtc import NvrtcError
+        from cakec.targets.host.nvrtc import NvrtcError
 
         try:
             artifact = api.binary(unit, kind)
@@ -358,13 +358,13 @@ def _usage(message: str) -> None:
 def _host_code(file: str, unit, image: bytes | None) -> tuple[str, str]:
     """(host code to append to the .cu, the header): the nvcc launcher when there is no
     `image`, else a header that loads the image. See docs/aot.md."""
-    from cakec.targets import host_launcher
+    from cakec.targets.host import launcher
 
     try:
         if image is None:
-            return (host_launcher.cuda_launcher(unit.metadata),
-                    host_launcher.header(unit.metadata))
-        return "", host_launcher.module_header(unit.metadata, image)
+            return (launcher.cuda_launcher(unit.metadata),
+                    launcher.header(unit.metadata))
+        return "", launcher.module_header(unit.metadata, image)
     except ValueError as e:  # metadata the C launcher cannot express: said so, no traceback
         click.echo(f"{file}: error: cannot generate the host launcher: {e}", err=True)
         sys.exit(1)

@@ -100,8 +100,8 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
         if _is_mlir(source):
             comp.module = _parse_mlir(comp)
         else:
-            from cakec.frontend import Frontend
-            from cakec.syntax import parse
+            from cakec.frontend.ir_builder import Frontend
+            from cakec.frontend.parser import parse
 
             tree = parse(source.text, source.path)
             fe = Frontend(source.path, comp.sink)
@@ -134,7 +134,7 @@ def _is_mlir(source: SourceFile) -> bool:
 
 def _deepest_statement(tree: object) -> Span:
     """Start of the simple statement whose expression tree is deepest (iterative walk)."""
-    from cakec import ast
+    from cakec.frontend import ast
 
     best = (-1, Span("", 1, 1))
     stack: list[tuple[object, int, Span]] = [(tree, 0, Span("", 1, 1))]

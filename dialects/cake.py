@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr, BFloat16Type, DenseArrayBase, FloatAttr, Float16Type, Float32Type, Float8E4M3FNType,
     Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, i1, i32, i64,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments, IRDLOperation, irdl_attr_definition, irdl_op_definition,
     operand_def, opt_operand_def, opt_prop_def, prop_def, region_def, result_def,
@@ -39,6 +39,8 @@ DTYPES: dict[str, tuple[Attribute, int]] = {
     "e5m2": (Float8E5M2Type(), 1),
     "i8": (IntegerType(8), 1),
     "i32": (IntegerType(32), 4),
+    # Predicate tiles (the result of a tile comparison); not a surface dtype (no `lm.i1`).
+    "i1": (IntegerType(1), 1),
 }
 
 
@@ -530,13 +532,94 @@ class TileStoreOp(IRDLOperation):
 @irdl_op_definition
 class TileBinaryOp(IRDLOperation):
     """Elementwise `lhs KIND rhs` on f32 tiles with numpy broadcasting; either side may be
-    an f32 scalar. KIND is add, sub, mul, min or max."""
+    an f32 scalar. KIND is add, sub, mul, div, min or max (TILE_BINARY), or `and`/`or` of
+    two i1 predicate tiles."""
 
     name = "cake.tile_binary"
     kind = prop_def(StringAttr)
     lhs = operand_def(TileType | Float32Type)
     rhs = operand_def(TileType | Float32Type)
     result = result_def(TileType)
+
+
+@irdl_op_definition
+class TileUnaryOp(IRDLOperation):
+    """Elementwise `KIND(x)` of an f32 tile (TILE_UNARY: exp2, exp, ..., gelu, silu)."""
+
+    name = "cake.tile_unary"
+    kind = prop_def(StringAttr)
+    operand = operand_def(TileType)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class TileCmpOp(IRDLOperation):
+    """Elementwise `lhs PRED rhs` (TILE_CMP: lt, le, gt, ge, eq, ne) of two f32 or two i32
+    operands (tiles or scalars, broadcasting): an i1 predicate tile."""
+
+    name = "cake.tile_cmp"
+    predicate = prop_def(StringAttr)
+    lhs = operand_def(TileType | Float32Type | IntegerType)
+    rhs = operand_def(TileType | Float32Type | IntegerType)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class TileSelectOp(IRDLOperation):
+    """`lm.where(pred, a, b)`: elementwise `pred ? a : b`, broadcasting; a and b have one
+    dtype (f32 or i32; either may be a scalar of it)."""
+
+    name = "cake.tile_select"
+    pred = operand_def(TileType)
+    lhs = operand_def(TileType | Float32Type | IntegerType)
+    rhs = operand_def(TileType | Float32Type | IntegerType)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class TileIndexOp(IRDLOperation):
+    """`lm.row_index(t, base=)` (axis 0: an (M, 1) i32 tile) or `lm.col_index(t, base=)`
+    (axis 1: (1, N)): each element's row or column within the tile, plus `base`."""
+
+    name = "cake.tile_index"
+    axis = prop_def(IntegerAttr)
+    base = operand_def(i32)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class TileReduceOp(IRDLOperation):
+    """`t.KIND(axis=1)` (TILE_REDUCE: sum, max, min, argmax, argmin): each row of an (M, N)
+    f32 tile reduced to an (M, 1) tile, f32 (sum, max, min) or i32 (the column of the first
+    extreme value)."""
+
+    name = "cake.tile_reduce"
+    kind = prop_def(StringAttr)
+    axis = prop_def(IntegerAttr)
+    source = operand_def(TileType)
+    result = result_def(TileType)
+
+
+@irdl_op_definition
+class TileAssignOp(IRDLOperation):
+    """`r = value` where `r` names an `lm.regs` tile: the register tile's new contents (a
+    running max, a rescaled accumulator; a scalar fills every element), read by every later
+    use of `r`."""
+
+    name = "cake.tile_assign"
+    dest = operand_def(TileType)
+    value = operand_def(TileType | Float32Type | IntegerType)
+
+
+#: Kinds of the elementwise and reduction ops (the frontend's spellings map onto these).
+TILE_BINARY = ("add", "sub", "mul", "div", "min", "max", "and", "or")
+TILE_UNARY = ("exp2", "exp", "log2", "log", "sqrt", "rsqrt", "abs", "neg", "tanh", "sigmoid",
+              "relu", "gelu", "silu")
+TILE_CMP = ("lt", "le", "gt", "ge", "eq", "ne")
+TILE_REDUCE = ("sum", "max", "min", "argmax", "argmin")
+#: Register-tile ops that compute a value and have no other effect: the emitters evaluate
+#: them where they are consumed (targets/emit/tiles.py).
+PURE_TILE_OPS = (TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp)
 
 
 @irdl_op_definition
@@ -574,6 +657,16 @@ class ArgminOp(IRDLOperation):
     axis = prop_def(IntegerAttr)
 
 
+def tile_leaves(v: SSAValue) -> list[SSAValue]:
+    """The values an expression of pure tile ops (and `.to` of a tile) is built from: the
+    tiles, TMEM reads and scalars at its leaves, an index tile counting as one."""
+    op = v.owner
+    if isinstance(op, (TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp)) or (
+            isinstance(op, ConvertOp) and isinstance(op.source.type, TileType)):
+        return [leaf for o in op.operands for leaf in tile_leaves(o)]
+    return [v]
+
+
 #: Ops one thread can execute for its whole role: a role made only of these (and scalar
 #: arithmetic) runs on one elected thread; any other op makes every thread of the role run
 #: it. The emitters and derive-barriers' arrival counts share this rule.
@@ -593,7 +686,8 @@ Cake = Dialect(
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
         CopyLoadOp, TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
-        TileLoadOp, TileStoreOp, TileBinaryOp, StageLoadOp, SumSqOp, ArgminOp,
+        TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
+        TileReduceOp, TileAssignOp, StageLoadOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

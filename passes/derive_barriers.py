@@ -6,7 +6,7 @@ passes (an "empty" barrier). On every `cake.wait`: the parity it waits on, per d
 instance when the loops around it have static trip counts, else a closed form or "tracked at
 run time" (the emitter then tracks one phase bit per element, starting from
 `cake.initial_parity`). On the kernel: the bytes of barrier storage. docs/ir.md is the
-contract; passes/protocol.py holds the model that `verify-safety` checks with the same facts.
+contract; passes/protocol/ holds the model that `verify-safety` checks with the same facts.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
 from cakec.passes.base import target_of
-from cakec.passes.protocol import (
-    Exploration, Kernel, accounting, first_wait_free, model_of, parities,
-)
+from cakec.passes.protocol.accounting import accounting, first_wait_free
+from cakec.passes.protocol.model import Kernel
+from cakec.passes.protocol.parity import parities
+from cakec.passes.protocol.trace import Exploration, model_of
 
 MBARRIER_BYTES = 8
 

@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H018 and H020).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
@@ -28,7 +28,9 @@ from xdsl.passes import ModulePass
 from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
+from cakec.passes.conformance_tiles import tile_problems
 from cakec.targets import sku as hw
+from cakec.targets.sm80.tiling import warp_tiling
 
 # ---- what both data gates read: one walk of a kernel ----------------------------------------
 
@@ -232,7 +234,7 @@ def at_line(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class VerifyConformance(ModulePass):
-    """Reports CAKE-H001..H017: constructs the target lacks and limits it imposes."""
+    """Reports CAKE-H001..H018 and H020: constructs the target lacks and limits it imposes."""
 
     name = "verify-conformance"
     target: str = ""
@@ -274,6 +276,16 @@ class _Conformance:
         self.check_smem()
         self.check_tmem_reads()
         self.check_barriers()
+        self.check_tiles()
+
+    # -- H020: register-tile forms the target's tile layout does not lower --
+
+    def check_tiles(self) -> None:
+        roles: dict[cake.RoleOp, list[Operation]] = {}
+        for op, role in self.idx.role_of.items():
+            roles.setdefault(role, []).append(op)
+        for op, message, help in tile_problems(self.sku.codegen, roles):
+            self.error("H020", f"{message} on {self.target}", op, help=help)
 
     # -- reporting --
 
@@ -476,6 +488,31 @@ class _Conformance:
                         f"`{acc}` is declared here with shape ({m}, {n})")
         for message, help in problems:
             self.error("H004", message, mma, [acc_note], help=help)
+        if not problems and instr == "mma.sync":
+            self.check_mma_sync_tiling(mma, on, m, n, acc_note)
+
+    # -- H017: MMA forms the hardware has and the code generator does not lower --
+
+    def check_mma_sync_tiling(self, mma: cake.MmaOp, on: str, m: int, n: int,
+                              acc_note: Note) -> None:
+        """Verify implies emit: a register accumulator the role's warps cannot split into
+        mma.sync fragments (targets/sm80/tiling.py) is refused here, not by `cakec emit`.
+        (wgmma of an unswizzled operand never gets this far: D008 refuses the rows TMA
+        writes, H004 16-byte core-matrix rows, which hold less than one K step.)"""
+        role = self.idx.role_of.get(mma)
+        if role is None:
+            return
+        warps = warps_of(role)
+        if warps == list(range(warps[0], warps[0] + len(warps))) and warp_tiling(
+                m, n, len(warps)):
+            return
+        name = name_of(role.result)
+        self.error("H017", f"{on} splits accumulator `{name_of(mma.acc)}` ({m}×{n}) over the "
+                   f"warps of role `{name}` {warps}, each a block of whole 16×8 fragments, and "
+                   "these warps do not split it", mma, [acc_note],
+                   help=f"give `{name}` consecutive warps whose count divides M/16 × N/8 "
+                   "into a grid, e.g. 1, 2 or 4 warps")
+
 
     def wgmma_groups(self, mma: cake.MmaOp) -> int | None:
         """The issuing role's warpgroups, recording that the role needs whole ones."""
@@ -593,7 +630,7 @@ class _Conformance:
                            help="complete the copies on more barrier phases or stages")
         self.check_waited_mbarriers()
 
-    # -- H017: what the lowering can wait on --
+    # -- H018: what the lowering can wait on --
 
     def check_waited_mbarriers(self) -> None:
         waits: dict[cake.BarrierOp, list[cake.WaitOp]] = {}
@@ -604,7 +641,7 @@ class _Conformance:
                     waits.setdefault(b, []).append(op)
         for barrier, ops in waits.items():
             name, count = name_of(barrier.result), barrier.count.value.data
-            self.error("H017", f"barrier `{name}` has {count} mbarriers and is waited on; "
+            self.error("H018", f"barrier `{name}` has {count} mbarriers and is waited on; "
                        f"code generation tracks the wait parities of at most "
                        f"{hw.MAX_WAITED_MBARRIERS} mbarriers per barrier", barrier,
                        [self.note(op, f"`{name}` is waited on here") for op in ops[:_MAX_NOTES]],

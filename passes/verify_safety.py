@@ -1,7 +1,7 @@
 """`verify-safety`: the program-safety gate (codes CAKE-S001..S049, docs/diagnostics/safety.md).
 
 Declarations first (views inside their pool and apart, TMEM regions apart, static TMA
-coordinates), then the barrier protocol of passes/protocol.py: which roles may complete and
+coordinates), then the barrier protocol of passes/protocol/: which roles may complete and
 wait on each barrier, how many events complete one phase, and finally every role run against
 the mbarrier machine for every trip-count class (deadlocks, races, phase lapping,
 uninitialised reads). Protocol errors found structurally stop the simulation, so one mistake
@@ -20,10 +20,11 @@ from xdsl.passes import ModulePass
 from cakec.diagnostics import Note
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
-from cakec.passes.protocol import (
-    MAX_ELEMENTS, Finding, Kernel, View, accounting, explore, first_wait_free, model_of,
-    role_findings, simulate_all,
-)
+from cakec.passes.protocol.definite import tile_definedness
+from cakec.passes.protocol.accounting import accounting, first_wait_free, role_findings
+from cakec.passes.protocol.model import MAX_ELEMENTS, Finding, Kernel, View
+from cakec.passes.protocol.simulate import simulate_all
+from cakec.passes.protocol.trace import explore, model_of
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def _partial(k: Kernel, why: str) -> Finding:
 
 
 def _declarations(k: Kernel) -> list[Finding]:
-    return _roles(k) + _views(k) + _tmem(k) + _coords(k)
+    return _roles(k) + _views(k) + _tmem(k) + _coords(k) + tile_definedness(k.op)
 
 
 def _roles(k: Kernel) -> list[Finding]:

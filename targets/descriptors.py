@@ -89,11 +89,13 @@ _KIND_TYPES: dict[str, dict[str, int]] = {
     "f16": {"f16": 0, "bf16": 1},
     "tf32": {"tf32": 2},
     "f8f6f4": {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5},
+    "i8": {"u8": 0, "i8": 1},
 }
 # Only these have a .cake spelling; fp6/fp4 codes are recognised when decoding.
-_ENCODABLE_AB = ("bf16", "f16", "tf32", "e4m3", "e5m2")
-_KIND_ACCUM = {"f16": ("f16", "f32"), "tf32": ("f32",), "f8f6f4": ("f16", "f32")}
-_D_TYPES = {"f16": 0, "f32": 1, "s32": 2}
+_ENCODABLE_AB = ("bf16", "f16", "tf32", "e4m3", "e5m2", "i8")
+_KIND_ACCUM = {"f16": ("f16", "f32"), "tf32": ("f32",), "f8f6f4": ("f16", "f32"),
+               "i8": ("i32",)}
+_D_TYPES = {"f16": 0, "f32": 1, "i32": 2}  # i32: the PTX s32
 _MAJORS = ("K", "MN")
 
 # Shared-memory window addressed by descriptors: 18 bits, 16-B granules.
@@ -165,7 +167,7 @@ def tcgen05_smem_desc(
 
 
 def tcgen05_kind(a_dtype: str, b_dtype: str) -> str:
-    """The tcgen05.mma .kind ("f16" | "tf32" | "f8f6f4") for these operand types."""
+    """The tcgen05.mma .kind ("f16" | "tf32" | "f8f6f4" | "i8") for these operand types."""
     for name in (a_dtype, b_dtype):
         if name not in _ENCODABLE_AB:
             raise ValueError(f"unsupported tcgen05 operand dtype {name!r}; "

@@ -89,7 +89,7 @@ MBARRIER_MAX_ARRIVALS = (1 << 20) - 1
 MBARRIER_MAX_TX_BYTES = (1 << 20) - 1
 # A limit of cakec's lowering, not of the hardware: a role keeps the wait parities of a
 # barrier's mbarriers in one 64-bit register (docs/codegen.md), so a barrier that is waited on
-# has at most this many. verify-conformance refuses more (CAKE-H017) before emit sees it.
+# has at most this many. verify-conformance refuses more (CAKE-H018) before emit sees it.
 MAX_WAITED_MBARRIERS = 64
 
 
@@ -189,6 +189,7 @@ class Sku:
     tmem_columns: int  # 0 without tensor memory
     min_ptx_version: tuple[int, int]  # lowest .version ptxas accepts for this .target [V]
     mma_forms: tuple[MmaForm, ...]
+    codegen: str  # the package of targets/ that lowers it (a backend: sm80, sm90, sm100)
     max_threads_per_block: int = 1024
     registers_per_sm: int = 65536  # the budget setmaxnreg redistributes
     #: shared memory the system takes per block (cudaDevAttrReservedSharedMemoryPerBlock;
@@ -299,32 +300,33 @@ _CONSUMER_SMEM = 101376  # 99 KB
 SKUS: Mapping[str, Sku] = MappingProxyType({s.name: s for s in (
     Sku("sm_80", 80, "", "Ampere A100", _AMPERE,
         smem_per_block_optin=166912, max_cluster_size=0, tmem_columns=0,
-        min_ptx_version=(7, 0), mma_forms=_MMA_SYNC),
+        min_ptx_version=(7, 0), mma_forms=_MMA_SYNC, codegen="sm80"),
     Sku("sm_89", 89, "", "Ada L4/L40S/RTX 40", _AMPERE | {"mma_sync_fp8"},
         smem_per_block_optin=_CONSUMER_SMEM, max_cluster_size=0, tmem_columns=0,
-        min_ptx_version=(7, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8),
+        min_ptx_version=(7, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80"),
     Sku("sm_90a", 90, "a", "Hopper H100/H200", _AMPERE | _ASYNC | {"mma_sync_fp8", "wgmma"},
         smem_per_block_optin=_HOPPER_SMEM, max_cluster_size=8, tmem_columns=0,
-        min_ptx_version=(8, 0), mma_forms=_WGMMA + _MMA_SYNC + _MMA_SYNC_FP8),
+        min_ptx_version=(8, 0), mma_forms=_WGMMA + _MMA_SYNC + _MMA_SYNC_FP8, codegen="sm90"),
     Sku("sm_100a", 100, "a", "Blackwell B200/GB200",
         _AMPERE | _ASYNC | _TCGEN05_FAMILIES | {"mma_sync_fp8"},
         smem_per_block_optin=_HOPPER_SMEM, max_cluster_size=8, tmem_columns=512,
-        min_ptx_version=(8, 6), mma_forms=_TCGEN05 + _TCGEN05_I8 + _MMA_SYNC + _MMA_SYNC_FP8),
+        min_ptx_version=(8, 6), mma_forms=_TCGEN05 + _TCGEN05_I8 + _MMA_SYNC + _MMA_SYNC_FP8,
+        codegen="sm100"),
     # Shared memory opt-in on sm_103 is [U] in PTX.md; taken equal to sm_100.
     Sku("sm_103a", 103, "a", "Blackwell Ultra B300/GB300",
         _AMPERE | _ASYNC | _TCGEN05_FAMILIES | {"mma_sync_fp8", "tcgen05_ld_red"},
         smem_per_block_optin=_HOPPER_SMEM, max_cluster_size=8, tmem_columns=512,
-        min_ptx_version=(8, 8), mma_forms=_TCGEN05 + _MMA_SYNC + _MMA_SYNC_FP8),
+        min_ptx_version=(8, 8), mma_forms=_TCGEN05 + _MMA_SYNC + _MMA_SYNC_FP8, codegen="sm100"),
     # Consumer Blackwell: TMA and clusters but no tcgen05/TMEM. Cluster instructions assemble [V];
     # whether GeForce parts launch clusters of 8 is [U].
     Sku("sm_120a", 120, "a", "Blackwell RTX 50/RTX PRO",
         _AMPERE | _ASYNC | {"mma_sync_fp8", "mma_sync_f8f6f4"},
         smem_per_block_optin=_CONSUMER_SMEM, max_cluster_size=8, tmem_columns=0,
-        min_ptx_version=(8, 7), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8),
+        min_ptx_version=(8, 7), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80"),
     Sku("sm_121a", 121, "a", "Blackwell DGX Spark GB10",
         _AMPERE | _ASYNC | {"mma_sync_fp8", "mma_sync_f8f6f4"},
         smem_per_block_optin=_CONSUMER_SMEM, max_cluster_size=8, tmem_columns=0,
-        min_ptx_version=(8, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8),
+        min_ptx_version=(8, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80"),
 )})
 
 DEFAULT_TARGET = "sm_100a"

@@ -1,7 +1,7 @@
 // gemm_bf16: C[M, N] = A[M, K] . B[N, K]^T, bf16 operands, f32 accumulation, bf16 result.
 //
 // Hand-written model of what the emitter generates for the LANGUAGE.md gemm_bf16 sketch on
-// sm_90a. Like generated code it has no #include: targets/prelude.cuh is prepended (by the
+// sm_90a. Like generated code it has no #include: targets/emit/prelude.cuh is prepended (by the
 // emitter, here by run_proto.py), and the kernel uses only prelude helpers plus scalar C++.
 //
 // Schedule (the .cake entities are named in the comments):
@@ -188,7 +188,7 @@ gemm_bf16(const __grid_constant__ CakeTensorMap A_tmap0, const CakeTensor<2> A,
         cake_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)
-          cake_wgmma_m64n256k16_bf16(acc, da + 2 * kk, db + 2 * kk, (k > 0) | (kk > 0));
+          cake_wgmma_m64n256k16_f32_bf16_bf16(acc, da + 2 * kk, db + 2 * kk, (k > 0) | (kk > 0));
         cake_wgmma_commit();
 #if CAKE_DEFER_STORE
         if (pending && k < 4) cake_store_quarter(k, out_p, ld, out);  // under the wgmma

@@ -1,6 +1,6 @@
 """Build, check and time the hand-written gemm_bf16 prototype against torch.matmul (cuBLAS).
 
-Everything goes through the project's own toolchain: targets/nvrtc.py compiles
+Everything goes through the project's own toolchain: targets/host/nvrtc.py compiles
 prelude.cuh + gemm_bf16_handwritten.cu to an sm_90a cubin, cakec.runtime.Kernel launches it
 with a hand-written metadata dict (what the emitter will produce for this kernel).
 
@@ -46,7 +46,9 @@ import torch
 import triton
 
 from cakec.runtime import Kernel
-from cakec.targets import nvrtc
+from cakec.targets.emit.emitter import prelude_source
+from cakec.targets.sm90.wgmma_forms import WgmmaForm
+from cakec.targets.host import nvrtc
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "gemm_bf16_handwritten.cu"
@@ -97,8 +99,14 @@ def metadata(stages: int, cluster: int) -> dict:
     }
 
 
+def proto_source() -> str:
+    """The prelude, the one wgmma form the prototype issues (generated as the emitter
+    generates it), then the hand-written kernel."""
+    return prelude_source() + WgmmaForm(256, 16, "f32", "bf16", "bf16").source() + SOURCE.read_text()
+
+
 def build(defines: dict[str, int]) -> tuple[Kernel, bytes, str]:
-    source = nvrtc.prelude_source() + SOURCE.read_text()
+    source = proto_source()
     opts = [f"-D{k}={v}" for k, v in defines.items()]
     cubin = nvrtc.compile_cuda(source, target="sm_90a", output="cubin",
                                name="gemm_bf16_handwritten.cu", extra_options=opts)

@@ -32,6 +32,8 @@ TENSOR_DTYPES: dict[str, DType] = {d.name: d for d in (
     DType("bf16", "torch.bfloat16", 2, 9),
     DType("f16", "torch.float16", 2, 6),
     DType("f32", "torch.float32", 4, 7),
+    # tf32 MMA operands are f32 in memory; the tensor core reads the top 19 bits of each.
+    DType("tf32", "torch.float32", 4, 7),
     DType("f64", "torch.float64", 8, 8),
     DType("e4m3", "torch.float8_e4m3fn", 1, 0),
     DType("e5m2", "torch.float8_e5m2", 1, 0),
@@ -56,7 +58,7 @@ SCALAR_DTYPES: dict[str, tuple[str, tuple[int, int] | None]] = {
     "f64": ("<d", None),
 }
 # cuda.h's CUtensorMap enum value for each spelling the metadata may use: the Python runtime
-# and the C launcher generator (targets/host_launcher.py) both encode tensor maps from these.
+# and the C launcher generator (targets/launcher.py) both encode tensor maps from these.
 TMAP_SWIZZLE = {"none": 0, "32b": 1, "64b": 2, "128b": 3}
 TMAP_L2_PROMOTION = {"none": 0, "64b": 1, "128b": 2, "256b": 3}
 TMAP_OOB_FILL = {"zero": 0, "nan": 1}
@@ -83,6 +85,7 @@ class Param:
     rank: int = 0
     tmaps: tuple[TmapSpec, ...] = ()
     shape: tuple[int | str | None, ...] | None = None   # per dim: literal, scalar name, any
+    max_shape: tuple[int | None, ...] | None = None     # per dim: the largest extent, or any
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,13 @@ def _parse_param(raw: Mapping[str, Any]) -> Param:
         if len(shape) != rank or not all(s is None or isinstance(s, (int, str)) for s in shape):
             _fail(f"{name}: shape {shape!r} needs {rank} entries of int, scalar name or null")
         shape = tuple(shape)
-    return Param(name, kind, dtype, rank, tmaps, shape)
+    max_shape = raw.get("max_shape")
+    if max_shape is not None:
+        if len(max_shape) != rank or not all(
+                s is None or (type(s) is int and s >= 1) for s in max_shape):
+            _fail(f"{name}: max_shape {max_shape!r} needs {rank} entries of int >= 1 or null")
+        max_shape = tuple(max_shape)
+    return Param(name, kind, dtype, rank, tmaps, shape, max_shape)
 
 
 def _parse_metadata(raw: Mapping[str, Any]) -> Metadata:
@@ -294,6 +303,11 @@ def bind(meta: Metadata, args: Sequence[Any]) -> BoundArgs:
                 label = f"{want} = {expected}" if isinstance(want, str) else str(expected)
                 raise CakeArgumentError(f"{meta.kernel}: argument {tname!r} has shape "
                                         f"{list(b.shape)}; dim {d} must be {label}")
+        for d, most in enumerate(b.param.max_shape or ()):
+            if most is not None and b.shape[d] > most:
+                raise CakeArgumentError(f"{meta.kernel}: argument {tname!r} has shape "
+                                        f"{list(b.shape)}; dim {d} must be at most {most} "
+                                        "(the kernel covers no more)")
     for c in meta.constraints:
         try:
             ok = expr.evaluate(c, scalars)

@@ -24,7 +24,7 @@ import pytest
 from cakec import __version__, depfile
 from cakec.runtime import CakeArgumentError, expr
 from cakec.runtime.args import GRID_NAMES, Metadata, bind
-from cakec.targets import host_launcher
+from cakec.targets.host import launcher
 from test_runtime import gemm_meta
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def _run(cmd: list[str], cwd: Path | None = None, **kw) -> subprocess.CompletedP
 # ---------------------------------------------------------------- generator
 
 def test_header_declares_the_c_api():
-    h = host_launcher.header(GEMM)
+    h = launcher.header(GEMM)
     assert "cudaError_t gemm_bf16_launch(\n" in h
     assert ("    void* A, int64_t A_shape0, int64_t A_shape1, int64_t A_stride0, "
             "int64_t A_stride1,\n") in h
@@ -65,7 +65,7 @@ def test_parameter_names_that_c_or_the_launcher_use_get_an_underscore():
                          {"name": "int", "kind": "scalar", "dtype": "u64"},
                          {"name": "cake_k", "kind": "scalar", "dtype": "f32"}],
                  shape_bindings={}, constraints=[], grid=["1", "1", "1"], cluster=[1, 1, 1])
-    h = host_launcher.header(meta)
+    h = launcher.header(meta)
     assert ("void* stream_, int64_t stream__shape0, int64_t stream__stride0,\n"
             "    uint64_t int_, float cake_k_,\n    cudaStream_t stream);") in h
 
@@ -75,17 +75,17 @@ def test_colliding_generated_names_are_a_metadata_error():
                          {"name": "A_shape0", "kind": "scalar", "dtype": "i32"}],
                  shape_bindings={}, constraints=[], grid=["1", "1", "1"], cluster=[1, 1, 1])
     with pytest.raises(ValueError, match="collide"):
-        host_launcher.header(meta)
+        launcher.header(meta)
 
 
 @pytest.mark.parametrize("fact", GRID_NAMES)
 def test_every_grid_fact_of_the_runtime_is_computed(fact):
-    code = host_launcher.cuda_launcher(_meta(grid=[f"min({fact}, 4)", "1", "1"]))
+    code = launcher.cuda_launcher(_meta(grid=[f"min({fact}, 4)", "1", "1"]))
     assert f"d.{fact} = " in code and f"cake_dev.{fact}" in code
 
 
 def test_launcher_follows_the_kernel_abi():
-    code = host_launcher.cuda_launcher(GEMM)
+    code = launcher.cuda_launcher(GEMM)
     assert ("void* cake_args[] = {(void*)&cake_m_A_0, (void*)&cake_t_A, (void*)&cake_m_B_0, "
             "(void*)&cake_t_B, (void*)&cake_t_C, (void*)&M, (void*)&N, (void*)&K};") in code
     assert "cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, 197696)" in code
@@ -97,7 +97,7 @@ def test_launcher_follows_the_kernel_abi():
 
 def test_constraint_on_a_device_fact_is_refused():
     with pytest.raises(ValueError, match="device facts"):
-        host_launcher.cuda_launcher(_meta(constraints=["M < sm_count"]))
+        launcher.cuda_launcher(_meta(constraints=["M < sm_count"]))
 
 
 # ---------------------------------------------------------------- depfiles
@@ -146,9 +146,9 @@ def test_c_expressions_evaluate_like_the_runtime(tmp_path):
     for text, env in cases:
         names = {n: f"INT64_C({v})" for n, v in env.items()}
         body.append(f"  {{ cake_host::Eval cake_ev; const long long v = "
-                    f"{host_launcher._c_expr(text, names)}; "
+                    f"{launcher._c_expr(text, names)}; "
                     'if (cake_ev.ok) printf("%lld\\n", v); else printf("div0\\n"); }')
-    source = ("#include <cstdio>\n" + host_launcher._support() + "int main() {\n"
+    source = ("#include <cstdio>\n" + launcher._support() + "int main() {\n"
               + "\n".join(body) + "\n}\n")
     out = _run([str(_build(tmp_path, "exprs", source))]).stdout.split()
     for (text, env), got in zip(cases, out, strict=True):
@@ -223,22 +223,40 @@ def _argument_cases(n: int) -> list[list[int]]:
     return cases
 
 
-def _python_verdict(case: list[int]) -> bool:
+def _python_verdict(meta: dict, case: list[int]) -> bool:
     """True if the runtime accepts these arguments."""
     tensors = [_Tensor(case[5 * i], case[5 * i + 1:5 * i + 3], case[5 * i + 3:5 * i + 5])
                for i in range(3)]
     try:
-        bind(Metadata.parse(GEMM), [*tensors, *case[15:]])
+        bind(Metadata.parse(meta), [*tensors, *case[15:]])
     except CakeArgumentError:
         return False
     return True
 
 
+def _derived_gemm() -> dict:
+    """examples/gemm_bf16.cake's own metadata: bindings and shapes derived from its tiles."""
+    from cakec import api
+
+    return api.emit(api.load(str(ROOT / "examples" / "gemm_bf16.cake"))).unit.metadata
+
+
+def _capped_gemm() -> dict:
+    meta = _meta()
+    meta["params"][1] = {**meta["params"][1], "max_shape": [None, 512]}
+    return meta
+
+
 @needs_nvcc
-def test_c_argument_checks_agree_with_the_runtime(tmp_path):
+@pytest.mark.parametrize("make_meta", [lambda: GEMM, _derived_gemm, _capped_gemm],
+                         ids=["abi", "derived", "capped"])
+def test_c_argument_checks_agree_with_the_runtime(tmp_path, make_meta):
     """The module variant (a header over a kernel image) compiled by the host compiler: on
-    every argument list, the C launcher refuses exactly what the Python runtime refuses."""
-    (tmp_path / "gemm_bf16.h").write_text(host_launcher.module_header(GEMM, b"not a cubin"))
+    every argument list, the C launcher refuses exactly what the Python runtime refuses
+    (on the ABI document's metadata, on what the emitter derives for the GEMM example, and
+    with a cap on an extent)."""
+    meta = make_meta()
+    (tmp_path / "gemm_bf16.h").write_text(launcher.module_header(meta, b"not a cubin"))
     exe = _build(tmp_path, "harness", _harness(), f"-I{tmp_path}", "-lcudart")
     cases = _argument_cases(400)
     stdin = "\n".join(" ".join(f"{v:x}" if i % 5 == 0 and i < 15 else str(v)
@@ -248,7 +266,7 @@ def test_c_argument_checks_agree_with_the_runtime(tmp_path):
     refused = 0
     for case, line in zip(cases, out):
         status, _, message = line.partition(" ")
-        if _python_verdict(case):
+        if _python_verdict(meta, case):
             # accepted: the launcher went on to its first CUDA call, which has no driver here
             assert status != "1" and message.startswith("gemm_bf16: cudaGetDevice"), (case, line)
         else:
@@ -259,7 +277,7 @@ def test_c_argument_checks_agree_with_the_runtime(tmp_path):
 
 @needs_nvcc
 def test_c_header_compiles_as_c(tmp_path):
-    (tmp_path / "k.h").write_text(host_launcher.module_header(GEMM, b"x"))
+    (tmp_path / "k.h").write_text(launcher.module_header(GEMM, b"x"))
     (tmp_path / "use.c").write_text('#include "k.h"\nint main(void) { return gemm_bf16_launch('
                                     "0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) "
                                     "== cudaSuccess; }\n")

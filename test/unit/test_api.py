@@ -13,12 +13,13 @@ import pytest
 from click.testing import CliRunner
 
 import cakec
-from cakec import ast
-from cakec.builtins import DTYPE_NAMES, LM_FUNCTIONS, METHODS, PARAM_TYPES, SCHEDULE_ARGS, Builtin
+from cakec.frontend import ast
+from cakec.frontend.builtins import (DTYPE_NAMES, LM_FUNCTIONS, METHODS, PARAM_TYPES, SCHEDULE_ARGS,
+                                     Builtin)
 from cakec.cli import main
 from cakec.diagnostics import Diagnostic, DiagnosticSink, Note, SourceFile, Span, render_json, render_text
 from cakec.driver import build, read_source, run_passes, verify_source
-from cakec.syntax import parse
+from cakec.frontend.parser import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 CANONICAL = ROOT / "examples" / "fmha_fwd.cake"
@@ -90,12 +91,12 @@ def test_sym_names_carry_the_cake_names() -> None:
 
 
 def test_internal_error_becomes_cake_i001(monkeypatch: pytest.MonkeyPatch) -> None:
-    import cakec.frontend
+    import cakec.frontend.ir_builder
 
     def boom(self, tree):
         raise ZeroDivisionError("injected")
 
-    monkeypatch.setattr(cakec.frontend.Frontend, "build", boom)
+    monkeypatch.setattr(cakec.frontend.ir_builder.Frontend, "build", boom)
     comp = build(SourceFile("k.cake", CANONICAL.read_text()))
     [d] = comp.sink.diagnostics
     assert d.code == "CAKE-I001" and comp.module is None
@@ -184,16 +185,16 @@ def test_operator_precedence_and_associativity() -> None:
 
 def test_parser_is_built_once_and_cached_on_disk(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from cakec import syntax
+    from cakec.frontend import parser
 
     monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
-    syntax.parser.cache_clear()
+    parser.parser.cache_clear()
     try:
-        first = syntax.parser()
-        assert syntax.parser() is first
+        first = parser.parser()
+        assert parser.parser() is first
         assert (tmp_path / "grammar.lark.cache").stat().st_size > 0
     finally:
-        syntax.parser.cache_clear()
+        parser.parser.cache_clear()
 
 
 # ---- diagnostics rendering ---------------------------------------------------------------
@@ -267,7 +268,7 @@ def test_json_output_of_several_files_and_stdin() -> None:
 
 
 def test_fresh_process_prints_no_traceback_on_internal_errors() -> None:
-    code = ("import sys, cakec.frontend as f; f.Frontend.build = lambda s, t: 1 / 0; "
+    code = ("import sys, cakec.frontend.ir_builder as f; f.Frontend.build = lambda s, t: 1 / 0; "
             "from cakec.cli import main; sys.argv = ['cakec', 'verify', sys.argv[1]]; main()")
     r = subprocess.run([sys.executable, "-c", code, str(CANONICAL)], capture_output=True,
                        text=True)
@@ -336,7 +337,7 @@ def test_every_parameter_type_dtype_and_schedule_option_is_documented() -> None:
 
 
 def test_every_grammar_rule_is_documented() -> None:
-    grammar = (ROOT / "cakec" / "grammar.lark").read_text()
+    grammar = (ROOT / "cakec" / "frontend" / "grammar.lark").read_text()
     doc = LANGUAGE_DOC.read_text()
     rules = set(re.findall(r"^\??([a-z_]+):", grammar, re.M))
     aliases = set(re.findall(r"->\s*([a-z_]+)", grammar))
@@ -389,7 +390,7 @@ def test_a_wrong_kind_of_kernel_argument_is_a_usage_error(kwargs, message) -> No
 def test_every_exception_cakec_raises_is_a_cake_error() -> None:
     from cakec import api, errors
     from cakec.runtime import CakeArgumentError, CakeLaunchError
-    from cakec.targets.nvrtc import NvrtcError
+    from cakec.targets.host.nvrtc import NvrtcError
 
     assert {CakeArgumentError, CakeLaunchError, NvrtcError, api.CakeCompileError,
             api.RunUsageError} <= set(errors.CakeError.__subclasses__()) | {
@@ -423,7 +424,7 @@ def test_a_launch_error_in_cakec_run_is_one_line(monkeypatch) -> None:
 
 
 def test_a_missing_toolkit_is_one_line_and_exit_2(monkeypatch) -> None:
-    from cakec.targets import nvrtc
+    from cakec.targets.host import nvrtc
 
     def missing():
         raise cakec.CakeToolkitError("NVRTC cannot be loaded (DynamicLibNotFoundError: "

@@ -187,9 +187,19 @@ def test_decode_tcgen05_instr_example():
 
 def test_decode_instr_without_kind_lists_candidates():
     d = decode_fields("tcgen05_instr", 0x08400490)
-    assert (d["a_dtype"], d["b_dtype"]) == ("bf16|e5m2", "bf16|e5m2")
+    assert (d["a_dtype"], d["b_dtype"]) == ("bf16|e5m2|i8", "bf16|e5m2|i8")
     assert decode_fields("tcgen05_instr", 0x08200910)["a_dtype"] == "tf32"
-    assert decode_fields("tcgen05_instr", 0x08400010)["a_dtype"] == "f16|e4m3"
+    assert decode_fields("tcgen05_instr", 0x08400010)["a_dtype"] == "f16|e4m3|u8"
+
+
+def test_kind_i8_instr_desc():
+    """kind::i8, s8 × s8 → s32 (D type 2, A/B type S8 = 1), M = 128, N = 128: the bits
+    PTX ISA Table "Instruction descriptor" gives, field by field."""
+    value = tcgen05_instr_desc(a_dtype="i8", b_dtype="i8", d_dtype="i32", m=128, n=128)
+    assert value == (2 << 4) | (1 << 7) | (1 << 10) | (128 >> 3 << 17) | (128 >> 4 << 24)
+    assert value == 0x082004A0
+    d = decode_fields("tcgen05_instr", value, mma_kind="i8")
+    assert (d["d_dtype"], d["a_dtype"], d["b_dtype"]) == ("i32", "i8", "i8")
 
 
 def test_decode_flags_malformed_values():
@@ -379,7 +389,7 @@ def test_kstep_advance_errors(args, match):
     ("wgmma_smem", 1 << 64, {}, "does not fit in 64 bits"),
     ("tcgen05_smem", -1, {}, "does not fit in 64 bits"),
     ("tcgen05_instr", 1 << 32, {}, "does not fit in 32 bits"),
-    ("tcgen05_instr", 0, {"mma_kind": "i8"}, "unknown mma_kind 'i8'"),
+    ("tcgen05_instr", 0, {"mma_kind": "f4"}, "unknown mma_kind 'f4'"),
 ])
 def test_decode_errors(kind, value, kw, match):
     with pytest.raises(ValueError, match=match):

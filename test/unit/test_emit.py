@@ -73,7 +73,7 @@ def test_gemm_tma_expects_the_derived_bytes_per_copy(gemm):
 
 def test_gemm_wgmma_descriptors_and_k_steps(gemm):
     src = gemm.source
-    calls = re.findall(r"cake_wgmma_m64n256k16_bf16\(acc\[0\], (0x[0-9a-f]+)ull \+ \(\(\(cake_a"
+    calls = re.findall(r"cake_wgmma_m64n256k16_f32_bf16_bf16\(acc\[0\], (0x[0-9a-f]+)ull \+ \(\(\(cake_a"
                        r"(?: \+ (\d+)u)?\)", src)
     assert [int(off or 0) for _, off in calls] == [0, 32, 64, 96]
     from cakec.targets.descriptors import decode_fields
@@ -183,7 +183,7 @@ def test_gemm_signature_follows_the_metadata(gemm):
 
 
 def test_gemm_builds_with_nvrtc_without_spills(gemm):
-    from cakec.targets import nvrtc
+    from cakec.targets.host import nvrtc
 
     cubin = api.binary(gemm, "cubin")
     assert cubin[:4] == b"\x7fELF"
@@ -201,9 +201,10 @@ def test_gemm_builds_with_nvrtc_without_spills(gemm):
 
 
 def test_other_targets_are_not_yet_supported(monkeypatch):
-    from cakec.targets import cuda_emit
+    from cakec.targets import codegen
 
-    monkeypatch.delitem(cuda_emit.LOWERINGS, "sm_100a")  # every SKU has lowerings now
+    # every SKU has a backend now: take sm_100a's away
+    monkeypatch.setattr(codegen, "backend_for", lambda target: None)
     result = api.emit(api.load(str(ROOT / "examples" / "fmha_fwd.cake")), "sm_100a")
     assert result.unit is None
     diag = result.comp.sink.diagnostics[-1]
@@ -220,11 +221,19 @@ def test_input_that_fails_verification_is_not_emitted():
 
 
 def test_an_op_without_a_lowering_is_reported_at_its_line(monkeypatch):
-    from cakec.dialects.cake import CommitOp
-    from cakec.targets import cuda_emit
+    from dataclasses import replace
 
-    table = {k: v for k, v in cuda_emit.LOWERINGS["sm_90a"].items() if k is not CommitOp}
-    monkeypatch.setitem(cuda_emit.LOWERINGS, "sm_90a", table)
+    from cakec.dialects.cake import CommitOp
+    from cakec.targets import codegen
+
+    real = codegen.backend_for
+
+    def without_commit(target: str):
+        backend = real(target)
+        return replace(backend, lowerings={k: v for k, v in backend.lowerings.items()
+                                           if k is not CommitOp})
+
+    monkeypatch.setattr(codegen, "backend_for", without_commit)
     result = api.emit(api.load(str(GEMM)))
     assert result.unit is None
     (diag,) = result.comp.sink.diagnostics
@@ -235,7 +244,7 @@ def test_an_op_without_a_lowering_is_reported_at_its_line(monkeypatch):
 def test_missing_derived_attribute_is_an_internal_error():
     from cakec.dialects.cake import MmaOp
     from cakec.driver import verify_source
-    from cakec.targets.cuda_emit import emit_cuda
+    from cakec.targets.codegen import emit_cuda
 
     comp = verify_source(api.load(str(GEMM)))
     mma = next(op for op in comp.module.walk() if isinstance(op, MmaOp))
@@ -250,7 +259,7 @@ def test_arrival_counts_are_cross_checked():
 
     from cakec.dialects.cake import BarrierOp
     from cakec.driver import verify_source
-    from cakec.targets.cuda_emit import emit_cuda
+    from cakec.targets.codegen import emit_cuda
 
     comp = verify_source(api.load(str(GEMM)))
     empty = next(op for op in comp.module.walk()
@@ -261,7 +270,7 @@ def test_arrival_counts_are_cross_checked():
 
 
 def test_cake_names_that_are_not_c_names_are_renamed():
-    from cakec.targets.cuda_emit import _Names
+    from cakec.targets.emit.emitter import _Names
 
     names = _Names()
     assert [names.fresh(n) for n in ("int", "cake_smem", "k", "k")] == \
@@ -332,7 +341,7 @@ def test_a_refused_construct_does_not_cascade_into_an_internal_error():
     # (CAKE-H100), and the wait lowering that finds no phase register for it is the
     # refusal's consequence, not a second, internal error (CAKE-I001 before the fix).
     from cakec.driver import build, run_passes
-    from cakec.targets.cuda_emit import emit_cuda
+    from cakec.targets.codegen import emit_cuda
 
     text = (ROOT / "test/lit/conformance/waited_mbarriers.cake").read_text()
     comp = build(api.load(source=text))

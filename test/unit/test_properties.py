@@ -22,12 +22,12 @@ from pathlib import Path
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cakec import ast
+from cakec.frontend import ast
 from cakec.cli import main
 from cakec.diagnostics import SourceFile
 from cakec.driver import build
 from cakec.ir_text import print_module
-from cakec.syntax import parse
+from cakec.frontend.parser import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ_EXAMPLES = int(os.environ.get("CAKE_FUZZ_EXAMPLES", "300"))

@@ -1,4 +1,4 @@
-"""The barrier protocol model (passes/protocol.py): trip-count symbols and their classes,
+"""The barrier protocol model (passes/protocol/): trip-count symbols and their classes,
 role traces, the first-wait-free rule, parities, and the simulation's verdicts; plus the
 gate's cost on the canonical example."""
 
@@ -12,9 +12,11 @@ import pytest
 
 from cakec.dialects.cake import KernelOp, WaitOp
 from cakec.driver import build, read_source, verify_source
-from cakec.passes.protocol import (
-    EVENT_BUDGET, WAIT, Kernel, explore, first_wait_free, parities, simulate_all,
-)
+from cakec.passes.protocol.accounting import first_wait_free
+from cakec.passes.protocol.model import WAIT, Kernel
+from cakec.passes.protocol.parity import parities
+from cakec.passes.protocol.simulate import simulate_all
+from cakec.passes.protocol.trace import EVENT_BUDGET, explore, trace_role
 from cakec.passes.verify_safety import check_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +148,7 @@ def many(lm, {params}):
 def test_huge_static_loop_is_shortened_with_the_same_residue():
     text = (ROOT / "examples/corpus/long_static_ring.cake").read_text()
     k = model(text)
-    traces = [k.trace(r, {}, [EVENT_BUDGET], []) for r in range(len(k.roles))]
+    traces = [trace_role(k, r, {}, [EVENT_BUDGET], []) for r in range(len(k.roles))]
     assert all(t is not None and len(t) < 1000 for t in traces)
     # The MMA role waits on each full[] element a number of times of the right parity:
     # 2^31 - 1 iterations over 2 stages wait 2^30 times on element 0, 2^30 - 1 on element 1.

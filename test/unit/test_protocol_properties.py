@@ -8,7 +8,9 @@ from hypothesis import given, settings, strategies as st
 
 from cakec.dialects.cake import KernelOp
 from cakec.driver import build, read_source
-from cakec.passes.protocol import Kernel, first_wait_free, parities
+from cakec.passes.protocol.accounting import first_wait_free
+from cakec.passes.protocol.model import Kernel
+from cakec.passes.protocol.parity import parities
 from test_protocol import codes, ring as protocol_ring
 
 

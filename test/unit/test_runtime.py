@@ -13,7 +13,7 @@ import pytest
 from cakec.runtime import CakeArgumentError, Kernel
 from cakec.runtime import expr
 from cakec.runtime.args import Metadata, bind, launch_grid, pack_scalar, pack_tensor
-from cakec.runtime.launch import _target_runs_on
+from cakec.runtime.launch import _target_runs_on, signature
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "bench" / "proto" / "gemm_bf16_handwritten.cu"
@@ -222,9 +222,36 @@ def test_target_compatibility():
     assert not _target_runs_on("sm_90a", 10, 0, ptx=True)
 
 
+class KeyedTensor(FakeTensor):
+    """A FakeTensor that also answers get_device(), as torch tensors do (-1 off the GPU)."""
+
+    def get_device(self):
+        return self.device.index if self.device.type == "cuda" else -1
+
+
+def test_signature_tells_apart_everything_the_binding_depends_on():
+    """A binding is replayed only for an identical signature: each of pointer, shape,
+    strides, dtype, device and scalar value or type changes it."""
+    mask = (True, False)
+    base = signature(mask, (KeyedTensor((4, 8)), 3))
+    assert signature(mask, (KeyedTensor((4, 8)), 3)) == base  # a new object, same facts
+    for other in [(KeyedTensor((4, 8), ptr=0x10010), 3), (KeyedTensor((8, 4)), 3),
+                  (KeyedTensor((4, 8), stride=(16, 1)), 3),
+                  (KeyedTensor((4, 8), dtype="torch.float16"), 3),
+                  (KeyedTensor((4, 8), index=1), 3), (KeyedTensor((4, 8), device="cpu"), 3),
+                  (KeyedTensor((4, 8)), 4), (KeyedTensor((4, 8)), 3.0)]:
+        assert signature(mask, other) != base, other
+    assert signature((False,), (True,)) != signature((False,), (1,))  # bool is not an int
+    with pytest.raises(ValueError):  # the wrong count: the full bind reports it
+        signature(mask, (KeyedTensor((4, 8)),))
+    with pytest.raises(AttributeError):  # a scalar where a tensor belongs: the full bind reports
+        signature(mask, (3, 3))
+
+
 # ---------------------------------------------------------------- NVRTC
 
-nvrtc_mod = pytest.importorskip("cakec.targets.nvrtc")
+nvrtc_mod = pytest.importorskip("cakec.targets.host.nvrtc")
+from cakec.targets.emit.emitter import prelude_source  # noqa: E402
 
 
 def _have_nvrtc() -> bool:
@@ -239,7 +266,11 @@ needs_nvrtc = pytest.mark.skipif(not _have_nvrtc(), reason="NVRTC not available"
 
 
 def proto_source() -> str:
-    return nvrtc_mod.prelude_source() + PROTO.read_text()
+    """As bench/proto/run_proto.py builds it (that module imports torch, so not from there):
+    the prelude, the generated wgmma form the prototype issues, the kernel."""
+    from cakec.targets.sm90.wgmma_forms import WgmmaForm
+
+    return prelude_source() + WgmmaForm(256, 16, "f32", "bf16", "bf16").source() + PROTO.read_text()
 
 
 @needs_nvrtc
@@ -258,7 +289,7 @@ def test_nvrtc_compiles_prototype(tmp_path, monkeypatch):
 @needs_nvrtc
 def test_nvrtc_cache_hit(tmp_path, monkeypatch):
     monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
-    src = nvrtc_mod.prelude_source() + 'extern "C" __global__ void k(int* x) { x[0] = 1; }\n'
+    src = prelude_source() + 'extern "C" __global__ void k(int* x) { x[0] = 1; }\n'
     first = nvrtc_mod.compile_cuda(src, target="sm_90a", output="cubin")
 
     def boom(*a, **k):
@@ -275,7 +306,7 @@ def test_nvrtc_cache_hit(tmp_path, monkeypatch):
 def test_prelude_compiles_everywhere_unused(tmp_path, monkeypatch, target):
     """Helpers a kernel does not call must not break other targets (wgmma is sm_90a-only)."""
     monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
-    src = nvrtc_mod.prelude_source() + (
+    src = prelude_source() + (
         'extern "C" __global__ void k(float* x) { x[0] = cake_bf16_to_f32(cake_f32_to_bf16(x[1])); }\n')
     assert nvrtc_mod.compile_cuda(src, target=target, output="cubin")[:4] == b"\x7fELF"
 

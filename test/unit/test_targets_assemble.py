@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cakec import api
-from cakec.targets.cuda_emit_ptx import families_used, lower_ptx_version, lowest_version
+from cakec.targets.host.ptx_version import families_used, lower_ptx_version, lowest_version
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -132,7 +132,7 @@ def test_two_cta_mma_is_reported_not_emitted() -> None:
 
     from cakec.dialects.cake import MmaOp
     from cakec.driver import verify_source
-    from cakec.targets.cuda_emit import emit_cuda
+    from cakec.targets.codegen import emit_cuda
 
     comp = verify_source(api.load(str(EXAMPLES / "gemm_tcgen05.cake")), None)
     assert comp.ok and comp.module is not None

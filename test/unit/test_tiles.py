@@ -12,7 +12,7 @@ import numpy as np  # the [test] extra installs it: a missing numpy fails, never
 import pytest
 
 from cakec import api
-from cakec.frontend_tiles import broadcast
+from cakec.frontend.tile_exprs import broadcast
 from cakec.runtime import CakeArgumentError
 from cakec.runtime.args import Metadata, bind
 

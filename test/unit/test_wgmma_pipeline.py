@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cakec import api
-from cakec.targets import nvrtc
+from cakec.targets.host import nvrtc
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = sorted(p for p in [*ROOT.glob("examples/*.cake"), *ROOT.glob("examples/corpus/*.cake")]

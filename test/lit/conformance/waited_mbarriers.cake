@@ -1,4 +1,4 @@
-# CAKE-H017: a barrier that is waited on has at most 64 mbarriers (the lowering keeps a role's
+# CAKE-H018: a barrier that is waited on has at most 64 mbarriers (the lowering keeps a role's
 # wait parities of one barrier in a 64-bit register), refused at verify time, and `cakec emit`
 # refuses it with the same diagnostic instead of failing inside the emitter.
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
@@ -12,7 +12,7 @@ def k(lm):
         lm.arrive(ready, stage=64)
     with use:
         lm.wait(ready, stage=64)
-# CHECK: waited_mbarriers.cake:10:13: error: barrier `ready` has 65 mbarriers and is waited on; code generation tracks the wait parities of at most 64 mbarriers per barrier [CAKE-H017]
+# CHECK: waited_mbarriers.cake:10:13: error: barrier `ready` has 65 mbarriers and is waited on; code generation tracks the wait parities of at most 64 mbarriers per barrier [CAKE-H018]
 # CHECK-NEXT: {{^}}    ready = lm.barrier(count=65, prod=[load], cons=[use])
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: waited_mbarriers.cake:14:9: note: `ready` is waited on here

@@ -1,4 +1,4 @@
-# Near miss of CAKE-H017: 64 mbarriers waited on, the most one role's parity register holds.
+# Near miss of CAKE-H018: 64 mbarriers waited on, the most one role's parity register holds.
 # RUN: cakec verify %s
 # RUN: cakec emit %s | filecheck %s
 @cake.schedule(target="sm_90a")

@@ -4,7 +4,7 @@
 # mma.sync on a register accumulator, within its 99 KiB of shared memory.
 # CUDA: cake_tma_load_2d(sa + (u32)s * 16384u, &A_tmap0, full + 8u * s, k * 64, m_tile * 128);
 # CUDA: float acc[4][8][4];  // 128x128 f32: warps as 2x2, each 64x64 in mma.sync m16n8 fragments
-# CUDA: cake_mma_sync_tile<4, 8, 4, CakeOperand<128, 16384, true>, CakeOperand<128, 16384, true>, true>
+# CUDA: cake_mma_sync_tile<4, 8, 4, CakeOperand<128, 16384, true>, CakeOperand<128, 16384, true>, CakeMma_m16n8k16_f32_bf16_bf16>
 # CUDA: cake_store_mma_sync_tile<4, 8, CakeOutBf16>(acc, C,
 # PTX: .version 8.7
 # PTX-NEXT: .target sm_120a

@@ -1,6 +1,6 @@
-# RUN: not cakec emit %s 2>&1 | filecheck --strict-whitespace %s
-# A 64-row TMEM accumulator (tcgen05.mma M=64) lives in a lane layout the epilogue store
-# does not read yet: the emitter reports it (CAKE-H100) instead of emitting a wrong store.
+# RUN: cakec emit %s --emit cuda 2>&1 | filecheck %s
+# A 64-row TMEM accumulator (tcgen05.mma M=64): row m lives in lane m % 16 + 32 (m / 16), so
+# lane l < 16 of the warp reading quarter q holds row 16 q + l and lanes 16-31 store nothing.
 @cake.schedule(target="sm_100a")
 def tmem_store(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d):
     lm.grid(1)
@@ -23,6 +23,6 @@ def tmem_store(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d):
     with epilogue:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: tmem_store_m64.cake:25:9: error: reading a 64x256 TMEM accumulator from role `epilogue` (a 128-row accumulator, columns a multiple of 32, read by 4 warps that cover the 4 TMEM lane quarters) is not yet supported for sm_100a code generation [CAKE-H100]
-# CHECK-NEXT: {{^}}        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK-NEXT: {{^}}        ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK: cake_tcgen05_mma_f16(cake_tmem, {{.*}}, 0x{{[0-9a-f]*}}u, 0u);
+# CHECK: const i32 cake_row = cake_lane_id() < 16u ? {{.*}}(i32)(16u * cake_quarter + cake_lane_id()) : 0x7fffffff;
+# CHECK: cake_store_tmem_row<256, CakeOutBf16, float>(cake_tmem + ((32u * cake_quarter) << 16), C, cake_row, cake_col);

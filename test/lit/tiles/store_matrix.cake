@@ -1,4 +1,4 @@
-# CAKE-T007: `store` writes one value per row.
+# CAKE-T007: `store` writes (L, 1) vectors and (M, N) tiles, not (1, N) vectors.
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
 def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i32):
@@ -18,9 +18,9 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i3
         lm.wait(full)
         lm.mma(acc, sx, sc, init=True)
         c_sq = Csq.load(coords=(0, 0), shape=(1, 128), dtype=lm.f32, other=lm.inf)
-        Csq.store(acc - c_sq, coords=(0, 0))
-# CHECK: store_matrix.cake:21:19: error: `store` writes an (L, 1) vector (one value per row); this tile is (128, 128) [CAKE-T007]
-# CHECK-NEXT: {{^}}        Csq.store(acc - c_sq, coords=(0, 0))
+        Csq.store(c_sq * 2.0, coords=(0, 0))
+# CHECK: store_matrix.cake:21:19: error: `store` writes an (L, 1) vector or an (M, N) tile; this one is (1, 128) [CAKE-T007]
+# CHECK-NEXT: {{^}}        Csq.store(c_sq * 2.0, coords=(0, 0))
 # CHECK-NEXT: {{^}}                  ^~~~~~~~~~
-# CHECK-NEXT: help: reduce it first, e.g. with `lm.argmin`
+# CHECK-NEXT: help: a (1, N) vector is stored as part of a tile, e.g. `v + 0.0 * acc`
 # CHECK-NOT: error

@@ -1,4 +1,4 @@
-# CAKE-D002: tile arithmetic is on f32 tiles.
+# CAKE-D002: tile arithmetic is on f32 tiles (i32 tiles only compare and select).
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
 def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i32):
@@ -19,7 +19,7 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i3
         lm.mma(acc, sx, sc, init=True)
         c_sq = Csq.load(coords=(0, 0), shape=(1, 128), dtype=lm.f32, other=lm.inf)
         lm.argmin(best_d, best_i, acc + best_i, axis=1)
-# CHECK: tile_int_arith.cake:21:41: error: tile arithmetic is on f32 tiles; this operand is i32 [CAKE-D002]
+# CHECK: tile_int_arith.cake:21:41: error: operator `+` is on f32 tiles; this operand is i32 [CAKE-D002]
 # CHECK-NEXT: {{^}}        lm.argmin(best_d, best_i, acc + best_i, axis=1)
 # CHECK-NEXT: {{^}}                                        ^~~~~~
 # CHECK-NEXT: tile_int_arith.cake:13:5: note: `best_i` is a register tile, declared here

@@ -22,5 +22,5 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i3
 # CHECK: tile_operator.cake:21:35: error: operator `//` is not defined on register tiles [CAKE-T007]
 # CHECK-NEXT: {{^}}        lm.argmin(best_d, best_i, acc // 2, axis=1)
 # CHECK-NEXT: {{^}}                                  ^~~~~~~~
-# CHECK-NEXT: help: tiles support `+`, `-` and `*` (with numbers or other tiles)
+# CHECK-NEXT: help: tiles support `+ - * /` and comparisons (with numbers or other tiles)
 # CHECK-NOT: error

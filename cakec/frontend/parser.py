@@ -1,0 +1,591 @@
+"""Parsing .cake text into `cakec.frontend.ast`, with positioned syntax diagnostics (CAKE-P…).
+
+Lark's LALR parser is built once per process and cached on disk (keyed by the grammar,
+Lark and Python versions), so a fresh `cakec verify` pays a few milliseconds for it.
+Two choices keep parsing itself cheap: the basic lexer (one scanner instead of one per
+parser state, which a fresh process would otherwise compile on the fly) and an inline
+transformer that builds `cakec.frontend.ast` nodes while the parser reduces, computing spans from
+the tokens it keeps, instead of materialising a Lark tree with propagated positions and
+walking it a second time.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import tempfile
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.indenter import Indenter
+
+from cakec.frontend import ast
+from cakec.diagnostics import CompileError, Note, Span, error
+
+GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+#: Brackets nested deeper than this are reported (CAKE-P004) instead of exhausting the
+#: Python stack in the recursive stages after parsing.
+MAX_NESTING = 64
+
+
+class IndentationProblem(Exception):
+    def __init__(self, line: int, col: int, message: str, code: str = "CAKE-P003"):
+        super().__init__(message)
+        self.line, self.col, self.code = line, col, code
+
+
+class NotCake(Exception):
+    """A Python keyword that Cake's grammar lacks (`return`, `lambda`, ...), at its token."""
+
+    def __init__(self, token: Token):
+        super().__init__(token.value)
+        self.token = token
+
+
+#: Python keywords that are names to Cake's lexer (Cake's own keywords lex as their own
+#: terminals): each is refused where it stands, with what to write instead (`_NOT_CAKE`).
+_PYTHON_ONLY = frozenset(keyword.kwlist)
+
+
+class CakeIndenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 8
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open_brackets: list[Token] = []
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        self.open_brackets = []
+        return super().process(stream)
+
+    def handle_NL(self, token: Token) -> Iterator[Token]:
+        # Lark's own version raises a position-less DedentError; ours says where. The
+        # synthetic tokens take the position where the new line's text starts.
+        if self.paren_level > 0:
+            return
+        yield token
+        indent_str = token.rsplit("\n", 1)[1]
+        indent = indent_str.count(" ") + indent_str.count("\t") * self.tab_len
+        line, col = token.end_line or 0, token.end_column or 1
+        if indent > self.indent_level[-1]:
+            self.indent_level.append(indent)
+            yield _synthetic(self.INDENT_type, indent_str, line, col)
+        else:
+            while indent < self.indent_level[-1]:
+                self.indent_level.pop()
+                yield _synthetic(self.DEDENT_type, indent_str, line, col)
+            if indent != self.indent_level[-1]:
+                raise IndentationProblem(
+                    line, col, "unindent does not match any outer indentation level")
+
+    def _process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        # Lark's loop, plus the open brackets (for "never closed" notes and the nesting
+        # limit) and positioned end-of-file dedents.
+        token = None
+        for token in stream:
+            if token.type == "NAME" and token.value in _PYTHON_ONLY:
+                raise NotCake(token)
+            if token.type == self.NL_type:
+                yield from self.handle_NL(token)
+                continue
+            yield token
+            if token.type in self.OPEN_PAREN_types:
+                self.paren_level += 1
+                self.open_brackets.append(token)
+                if self.paren_level > MAX_NESTING:
+                    raise IndentationProblem(
+                        token.line or 0, token.column or 0,
+                        f"brackets nested more than {MAX_NESTING} deep", "CAKE-P004")
+            elif token.type in self.CLOSE_PAREN_types and self.paren_level > 0:
+                self.paren_level -= 1
+                self.open_brackets.pop()
+        line, col = (token.end_line or 1, token.end_column or 1) if token else (1, 1)
+        while len(self.indent_level) > 1:
+            self.indent_level.pop()
+            yield _synthetic(self.DEDENT_type, "", line, col)
+
+
+def _synthetic(kind: str, value: str, line: int, col: int) -> Token:
+    return Token(kind, value, line=line, column=col, end_line=line, end_column=col)
+
+
+def _cache_path() -> str:
+    root = os.environ.get("CAKEC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cakec")
+    try:
+        os.makedirs(root, exist_ok=True)
+        return os.path.join(root, "grammar.lark.cache")
+    except OSError:
+        return os.path.join(tempfile.gettempdir(), "cakec-grammar.lark.cache")
+
+
+@lru_cache(maxsize=1)
+def parser() -> Lark:
+    return Lark(GRAMMAR.read_text(), parser="lalr", lexer="basic", postlex=CakeIndenter(),
+                keep_all_tokens=True, maybe_placeholders=True, transformer=_TRANSFORMER,
+                cache=_cache_path())
+
+
+#: The indenter and the transformer are stateful; one parse at a time per process.
+_LOCK = threading.Lock()
+
+
+def parse(text: str, path: str) -> ast.Module:
+    """Parse a .cake file. Raises CompileError carrying the first syntax diagnostic."""
+    if not text.endswith("\n"):
+        text += "\n"
+    with _LOCK:
+        p = parser()
+        _TRANSFORMER.path = path
+        try:
+            return p.parse(text)
+        except IndentationProblem as exc:
+            raise error(exc.code, str(exc), Span(path, exc.line, exc.col)) from None
+        except NotCake as exc:
+            raise _not_cake(path, exc.token) from None
+        except UnexpectedInput as exc:
+            raise _syntax_error(exc, path, text, p.options.postlex.open_brackets) from None
+
+
+# ---- error messages ----------------------------------------------------------------------
+
+#: Terminals that can start an expression; when all are acceptable we say "an expression".
+_EXPR_START = {"NAME", "INT", "FLOAT", "SIZE", "STRING", "LPAR", "LSQB", "TRUE", "FALSE",
+               "NONE", "ADD_OP"}
+#: Terminals that can start a statement.
+_STMT_START = _EXPR_START | {"DEF", "WITH", "FOR", "IF", "PASS", "AT"}
+#: Terminals that continue an expression; listed only when nothing structural is expected.
+_OPERATORS = {"ADD_OP", "MUL_OP", "COMP_OP", "_POW", "DOT", "LPAR", "LSQB", "IF", "AND", "OR",
+              "AUGOP"}
+
+_DESCRIBE = {"_NL": "end of line", "_INDENT": "an indented block",
+             "_DEDENT": "end of block", "$END": "end of file", "NAME": "a name",
+             "INT": "an integer", "FLOAT": "a number", "SIZE": "a size such as 128b",
+             "STRING": "a string", "COMP_OP": "a comparison", "ADD_OP": "`+` or `-`",
+             "MUL_OP": "`*`, `/`, `//` or `%`", "_POW": "`**`", "AUGOP": "`+=`"}
+
+#: Python statements that are not Cake, and what to write instead.
+_NOT_CAKE = {
+    "while": "Cake loops are `for NAME in lm.range(start, stop):`",
+    "return": "kernels return nothing; results are stored with `tma_store`",
+    "import": "Cake files have no imports; the vocabulary is the `lm` builtins",
+    "from": "Cake files have no imports; the vocabulary is the `lm` builtins",
+    "class": "Cake has no user types",
+    "lambda": "Cake has no user functions",
+    "try": "Cake has no exceptions; the verifier rejects bad schedules statically",
+    "raise": "Cake has no exceptions; the verifier rejects bad schedules statically",
+    "assert": "the verifier checks the schedule; there is no `assert`",
+    "del": "Cake names live until the end of their block",
+    "global": "Cake has one kernel scope",
+    "nonlocal": "Cake has one kernel scope",
+    "yield": "Cake kernels are not generators",
+    "async": "asynchrony is explicit in Cake (TMA, barriers, MMA)",
+    "await": "use `lm.wait(barrier, stage=s)`",
+    "break": "Cake loops run their whole `lm.range`",
+    "continue": "Cake loops run their whole `lm.range`",
+    "print": "kernels cannot print",
+    "is": "compare values with `==` or `!=`",
+    "as": "`with` takes a role declared before it: `r = lm.role(warps=[...])`, then `with r:`",
+    "except": "Cake has no exceptions; the verifier rejects bad schedules statically",
+    "finally": "Cake has no exceptions; the verifier rejects bad schedules statically",
+}
+
+
+def _describe(term: str) -> str:
+    if term in _DESCRIBE:
+        return _DESCRIBE[term]
+    try:
+        pattern = parser().get_terminal(term).pattern
+    except KeyError:
+        return term.lower()
+    if pattern.type == "str":
+        return f"`{pattern.value}`"
+    return term.lower()
+
+
+def _expected(names: set[str]) -> str:
+    """A short, readable list: categories for families of tokens, structural tokens by
+    name, operators only when nothing else fits."""
+    names = set(names)
+    parts: list[str] = []
+    if _STMT_START <= names:
+        parts.append("a statement")
+        names -= _STMT_START | {"NOT"}
+    elif _EXPR_START <= names:
+        parts.append("an expression")
+        names -= _EXPR_START | {"NOT"}
+    structural = names - _OPERATORS
+    parts.extend(sorted((_describe(n) for n in structural), key=_order))
+    if not parts and names:
+        parts.append("an operator")
+    if len(parts) > 5:
+        parts = parts[:5] + ["…"]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+
+def _order(text: str) -> tuple[int, str]:
+    # Punctuation first (the usual fix), words after.
+    return (0 if text.startswith("`") else 1, text)
+
+
+def _token_text(tok: Token) -> str:
+    kind = tok.type
+    if kind in ("$END", "_NL", "_INDENT", "_DEDENT"):
+        return {"$END": "end of file", "_NL": "end of line", "_INDENT": "indent",
+                "_DEDENT": "end of block"}[kind]
+    if kind == "NAME":
+        return f"name `{tok.value}`"
+    if kind in ("INT", "FLOAT", "SIZE"):
+        return f"number `{tok.value}`"
+    if kind == "STRING":
+        return f"string {tok.value}"
+    return f"`{tok.value}`"
+
+
+def _syntax_error(exc: UnexpectedInput, path: str, text: str,
+                  opened: list[Token]) -> CompileError:
+    lines = text.splitlines() or [""]
+    if isinstance(exc, UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        span = Span(path, exc.line, exc.column, exc.line, exc.column + 1)
+        if ch in "\"'":
+            return error("CAKE-P002", "unterminated string", span,
+                         help=f"close it with {ch} on the same line")
+        return error("CAKE-P002", f"invalid character {ch!r}", span)
+    if not isinstance(exc, UnexpectedToken):
+        return error("CAKE-P001", "unexpected end of file", Span(path, len(lines),
+                                                                 len(lines[-1]) + 1))
+    tok = exc.token
+    at_end = tok.type == "$END" or (tok.type == "_DEDENT" and not tok.value)
+    if at_end and opened:
+        return _unclosed(path, opened[-1])
+    line, col = tok.line or exc.line, tok.column or exc.column
+    if at_end:
+        line, col = _end_position(lines)
+    word = _first_word(lines, line)
+    if word in _NOT_CAKE and tok.type != "$END":
+        wcol = len(lines[line - 1]) - len(lines[line - 1].lstrip()) + 1
+        return error("CAKE-P001", f"`{word}` is not part of Cake",
+                     Span(path, line, wcol, line, wcol + len(word)), help=_NOT_CAKE[word])
+    expected = set(exc.accepts or exc.expected)
+    if tok.type == "_INDENT":
+        return error("CAKE-P003", "unexpected indent", Span(path, line, col),
+                     help="indent only the body of a `def`, `with`, `for` or `if`")
+    if "_INDENT" in expected:
+        return error("CAKE-P003", "expected an indented block", Span(path, line, col),
+                     help="indent the body of the block on the lines after the `:`")
+    if tok.type in _CLOSE and not opened:
+        return error("CAKE-P001", f"unmatched `{tok.value}`",
+                     Span(path, line, col, line, col + 1), help="remove it")
+    if tok.type in _CLOSE and _PAIRS[opened[-1].value] != tok.value:
+        bracket = opened[-1]
+        return error("CAKE-P001", f"`{tok.value}` does not close `{bracket.value}`",
+                     Span(path, line, col, line, col + 1),
+                     notes=[Note(_tok_span(path, bracket), f"`{bracket.value}` opened here")],
+                     help=f"close it with `{_PAIRS[bracket.value]}`")
+    end = col + len(str(tok.value)) if tok.type not in ("$END", "_NL", "_DEDENT") else col + 1
+    what = "end of file" if at_end else _token_text(tok)
+    message = f"unexpected {what}; expected {_expected(expected)}"
+    span = Span(path, line, col, line, end)
+    if opened and opened[-1].line < line:
+        # The usual cause: a bracket left open on an earlier line swallowed this one.
+        bracket = opened[-1]
+        return error("CAKE-P001", message, span, notes=[Note(
+            _tok_span(path, bracket), f"`{bracket.value}` opened here is still open")],
+            help=f"close it with `{_PAIRS[bracket.value]}`")
+    return error("CAKE-P001", message, span, help=_help(tok, expected))
+
+
+_PAIRS = {"(": ")", "[": "]"}
+_CLOSE = {"RPAR", "RSQB"}
+
+
+def _tok_span(path: str, tok: Token) -> Span:
+    return Span(path, tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def _unclosed(path: str, bracket: Token) -> CompileError:
+    return error("CAKE-P001", f"`{bracket.value}` is never closed", _tok_span(path, bracket),
+                 help=f"close it with `{_PAIRS[bracket.value]}`")
+
+
+def _end_position(lines: list[str]) -> tuple[int, int]:
+    """Just after the last code of the file, before trailing comments and blank lines."""
+    for n in range(len(lines), 0, -1):
+        code = lines[n - 1].split("#", 1)[0].rstrip()
+        if code:
+            return n, len(code) + 1
+    return 1, 1
+
+
+def _not_cake(path: str, tok: Token) -> CompileError:
+    line, col = tok.line or 1, tok.column or 1
+    return error("CAKE-P001", f"`{tok.value}` is not part of Cake",
+                 Span(path, line, col, line, col + len(tok.value)),
+                 help=_NOT_CAKE.get(tok.value, "Cake is a schedule language, not Python: "
+                                    "docs/language.md lists every construct"))
+
+
+def _first_word(lines: list[str], line: int) -> str:
+    if not 1 <= line <= len(lines):
+        return ""
+    words = lines[line - 1].split(None, 1)
+    return words[0].rstrip(":(") if words else ""
+
+
+def _help(tok: Token, expected: set[str]) -> str | None:
+    if tok.type in _EXPR_START and "COMMA" in expected:
+        return "separate items with `,`"
+    if expected == {"COLON"}:
+        return "a `def`, `with`, `for` or `if` line ends with `:`"
+    if expected == {"_NL"}:
+        return "one statement per line; a block starts on the line after `:`"
+    return None
+
+
+# ---- tokens and nodes → ast (run inline by the parser at each reduction) ----------------
+
+
+def _start_of(item: Any) -> tuple[int, int] | None:
+    if isinstance(item, Span):
+        return item.line, item.col
+    if isinstance(item, Token):
+        return None if item.type in ("_NL", "_INDENT", "_DEDENT") else (item.line, item.column)
+    if isinstance(item, ast.Node):
+        return item.span.line, item.span.col
+    if isinstance(item, tuple):
+        for sub in item:
+            pos = _start_of(sub)
+            if pos is not None:
+                return pos
+    return None
+
+
+def _end_of(item: Any) -> tuple[int, int] | None:
+    if isinstance(item, Span):
+        return item.end_line, item.end_col
+    if isinstance(item, Token):
+        if item.type in ("_NL", "_INDENT", "_DEDENT"):
+            return None
+        return item.end_line, item.end_column
+    if isinstance(item, ast.Node):
+        return item.span.end_line, item.span.end_col
+    if isinstance(item, tuple):
+        for sub in reversed(item):
+            pos = _end_of(sub)
+            if pos is not None:
+                return pos
+    return None
+
+
+def _nodes(items: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(i for i in items if isinstance(i, ast.Node))
+
+
+class _ToAst(Transformer):
+    """One method per grammar rule (or alias), called with the rule's children: tokens,
+    including punctuation (`keep_all_tokens`) for exact spans, and already-built nodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.path = "<input>"
+
+    def _span(self, items: Iterable[Any]) -> Span:
+        items = tuple(items)
+        start = _start_of(items) or (0, 0)
+        end = _end_of(items) or start
+        return Span(self.path, start[0], start[1], end[0], end[1])
+
+    def _tok(self, tok: Token) -> Span:
+        return Span(self.path, tok.line, tok.column, tok.end_line, tok.end_column)
+
+    # statements
+    def start(self, items):
+        return ast.Module(Span(self.path, 1, 1), _nodes(items))
+
+    def simple_stmt(self, items):
+        return items[0]
+
+    def assign(self, items):
+        targets, _, value = items
+        return ast.Assign(self._span((targets, value)), targets, value)
+
+    def aug_assign(self, items):
+        targets, op, value = items
+        return ast.Assign(self._span((targets, value)), targets, value, aug_op=str(op)[:-1])
+
+    def target_name(self, items):
+        return (ast.Name(self._tok(items[0]), str(items[0])),)
+
+    def target_tuple(self, items):
+        return tuple(ast.Name(self._tok(t), str(t)) for t in items
+                     if isinstance(t, Token) and t.type == "NAME")
+
+    def expr_stmt(self, items):
+        return ast.ExprStmt(items[0].span, items[0])
+
+    def pass_stmt(self, items):
+        return ast.Pass(self._tok(items[0]))
+
+    def suite(self, items):
+        return _nodes(items)
+
+    def with_stmt(self, items):
+        kw, context, _, body = items
+        return ast.With(self._span((kw, body)), context, body)
+
+    def for_stmt(self, items):
+        kw, var, _, iterable, _, body = items
+        return ast.For(self._span((kw, body)), ast.Name(self._tok(var), str(var)), iterable,
+                       body)
+
+    def if_stmt(self, items):
+        kw, cond, _, body, *rest = items
+        orelse = rest.pop() if rest and isinstance(rest[-1], tuple) else ()
+        # Fold `elif` chains into nested ifs, innermost last.
+        for clause in reversed([r for r in rest if isinstance(r, ast.If)]):
+            orelse = (ast.If(clause.span, clause.cond, clause.body, orelse),)
+        return ast.If(self._span((kw, body, orelse)), cond, body, orelse)
+
+    def elif_clause(self, items):
+        kw, cond, _, body = items
+        return ast.If(self._span((kw, body)), cond, body, ())
+
+    def else_clause(self, items):
+        return items[-1]
+
+    def dotted_name(self, items):
+        names = [t for t in items if t.type == "NAME"]
+        return tuple(str(t) for t in names), self._span((names[0], names[-1]))
+
+    def call_args(self, items):
+        _, args, close = items
+        pos, kws = args if args is not None else ((), ())
+        return pos, kws, close
+
+    def decorator(self, items):
+        at, (name, name_span), args, _ = items
+        pos, kws, close = args if args is not None else ((), (), name_span)
+        return ast.Decorator(self._span((at, close)), name, pos, kws)
+
+    def param(self, items):
+        name, _, ann = items
+        if ann is None:
+            return ast.Param(self._tok(name), str(name), None, None)
+        return ast.Param(self._tok(name), str(name), ann[0], ann[1])
+
+    def params(self, items):
+        return _nodes(items)
+
+    def funcdef(self, items):
+        decos = tuple(i for i in items if isinstance(i, ast.Decorator))
+        lpar = next(i for i, t in enumerate(items) if isinstance(t, Token) and t.type == "LPAR")
+        name, params, body = items[lpar - 1], items[lpar + 1] or (), items[-1]
+        return ast.FuncDef(self._span((decos or items[lpar - 2], body)), str(name),
+                           self._tok(name), decos, params, body)
+
+    # expressions
+    def name(self, items):
+        return ast.Name(self._tok(items[0]), str(items[0]))
+
+    def int_lit(self, items):
+        tok = items[0]
+        digits = str(tok).replace("_", "")
+        if len(digits) > 40:
+            raise error("CAKE-T010", "integer literal too large", self._tok(tok))
+        value = int(digits, 16) if digits[:2] in ("0x", "0X") else int(digits, 10)
+        return ast.IntLit(self._tok(tok), value)
+
+    def float_lit(self, items):
+        return ast.FloatLit(self._tok(items[0]), float(items[0]))
+
+    def size_lit(self, items):
+        text = str(items[0])
+        if len(text) > 40:
+            raise error("CAKE-T010", "size literal too large", self._tok(items[0]))
+        return ast.SizeLit(self._tok(items[0]), int(text[:-1]), text)
+
+    def str_lit(self, items):
+        return ast.StrLit(self._tok(items[0]), str(items[0])[1:-1])
+
+    def true_lit(self, items):
+        return ast.BoolLit(self._tok(items[0]), True)
+
+    def false_lit(self, items):
+        return ast.BoolLit(self._tok(items[0]), False)
+
+    def none_lit(self, items):
+        return ast.NoneLit(self._tok(items[0]))
+
+    def paren(self, items):
+        return items[1]
+
+    def tuple_lit(self, items):
+        return ast.TupleLit(self._span(items), _nodes(items))
+
+    def list_lit(self, items):
+        return ast.ListLit(self._span(items), _nodes(items))
+
+    def arglist(self, items):
+        nodes = _nodes(items)
+        return (tuple(i for i in nodes if not isinstance(i, ast.Keyword)),
+                tuple(i for i in nodes if isinstance(i, ast.Keyword)))
+
+    def kwarg(self, items):
+        name, _, value = items
+        return ast.Keyword(self._span((name, value)), str(name), value)
+
+    def call(self, items):
+        func, _, args, close = items
+        pos, kws = args if args is not None else ((), ())
+        return ast.Call(self._span((func, close)), func, pos, kws)
+
+    def subscripts(self, items):
+        return _nodes(items)
+
+    def slice(self, items):
+        lower, colon, upper = items
+        return ast.Slice(self._span((lower, colon, upper)), lower, upper)
+
+    def subscript(self, items):
+        value, _, index, close = items
+        return ast.Subscript(self._span((value, close)), value, index)
+
+    def attribute(self, items):
+        value, _, attr = items
+        return ast.Attribute(self._span((value, attr)), value, str(attr))
+
+    def _fold(self, items) -> ast.Expr:
+        left = items[0]
+        for op, right in zip(items[1::2], items[2::2]):
+            left = ast.BinOp(self._span((left, right)), str(op), left, right)
+        return left
+
+    arith = term = comparison = or_test = and_test = power = _fold
+
+    def unary(self, items):
+        op, operand = items
+        return ast.UnaryOp(self._span((op, operand)), str(op), operand)
+
+    def not_test(self, items):
+        op, operand = items
+        return ast.UnaryOp(self._span((op, operand)), "not", operand)
+
+    def ifexp(self, items):
+        then, _, cond, _, orelse = items
+        return ast.IfExp(self._span((then, orelse)), cond, then, orelse)
+
+
+_TRANSFORMER = _ToAst()

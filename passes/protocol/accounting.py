@@ -1,0 +1,240 @@
+"""Structural checks of the barrier protocol and the arrival accounting.
+
+* `first_wait_free(k)` classifies barriers: "empty" ones, whose consumers' first wait passes,
+  and "full" ones.
+* `role_findings(k)` checks who may complete and wait on each barrier (S005/S006) and that
+  register tiles stay in their role (S017).
+* `accounting(k, runs, target)` checks the role events per phase of every barrier against its
+  `init_count` (S007) and derives the hardware arrivals and transaction bytes per phase that
+  `derive-barriers` writes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from cakec.dialects import cake
+from cakec.passes.protocol.model import (
+    ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, TMA, VERB, WAIT, Barrier, Finding, Instr, Kernel,
+    line_of, walk,
+)
+from cakec.passes.protocol.trace import Run
+
+
+def _writes(ins: Instr) -> set[object]:
+    if ins.kind == TMA:
+        return {ins.view.buffer(0)}
+    if ins.kind == MMA and ins.acc is not None:
+        return {ins.acc}
+    return set()
+
+
+def _reads(ins: Instr) -> set[object]:
+    if ins.kind in (MMA, READ_STAGE):
+        return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
+    if ins.kind == READ_ACC:
+        return {ins.acc}
+    return set()
+
+
+def first_wait_free(k: Kernel) -> list[bool]:
+    """Per barrier: True for an "empty"-style barrier, whose consumers' first wait passes.
+
+    A barrier is empty-style when its consumer, after waiting on it, writes resources (view
+    stages by TMA, accumulators by MMA) that its producer read before arriving on it. When
+    the producer reads nothing (a pure hand-back), the data flow is silent and the structure
+    decides: the consumer, after its wait, fills by TMA a barrier that the producer waits
+    on, so this barrier hands slots back to the data source. A barrier that TMA loads
+    complete, or that orders reads after writes, is full-style."""
+    out = []
+    for b in k.barriers:
+        guarded: set[object] = set()
+        released: set[object] = set()
+        feeds_producer = False
+        fills = False
+        for r, prog in enumerate(k.programs):
+            waited = False
+            reads: set[object] = set()
+            for ins in walk(prog):
+                if ins.barrier is b:
+                    waited |= ins.kind == WAIT
+                    fills |= ins.kind == TMA
+                    if ins.kind in (ARRIVE, COMMIT):
+                        released |= reads
+                if waited:
+                    guarded |= _writes(ins)
+                    if (ins.kind == TMA and ins.barrier is not b and r in b.cons
+                            and set(ins.barrier.cons) & set(b.prod)):
+                        feeds_producer = True
+                reads |= _reads(ins)
+        out.append(not fills and (bool(guarded & released) or feeds_producer))
+    return out
+
+
+def role_findings(k: Kernel) -> list[Finding]:
+    """Barrier role mismatches (S005/S006) and register tiles used outside their role (S018)."""
+    out: list[Finding] = []
+    for b in k.barriers:
+        out.extend(_mismatches(k, b))
+    seen: set[tuple[int, int]] = set()
+    for r, prog in enumerate(k.programs):
+        for ins in walk(prog):
+            acc = ins.acc if ins.kind in (MMA, READ_ACC) else None
+            if acc is None or acc.owner is None or acc.owner == r or (acc.index, r) in seen:
+                continue
+            seen.add((acc.index, r))
+            owner = k.roles[acc.owner].name
+            verb = "accumulates into" if ins.kind == MMA else "reads"
+            out.append(Finding(
+                "CAKE-S017", ins.op,
+                f"role {k.roles[r].name} {verb} register tile `{acc.name}`, which lives in the "
+                f"registers of role {owner}",
+                [(acc.op, f"`{acc.name}` is declared here for role {owner}")],
+                help=f"do this inside `with {owner}:`, or hand the data over through SMEM or "
+                     "TMEM"))
+    return out
+
+
+def _mismatches(k: Kernel, b: Barrier) -> list[Finding]:
+    completes: dict[int, Instr] = {}
+    waits: dict[int, Instr] = {}
+    for r, prog in enumerate(k.programs):
+        for ins in walk(prog):
+            if ins.barrier is not b:
+                continue
+            target = waits if ins.kind == WAIT else completes
+            target.setdefault(r, ins)
+    bad_c = {r: i for r, i in completes.items() if r not in b.prod}
+    bad_w = {r: i for r, i in waits.items() if r not in b.cons}
+    if not bad_c and not bad_w:
+        return []
+    names = lambda rs: "[" + ", ".join(k.roles[r].name for r in sorted(rs)) + "]"
+    if (bad_c and bad_w and set(completes) <= b.cons and set(waits) <= b.prod):
+        rc, rw = min(bad_c), min(bad_w)
+        return [Finding(
+            "CAKE-S005", b.op,
+            f"barrier `{b.name}` declares prod={names(b.prod)} and cons={names(b.cons)}, but "
+            f"role {k.roles[rc].name} completes it (line {line_of(bad_c[rc].op)}) and role "
+            f"{k.roles[rw].name} waits on it (line {line_of(bad_w[rw].op)}): producers and "
+            "consumers are swapped",
+            [(bad_c[rc].op, f"role {k.roles[rc].name} completes `{b.name}` here"),
+             (bad_w[rw].op, f"role {k.roles[rw].name} waits on `{b.name}` here")],
+            help=f"write prod={names(completes)}, cons={names(waits)}")]
+    out = []
+    decl = (b.op, f"`{b.name}` is declared here with prod={names(b.prod)}, "
+                  f"cons={names(b.cons)}")
+    for r, ins in sorted(bad_c.items()):
+        who = k.roles[r].name
+        out.append(Finding(
+            "CAKE-S005", ins.op,
+            f"role {who} completes barrier `{b.name}` ({VERB[ins.kind]}) but is not one of its "
+            f"producers {names(b.prod)}", [decl],
+            help=f"add {who} to prod=[...] of `{b.name}`, or complete the barrier that role "
+                 f"{who} produces"))
+    for r, ins in sorted(bad_w.items()):
+        who = k.roles[r].name
+        out.append(Finding(
+            "CAKE-S006", ins.op,
+            f"role {who} waits on barrier `{b.name}` but is not one of its consumers "
+            f"{names(b.cons)}", [decl],
+            help=f"add {who} to cons=[...] of `{b.name}`, or wait on the barrier that role "
+                 f"{who} consumes"))
+    return out
+
+
+@dataclass
+class Accounting:
+    """Per barrier: hardware arrivals and transaction bytes per phase, and the findings."""
+
+    arrivals: list[int]
+    tx_bytes: list[int]
+    findings: list[Finding]
+
+
+def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
+    """Groups each role's completions of one barrier element that no wait or loop iteration
+    separates (one phase's worth), over every explored trip count, and checks them against
+    `init_count`."""
+    per_barrier: dict[int, dict[int, list[list[Instr]]]] = {}
+    for run in runs:
+        groups: dict[tuple[int, int, int], list[Instr]] = {}
+        for r, tr in enumerate(run.traces):
+            for ev in tr or ():
+                if ev[0] in (ARRIVE, COMMIT, TMA):
+                    groups.setdefault((r, ev[2], ev[3]), []).append(ev[1])
+        for (r, e, _), g in groups.items():
+            b = k.elem_barrier[e][0]
+            per_barrier.setdefault(b.base, {}).setdefault(r, []).append(g)
+    acct = Accounting([], [], [])
+    for b in k.barriers:
+        roles = per_barrier.get(b.base, {})
+        typical = {r: _typical(gs) for r, gs in roles.items()}
+        events = sum(len(g) for g in typical.values())
+        nbytes = sum(i.bytes for g in typical.values() for i in g if i.kind == TMA)
+        acct.arrivals.append(_arrivals(k, b, typical, events, target))
+        acct.tx_bytes.append(nbytes)
+        acct.findings.extend(_account(k, b, roles, typical, events))
+    return acct
+
+
+def _arrivals(k: Kernel, b: Barrier, typical: dict[int, list[Instr]], events: int,
+              target: str) -> int:
+    """Hardware arrivals per phase: init_count role events, each one arrival except a commit
+    on sm_90a, where every warpgroup of the committing role commits its own wgmma group, an
+    arrive by a role whose every warp runs (each warp arrives once its lanes are done), and a
+    copy_load, where every thread of the role arrives once its own cp.async copies land."""
+    def per_event(r: int, i: Instr) -> int:
+        role = k.roles[r]
+        if isinstance(i.op, cake.CopyLoadOp):
+            return 32 * len(role.warps)
+        if i.kind == ARRIVE and not role.single_thread:
+            return len(role.warps)
+        return role.warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
+
+    if events:
+        hw = sum(per_event(r, i) for r, g in typical.items() for i in g)
+        return b.init_count * hw // events
+    # No trip count completes it: every completion op of the barrier tells the same.
+    kinds = {per_event(r, i) for r, prog in enumerate(k.programs) for i in walk(prog)
+             if i.barrier is b and i.kind != WAIT}
+    return b.init_count * (max(kinds) if kinds else 1)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _typical(gs: list[list[Instr]]) -> list[Instr]:
+    sizes = Counter(len(g) for g in gs)
+    size = sizes.most_common(1)[0][0]
+    return next(g for g in gs if len(g) == size)
+
+
+def _account(k: Kernel, b: Barrier, roles: dict[int, list[list[Instr]]],
+             typical: dict[int, list[Instr]], events: int) -> list[Finding]:
+    # The per-phase transaction-byte limit is a hardware fact: verify-conformance (H016).
+    decl = (b.op, f"`{b.name}` is declared here with init_count={b.init_count}")
+    if any(len(g) != len(typical[r]) for r, gs in roles.items() for g in gs):
+        return []  # stage indices that disagree: the simulation shows what goes wrong
+    if events and events != b.init_count:
+        lines = sorted({line_of(i.op) for g in typical.values() for i in g})
+        where = ", ".join(str(x) for x in lines)
+        if events > b.init_count:
+            r = max(typical)
+            g = typical[r]
+            at = g[min(len(g) - 1, b.init_count)] if len(typical) == 1 else g[0]
+            msg = (f"barrier `{b.name}` expects {_count(b.init_count, 'arrival')} per phase "
+                   f"(init_count={b.init_count}) but receives {events} (line{'s' if len(lines) > 1 else ''} "
+                   f"{where}); each TMA load, `lm.arrive` and `lm.commit` counts as one")
+            return [Finding("CAKE-S007", at.op, msg, [decl],
+                            help=f"set init_count={events} on `{b.name}`")]
+        first = next(iter(typical.values()))[0]
+        return [Finding(
+            "CAKE-S007", b.op,
+            f"barrier `{b.name}` expects {_count(b.init_count, 'arrival')} per phase "
+            f"(init_count={b.init_count}) but receives only {events} (line{'s' if len(lines) > 1 else ''} "
+            f"{where}); its phases never complete",
+            [(first.op, f"`{b.name}` is completed here")],
+            help=f"set init_count={events} on `{b.name}`, or add the missing arrival")]
+    return []

@@ -1,0 +1,451 @@
+"""Declarations of the barrier protocol model and the kernel model built from them.
+
+A kernel is a set of roles; each role is a sequential program (the ops of its `cake.on_role`
+blocks, in order; kernel-level arith is shared). Cross-role order comes only from mbarriers.
+
+`Kernel.build(kernel_op)` reads the declarations (roles, barriers, views, TMEM regions,
+register tiles) and compiles each role into a small instruction tree (`Instr`) whose scalar
+operands are closures over an environment (loop variables and trip-count symbols, see
+exprs.py). Bounds that are structurally the same expression share one trip-count `Symbol` in
+every role; `Kernel.assignments()` gives the representatives of every trip-count class that
+behaves differently (0, 1, fewer than the stages, the stages, one more, laps). Problems are
+`Finding`s in the author's terms; the event kinds of a role trace are defined here too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import product
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Operation, SSAValue
+
+from cakec.dialects import cake
+from cakec.dialects.cake import tile_leaves
+from cakec.passes.protocol.exprs import Env, ExprInfo, Exprs, ceildiv
+
+MAX_ASSIGNMENTS = 64  # trip-count assignments explored per kernel
+MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM holds more)
+
+# Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
+# threads (`lm.sum_sq`, `view[s].load()`): complete at its place in the program, unlike an
+# MMA's operand reads.
+WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE = range(7)
+
+
+def line_of(op: Operation) -> int:
+    loc = op.location
+    return loc.line.data if isinstance(loc, FileLineColLoc) else 0
+
+
+def name_of(op: Operation) -> str:
+    attr = op.properties.get("sym_name")
+    return attr.data if attr is not None else "?"
+
+
+# ---- declarations ------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Role:
+    op: cake.RoleOp
+    name: str
+    index: int
+    warps: tuple[int, ...]
+    single_thread: bool = False  # runs on one elected thread (cake.runs_single_thread)
+
+    @property
+    def warpgroups(self) -> int:
+        return len({w // 4 for w in self.warps})
+
+
+@dataclass(eq=False)
+class Barrier:
+    op: cake.BarrierOp
+    name: str
+    count: int
+    init_count: int
+    prod: frozenset[int]  # role indices
+    cons: frozenset[int]
+    base: int  # index of element 0 among all barrier elements of the kernel
+
+    def elem(self, i: int) -> str:
+        return f"{self.name}[{i}]"
+
+
+@dataclass(eq=False)
+class View:
+    op: cake.ViewOp
+    name: str
+    stages: int
+    stage_bytes: int
+    offset: int
+    pool: cake.SmemOp
+
+    def buffer(self, s: int) -> tuple[int, int, int]:
+        """The bytes of stage s; views that alias a buffer share its key."""
+        return id(self.pool), self.offset + s * self.stage_bytes, self.stage_bytes
+
+
+@dataclass(eq=False)
+class Acc:
+    """An MMA accumulator: a TMEM region or a register tile owned by one role."""
+
+    op: cake.TmemOp | cake.RegsOp
+    name: str
+    index: int
+    owner: int | None  # role index for register tiles
+
+
+# ---- role programs -----------------------------------------------------------------------------
+
+
+class Instr:
+    """One effect in a role program. `kind` is an event kind or "loop" / "branch"."""
+
+    __slots__ = ("op", "kind", "barrier", "stage", "view", "bytes", "acc", "a", "b", "init",
+                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime")
+
+    def __init__(self, op: Operation, kind: int | str, **kw: object):
+        self.op = op
+        self.kind = kind
+        for k in self.__slots__[2:]:
+            setattr(self, k, kw.get(k))
+
+
+@dataclass
+class Finding:
+    """One problem in the author's terms; the gate turns it into a diagnostic."""
+
+    code: str
+    op: Operation
+    message: str
+    notes: list[tuple[Operation | None, str]] = field(default_factory=list)
+    help: str | None = None
+    warning: bool = False
+
+
+# ---- trip-count symbols ------------------------------------------------------------------------
+
+
+@dataclass
+class Symbol:
+    """A runtime base expression whose value the model chooses (a trip-count symbol)."""
+
+    key: tuple
+    text: str
+    lo: int
+    hi: int
+    reps: set[int] = field(default_factory=set)
+
+
+def _contains(key: tuple, sub: tuple) -> bool:
+    """Whether the expression `key` has `sub` as a proper sub-expression."""
+    return any(isinstance(x, tuple) and (x == sub or _contains(x, sub)) for x in key)
+
+
+# ---- the kernel model --------------------------------------------------------------------------
+
+
+class Kernel:
+    """Declarations, compiled role programs and trip-count symbols of one `cake.kernel`."""
+
+    def __init__(self, op: cake.KernelOp):
+        self.op = op
+        self.exprs = Exprs()
+        self.roles: list[Role] = []
+        self.barriers: list[Barrier] = []
+        self.views: list[View] = []
+        self.accs: list[Acc] = []
+        self.pools: list[cake.SmemOp] = []
+        self.tmems: list[cake.TmemOp] = []
+        self.elem_barrier: list[tuple[Barrier, int]] = []
+        self.total_elems = 0  # mbarriers of all barrier arrays
+        self.programs: list[list[Instr]] = []
+        self.symbols: dict[tuple, Symbol] = {}
+        self.undecidable: list[Instr] = []  # instructions whose operands never evaluate
+        self._role_of: dict[Operation, Role] = {}
+        self._barrier_of: dict[Operation, Barrier] = {}
+        self._view_of: dict[Operation, View] = {}
+        self._acc_of: dict[Operation, Acc] = {}
+        self._read_declarations()
+        self.programs = [self._compile(list(op.body.block.ops), r, inside=False)
+                         for r in self.roles]
+        self.depths = sorted({b.count for b in self.barriers} | {v.stages for v in self.views}
+                             | {1})
+        self.period = 2 * _lcm(self.depths)
+        self._find_symbols()
+
+    @classmethod
+    def build(cls, op: cake.KernelOp) -> "Kernel":
+        return cls(op)
+
+    @property
+    def n_elems(self) -> int:
+        return len(self.elem_barrier)
+
+    @property
+    def too_large(self) -> bool:
+        """More mbarriers than any shared memory holds: the model does not enumerate them
+        (the conformance gate reports the shared memory)."""
+        return self.total_elems > MAX_ELEMENTS
+
+    # ---- declarations --------------------------------------------------------------------------
+
+    def _read_declarations(self) -> None:
+        ops = list(self.op.body.block.ops)
+        for o in ops:
+            if isinstance(o, cake.RoleOp):
+                ons = [on for on in ops if isinstance(on, cake.OnRoleOp) and on.role.owner is o]
+                r = Role(o, name_of(o), len(self.roles), tuple(o.warps.get_values()),
+                         cake.runs_single_thread(ons))
+                self.roles.append(r)
+                self._role_of[o] = r
+        for o in ops:
+            if isinstance(o, cake.BarrierOp):
+                b = Barrier(o, name_of(o), o.count.value.data, o.init_count.value.data,
+                            frozenset(self._role_of[p.owner].index for p in o.prod),
+                            frozenset(self._role_of[c.owner].index for c in o.cons),
+                            self.total_elems)
+                self.barriers.append(b)
+                self._barrier_of[o] = b
+                self.total_elems += b.count
+                if not self.too_large:
+                    self.elem_barrier.extend((b, i) for i in range(b.count))
+            elif isinstance(o, cake.SmemOp):
+                self.pools.append(o)
+            elif isinstance(o, cake.ViewOp):
+                t = o.result.type
+                assert isinstance(t, cake.ViewType)
+                nbytes = o.attributes.get("cake.stage_bytes")
+                v = View(o, name_of(o), t.stages.data,
+                         nbytes.value.data if nbytes is not None else t.num_bytes(),
+                         o.offset.value.data, o.pool.owner)
+                self.views.append(v)
+                self._view_of[o] = v
+            elif isinstance(o, (cake.TmemOp, cake.RegsOp)):
+                owner = (self._role_of[o.role.owner].index if isinstance(o, cake.RegsOp)
+                         else None)
+                a = Acc(o, name_of(o), len(self.accs), owner)
+                self.accs.append(a)
+                self._acc_of[o] = a
+                if isinstance(o, cake.TmemOp):
+                    self.tmems.append(o)
+
+    def barrier_of(self, v: SSAValue) -> Barrier:
+        return self._barrier_of[v.owner]
+
+    def view_of(self, v: SSAValue) -> View:
+        return self._view_of[v.owner]
+
+    def acc_of(self, v: SSAValue) -> Acc | None:
+        return self._acc_of.get(v.owner)
+
+    # ---- compiling role programs ---------------------------------------------------------------
+
+    def _compile(self, ops: list[Operation], role: Role, inside: bool) -> list[Instr]:
+        out: list[Instr] = []
+        for o in ops:
+            if isinstance(o, cake.OnRoleOp):
+                if not inside and self._role_of.get(o.role.owner) is role:
+                    out.extend(self._compile(list(o.body.block.ops), role, inside=True))
+            elif isinstance(o, cake.ForOp):
+                body = self._compile(list(o.body.block.ops), role, inside)
+                if body:
+                    e = self.exprs
+                    out.append(Instr(o, "loop", lb=e(o.lb), ub=e(o.ub), step=e(o.step),
+                                     iv=o.body.block.args[0], body=body,
+                                     runtime=any(e(x).runtime for x in (o.lb, o.ub, o.step))))
+            elif isinstance(o, cake.IfOp):
+                then = self._compile(list(o.then_region.block.ops), role, inside)
+                orelse = self._compile(list(o.else_region.block.ops), role, inside)
+                if then or orelse:
+                    c = self.exprs(o.cond)
+                    out.append(Instr(o, "branch", cond=c, body=then, orelse=orelse,
+                                     runtime=c.runtime))
+            elif inside:
+                ins = self._effect(o)
+                if ins is not None:
+                    out.append(ins)
+        return out
+
+    def _effect(self, o: Operation) -> Instr | None:
+        e = self.exprs
+        if isinstance(o, (cake.WaitOp, cake.ArriveOp, cake.CommitOp)):
+            kind = {cake.WaitOp: WAIT, cake.ArriveOp: ARRIVE, cake.CommitOp: COMMIT}[type(o)]
+            return Instr(o, kind, barrier=self.barrier_of(o.barrier), stage=e(o.stage))
+        if isinstance(o, cake.ASYNC_LOADS):  # copy_load: a TMA load without tx bytes
+            view = self.view_of(o.view)
+            tx = view.stage_bytes if isinstance(o, cake.TmaLoadOp) else 0
+            return Instr(o, TMA, barrier=self.barrier_of(o.barrier), stage=e(o.stage),
+                         view=view, bytes=tx)
+        if isinstance(o, cake.MmaOp):
+            return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
+                         b=self._operand(o.b), init=e(o.init))
+        if isinstance(o, cake.ConvertOp):
+            acc = self.acc_of(o.source)
+            return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, cake.TmaStoreOp):
+            acc = self.acc_of(o.value)
+            return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, _TILE_READERS):  # reads the accumulator its tile expression names
+            source = o.value if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp)) else o.source
+            acc = next(filter(None, map(self.acc_of, (
+                leaf for leaf in tile_leaves(source) if _mma_acc(leaf)))), None)
+            return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, (cake.SumSqOp, cake.StageLoadOp)):
+            stage = self._operand(o.source)
+            return Instr(o, READ_STAGE, a=stage) if stage is not None else None
+        return None
+
+    def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
+        op = v.owner
+        if isinstance(op, cake.StageOp):
+            return self.view_of(op.view), self.exprs(op.index), op
+        return None
+
+    # ---- trip-count symbols --------------------------------------------------------------------
+
+    def classes(self) -> list[int]:
+        """Trip counts that behave differently: 0, 1, and around each pipeline depth."""
+        out = {0, 1}
+        for s in self.depths[-3:]:
+            out |= {s - 1, s, s + 1, 2 * s + 1}
+        return sorted(out)
+
+    def _symbol(self, v: SSAValue) -> Symbol:
+        info = self.exprs(v)
+        sym = self.symbols.get(info.key)
+        if sym is None:
+            sym = Symbol(info.key, info.text, info.lo, info.hi)
+            self.symbols[info.key] = sym
+        return sym
+
+    def _find_symbols(self) -> None:
+        classes = self.classes()
+        for ins in self._walk_all():
+            if ins.kind == "loop" and ins.runtime:
+                self._loop_symbols(ins, classes)
+            elif ins.kind == "branch" and ins.runtime:
+                self._branch_symbols(ins.op.cond, classes)
+        # A base built from another symbol (lm.min(2, k_tiles) next to k_tiles) is computed
+        # from it rather than chosen freely, so the two never disagree.
+        keys = set(self.symbols)
+        for key in list(self.symbols):
+            if any(other != key and _contains(key, other) for other in keys):
+                del self.symbols[key]
+        for sym in self.symbols.values():
+            reps = {v for v in sym.reps if sym.lo <= v <= sym.hi}
+            sym.reps = reps or {min(max(1, sym.lo), sym.hi)}
+
+    def _walk_all(self) -> Iterator[Instr]:
+        for prog in self.programs:
+            yield from walk(prog)
+
+    def _loop_symbols(self, ins: Instr, classes: list[int]) -> None:
+        op: cake.ForOp = ins.op
+        e = self.exprs
+        lb, ub, step = e(op.lb), e(op.ub), e(op.step)
+        ub_aff, lb_aff = e.affine(op.ub), e.affine(op.lb)
+        step0 = step.fn({}) if not step.runtime else None
+        if ub.runtime and not lb.runtime and ub_aff and ub_aff[1] is not None and step0 \
+                and ub_aff[0] > 0 and not lb.ivdep:
+            a, base, c = ub_aff
+            lb0 = lb.fn({}) or 0
+            self._symbol(base).reps |= {ceildiv(lb0 + r * step0 - c, a) for r in classes}
+            return
+        if lb.runtime and not ub.runtime and lb_aff and lb_aff[1] is not None and step0 \
+                and lb_aff[0] > 0 and not ub.ivdep:
+            a, base, c = lb_aff
+            ub0 = ub.fn({}) or 0
+            self._symbol(base).reps |= {(ub0 - r * step0 - c) // a for r in classes}
+            return
+        for v, other in ((op.lb, ub), (op.ub, lb)):
+            for base in e.bases(v):
+                # A persistent loop, range(lm.block_id(0), work, lm.num_blocks(0)): the CTA's
+                # index only shifts where its items start, and `work`'s classes already give
+                # every trip count. Varying block_id too made the explored assignments pair a
+                # large block_id with a small `work`: zero trips, the loop never checked.
+                if other.runtime and isinstance(base.owner, (cake.BlockIdOp, cake.NumBlocksOp)):
+                    continue
+                self._symbol(base).reps |= set(classes)
+        for base in e.bases(op.step):
+            sym = self._symbol(base)
+            sym.reps.add(max(1, sym.lo))
+
+    def _branch_symbols(self, cond: SSAValue, classes: list[int]) -> None:
+        e = self.exprs
+        op = cond.owner
+        if isinstance(op, arith.CmpiOp):
+            x, y = e.affine(op.lhs), e.affine(op.rhs)
+            for p, q in ((x, y), (y, x)):
+                if p and q and p[1] is not None and q[1] is None and p[0] != 0:
+                    a, base, c = p
+                    t = q[2]
+                    self._symbol(base).reps |= {(t + d - c) // a for d in (-1, 0, 1)}
+                    return
+        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
+            for o in op.operands:
+                self._branch_symbols(o, classes)
+            return
+        for base in e.bases(cond):
+            self._symbol(base).reps |= set(classes)
+
+    def assignments(self) -> list[dict[tuple, int]]:
+        """Symbol assignments to explore, smallest first, at most MAX_ASSIGNMENTS."""
+        syms = sorted(self.symbols.values(), key=lambda s: s.text)
+        if not syms:
+            return [{}]
+        reps = [sorted(s.reps) for s in syms]
+        total = math.prod(len(r) for r in reps)
+        if total <= MAX_ASSIGNMENTS:
+            combos = list(product(*reps))
+        else:
+            # One symbol varies at a time around the largest representative of the others,
+            # plus the diagonal: every class of every symbol is seen at least once.
+            top = tuple(r[-1] for r in reps)
+            combos = [top[:i] + (v,) + top[i + 1:] for i, r in enumerate(reps) for v in r]
+            width = max(len(r) for r in reps)
+            combos += [tuple(r[min(j, len(r) - 1)] for r in reps) for j in range(width)]
+            combos = list(dict.fromkeys(combos))[:MAX_ASSIGNMENTS]
+        combos.sort(key=lambda c: (sum(c), c))
+        return [{s.key: v for s, v in zip(syms, c)} for c in combos]
+
+    def describe(self, env: Env) -> str:
+        """' with k_tiles = 1' for the symbols of an assignment ('' when none)."""
+        parts = [f"{s.text} = {env[k]}" for k, s in sorted(self.symbols.items(),
+                                                            key=lambda kv: kv[1].text)
+                 if k in env]
+        return " with " + ", ".join(parts) if parts else ""
+
+
+def _lcm(xs: list[int]) -> int:
+    out = 1
+    for x in xs:
+        out = out * x // math.gcd(out, x)
+        if out > 64:  # stage counts without a small common period: fall back to the largest
+            return 2 * max(xs)
+    return out
+
+
+def walk(prog: list[Instr]) -> Iterator[Instr]:
+    for ins in prog:
+        yield ins
+        if ins.kind in ("loop", "branch"):
+            yield from walk(ins.body)
+            if ins.orelse:
+                yield from walk(ins.orelse)
+
+
+VERB = {ARRIVE: "`lm.arrive`", COMMIT: "`lm.commit`", TMA: "a TMA load"}
+
+
+#: Ops that consume a tile expression (pure tile ops are read where these stand).
+_TILE_READERS = (cake.ArgminOp, cake.TileStoreOp, cake.TileReduceOp, cake.TileAssignOp)
+
+
+def _mma_acc(v: SSAValue) -> bool:
+    return any(isinstance(u.operation, cake.MmaOp) and u.operation.acc is v for u in v.uses)

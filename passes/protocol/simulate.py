@@ -1,0 +1,609 @@
+"""The abstract mbarrier machine: all roles run together under one trip-count assignment.
+
+`simulate_all(k, fwf, exploration)` runs all roles of every explored assignment against an
+abstract mbarrier machine with vector clocks (`Simulation`) and returns the `Finding`s of the
+most fundamental category any assignment shows (out-of-range indices, deadlocks, races, phase
+lapping, uninitialised reads, unconsumed phases), each in the author's terms.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+
+from cakec.dialects import cake
+from cakec.dialects.cake import tile_leaves
+from cakec.passes.protocol.model import (
+    ARRIVE, COMMIT, MMA, READ_STAGE, TMA, VERB, WAIT, Acc, Barrier, Finding, Instr, Kernel, View,
+    line_of, walk,
+)
+from cakec.passes.protocol.trace import Exploration
+
+# Finding categories, most fundamental first: only the first non-empty one is reported, so one
+# mistake does not also surface as its consequences.
+_CATEGORIES = ("deadlock", "race", "lapping", "uninit", "unconsumed")
+
+
+class Simulation:
+    """All roles against the mbarrier machine under one trip-count assignment.
+
+    Vector clocks have one component per role (program order), one per barrier element (how
+    many of its phases are known complete: TMA data lands with its phase) and one per role for
+    its MMA completions (advanced only by `lm.commit`, whose arrival carries it). Roles run
+    round-robin, each until it blocks, so producers run as far ahead as the protocol lets them.
+    """
+
+    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str):
+        self.k, self.traces, self.where = k, traces, where
+        R, E = len(k.roles), k.n_elems
+        self.R, self.E, self.D = R, E, 2 * R + E
+        self.fwf = [int(fwf[k.barriers.index(b)]) for b, _ in k.elem_barrier]
+        self.init = [b.init_count for b, _ in k.elem_barrier]
+        self.vc = [[0] * self.D for _ in range(R)]
+        self.pos = [0] * R
+        self.completed = [0] * E
+        self.pending = [0] * E
+        self.pend_vc = [[0] * self.D for _ in range(E)]
+        self.phase_vc: list[list[list[int]]] = [[] for _ in range(E)]
+        self.completer: list[list[tuple[int, Instr, int]]] = [[] for _ in range(E)]
+        self.waits: list[dict[int, list[int]]] = [{} for _ in range(E)]
+        self.consumers: list[set[int]] = [set() for _ in range(E)]
+        for r, tr in enumerate(traces):
+            for ev in tr:
+                if ev[0] == WAIT:
+                    self.consumers[ev[2]].add(r)
+        self.commits = [0] * R
+        self.outstanding: list[list[list]] = [[] for _ in range(R)]
+        self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
+        self.acc: dict[int, list] = {}  # [last write, reads since]
+        self.unwritten: list[list] = []
+        #: per role: the fill each `view[s].load()` last read (for CAKE-S021)
+        self.vec_fill: list[dict[Operation, list]] = [{} for _ in range(R)]
+        self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
+
+    # ---- driver --------------------------------------------------------------------------------
+
+    def run(self) -> list[Finding]:
+        traces, pos = self.traces, self.pos
+        progress = True
+        while progress:
+            progress = False
+            for r, tr in enumerate(traces):
+                i, n = pos[r], len(tr)
+                while i < n:
+                    ev = tr[i]
+                    if ev[0] == WAIT and not self._ready(r, ev[2]):
+                        break
+                    self._step(r, ev)
+                    i += 1
+                if i != pos[r]:
+                    pos[r] = i
+                    progress = True
+        if any(pos[r] < len(tr) for r, tr in enumerate(traces)):
+            self._deadlock()
+        else:
+            self._at_exit()
+        return self.verdict()[1]
+
+    def verdict(self) -> tuple[int, list[Finding]]:
+        """The most fundamental category found (its rank in _CATEGORIES) and its findings."""
+        for rank, c in enumerate(_CATEGORIES):
+            if self.found[c]:
+                return rank, list(self.found[c].values())
+        return len(_CATEGORIES), []
+
+    def _report(self, cat: str, f: Finding, other: Operation | None = None) -> None:
+        # One finding per place; refills racing the same read are one mistake, not several.
+        found = self.found[cat]
+        if other is not None:
+            if (f.code, id(other)) in found:
+                return
+            found[(f.code, id(other))] = f
+        found.setdefault((f.code, id(f.op)), f)
+
+    def _ready(self, r: int, e: int) -> bool:
+        n = len(self.waits[e].get(r, ()))
+        return self.completed[e] >= n + 1 - self.fwf[e]
+
+    def _step(self, r: int, ev: tuple) -> None:
+        vc = self.vc[r]
+        vc[r] += 1
+        kind = ev[0]
+        if kind == WAIT:
+            self._wait(r, ev)
+        elif kind == TMA:
+            self._tma(r, ev)
+            self._arrive(r, ev, vc[:])
+        elif kind == ARRIVE:
+            self._arrive(r, ev, vc[:])
+        elif kind == COMMIT:
+            self.commits[r] += 1
+            for rec in self.outstanding[r]:
+                rec[2] = self.commits[r]
+            self.outstanding[r] = []
+            arr = vc[:]
+            arr[self.R + self.E + r] = self.commits[r]
+            self._arrive(r, ev, arr)
+        elif kind == MMA:
+            self._mma(r, ev)
+        elif kind == READ_STAGE:
+            self._read_stage(r, ev[1], *ev[2])
+        else:
+            self._read_acc(r, ev)
+            self._check_companions(r, ev[1])
+            self._retire_mmas(r, ev[1].acc)
+
+    def _check_companions(self, r: int, ins: Instr) -> None:
+        """A per-column vector read from a staged view (`scq[s].load()`) combined with an
+        accumulator must come from the transaction that brought the MMA's `b` operand: when
+        both stages complete on the same barrier, the same element and phase (CAKE-S021).
+        A vector staged through another barrier (a bias loaded once) is not compared."""
+        acc = ins.acc
+        source = getattr(ins.op, "source", None)
+        if acc is None or source is None:
+            return
+        writes = self.acc.get(acc.index, [[]])[0]
+        mine = [w for w in writes if w[0] == r]
+        mma_fill = mine[-1][5] if mine else None
+        if mma_fill is None:
+            return
+        for leaf in tile_leaves(source):
+            vec = leaf.owner
+            fill = self.vec_fill[r].get(vec) if isinstance(vec, cake.StageLoadOp) else None
+            if fill is None:
+                continue
+            (b, i), (b2, i2) = self.k.elem_barrier[fill[2]], self.k.elem_barrier[mma_fill[2]]
+            if b is not b2 or (fill[2], fill[3]) == (mma_fill[2], mma_fill[3]):
+                continue
+            mma = mine[-1][3]
+            self._report("race", Finding(
+                "CAKE-S021", vec,
+                f"`{fill[4].view.name}` read here was filled with phase {fill[3]} of "
+                f"{b.elem(i)}, but the MMA at line {line_of(mma.op)} that wrote `{acc.name}` "
+                f"read `{mma_fill[4].view.name}` from phase {mma_fill[3]} of {b2.elem(i2)}: "
+                f"the two do not belong to the same tile{self.where}",
+                [(mma.op, f"the MMA into `{acc.name}` reads its `b` operand here"),
+                 (fill[4].op, f"`{fill[4].view.name}` is filled here")],
+                help="read the vector from the stage of the MMA's operand (the same stage "
+                     "index), so that each tile is combined with its own per-column terms"))
+
+    def _retire_mmas(self, r: int, acc: Acc | None) -> None:
+        """Reading its own register accumulator makes role r wait for the MMA that wrote it
+        (wgmma.wait_group: groups complete in issue order), so that MMA's and every earlier
+        MMA's operand reads end here, as at a commit: a plain `lm.arrive` after the read may
+        release their stages."""
+        if acc is None or acc.owner != r:
+            return
+        writes = self.acc.get(acc.index, [[]])[0]
+        mine = [w for w in writes if w[0] == r]
+        if not mine:
+            return
+        clock = mine[-1][1]
+        done = [rec for rec in self.outstanding[r] if rec[1] <= clock]
+        if not done:
+            return
+        self.commits[r] += 1
+        for rec in done:
+            rec[2] = self.commits[r]
+        self.outstanding[r] = [rec for rec in self.outstanding[r] if rec[1] > clock]
+        self.vc[r][self.R + self.E + r] = self.commits[r]
+
+    # ---- barriers ------------------------------------------------------------------------------
+
+    def _wait(self, r: int, ev: tuple) -> None:
+        e = ev[2]
+        lst = self.waits[e].setdefault(r, [])
+        m = len(lst) + 1 - self.fwf[e]  # completed phases this wait needs
+        vc = self.vc[r]
+        if m >= 1:
+            _join(vc, self.phase_vc[e][m - 1])
+        if self.completed[e] > m:
+            self._lapped(e, m, r, ev[1])
+        lst.append(vc[r])
+
+    def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
+        e = ev[2]
+        self.pending[e] += 1
+        _join(self.pend_vc[e], arr)
+        if self.pending[e] < self.init[e]:
+            return
+        q = self.completed[e]
+        pvc = self.pend_vc[e]
+        pvc[self.R + e] = q + 1
+        self.phase_vc[e].append(pvc)
+        self.completer[e].append((r, ev[1], ev[4]))
+        self.completed[e] = q + 1
+        self.pending[e] = 0
+        self.pend_vc[e] = [0] * self.D
+        # Completing phase q is safe only after every consumer observed phase q - 1.
+        n = q - 1 + self.fwf[e]
+        for c in self.consumers[e]:
+            lst = self.waits[e].get(c, ())
+            if 0 <= n < len(lst) and pvc[c] < lst[n]:
+                self._lapped(e, q, c, self.traces[c][lst[n] - 1][1])
+
+    def _lapped(self, e: int, m: int, c: int, wait: Instr) -> None:
+        b, i = self.k.elem_barrier[e]
+        p, ins, _ = self.completer[e][m]
+        prod, cons = self.k.roles[p].name, self.k.roles[c].name
+        seen = (f"has waited for phase {m - 1} (line {line_of(wait.op)})" if m >= 1 else
+                f"has made its first wait on it (line {line_of(wait.op)}), which passes only "
+                "while phase 0 is incomplete")
+        self._report("lapping", Finding(
+            "CAKE-S010", ins.op,
+            f"role {prod} completes phase {m} of {b.elem(i)} at line {line_of(ins.op)} before "
+            f"role {cons} {seen}{self.where}; the phase bit wraps and role {cons} misses a "
+            "phase",
+            [(wait.op, f"role {cons} waits on {b.elem(i)} here")],
+            help=f"make role {prod} wait until role {cons} releases {b.elem(i)} (an empty "
+                 "barrier) before completing it again, or use more stages"))
+
+    # ---- data ----------------------------------------------------------------------------------
+
+    def _tma(self, w: int, ev: tuple) -> None:
+        ins: Instr = ev[1]
+        e, s = ev[2], ev[4]
+        vc = self.vc[w]
+        st = self.stage.setdefault(ins.view.buffer(s), [[], []])
+        for rec in st[1]:
+            if not self._after_end(vc, rec):
+                self._war(w, ins, rec, s)
+        if st[0] and not st[1]:
+            prev = st[0][-1]
+            if prev[0] != w and vc[self.R + prev[2]] < prev[3] + 1:
+                self._report("race", Finding(
+                    "CAKE-S003", ins.op,
+                    f"role {self.k.roles[w].name} refills {ins.view.name}[{s}] at line "
+                    f"{line_of(ins.op)} before the TMA load of role {self.k.roles[prev[0]].name} "
+                    f"into it (line {line_of(prev[4].op)}) is known to be complete{self.where}",
+                    [(prev[4].op, "the other load is issued here")],
+                    help="order the two loads through a barrier the first one completes"))
+        p = self.completed[e]
+        st[0].append([w, vc[w], e, p, ins])
+        st[1] = []
+
+    def _after_end(self, vc: list[int], rec: list) -> bool:
+        """Whether a clock `vc` is ordered after the end of the access `rec`:
+        [role, clock, end (commit count, None while pending, -1 for a synchronous read), ...]."""
+        q, clock, end = rec[0], rec[1], rec[2]
+        if end == -1:
+            return vc[q] >= clock
+        return end is not None and vc[self.R + self.E + q] >= end
+
+    def _release(self, q: int, clock: int, known: int) -> Instr | None:
+        """The plain `lm.arrive` of role q after its event at `clock` that another role's
+        knowledge (`known`, a clock of q) reaches: a release before async completion."""
+        tr = self.traces[q]
+        for i in range(min(known, len(tr)) - 1, clock - 1, -1):
+            if tr[i][0] == ARRIVE:
+                return tr[i][1]
+        return None
+
+    def _war(self, w: int, ins: Instr, rec: list, s: int) -> None:
+        q, clock, _, reader, _, unwritten = rec
+        roles = self.k.roles
+        name = f"{ins.view.name}[{s}]"
+        if unwritten:
+            self._report("race", Finding(
+                "CAKE-S002", reader.op,
+                f"role {roles[q].name} reads {name} at line {line_of(reader.op)}, which role "
+                f"{roles[w].name} fills at line {line_of(ins.op)} with nothing ordering the "
+                f"read after it{self.where}",
+                [(ins.op, f"role {roles[w].name} fills {name} here")],
+                help=f"wait on `{ins.barrier.name}` (the barrier this load completes) before "
+                     "reading the stage"))
+            return
+        rel = self._release(q, clock, self.vc[w][q])
+        if rel is not None:
+            self._report("race", Finding(
+                "CAKE-S004", rel.op,
+                f"`lm.arrive` at line {line_of(rel.op)} releases {name} while the MMA at line "
+                f"{line_of(reader.op)} may still read it{self.where}",
+                [(reader.op, "this MMA reads the stage asynchronously"),
+                 (ins.op, f"role {roles[w].name} refills {name} here")],
+                help=f"use `lm.commit({rel.barrier.name}, stage=...)`, which arrives only once "
+                     "the role's MMAs have completed, or arrive after reading the MMA's "
+                     "register accumulator (the read waits for it)"))
+            return
+        what, release = _stage_reader(reader)
+        self._report("race", Finding(
+            "CAKE-S003", ins.op,
+            f"role {roles[w].name} refills {name} at line {line_of(ins.op)} while role "
+            f"{roles[q].name} may still be reading it ({what} at line {line_of(reader.op)})"
+            f"{self.where}",
+            [(reader.op, f"role {roles[q].name} reads {name} here")],
+            help=f"before refilling, wait on a barrier that role {roles[q].name} releases with "
+                 f"{release} (an empty barrier)"))
+
+    def _mma(self, r: int, ev: tuple) -> None:
+        ins: Instr = ev[1]
+        vc = self.vc[r]
+        fills = [self._read_stage(r, ins, *opnd) if opnd is not None else None
+                 for opnd in (ev[2], ev[3])]
+        acc = ins.acc
+        if acc is None:
+            return
+        st = self.acc.setdefault(acc.index, [[], []])
+        if not ev[4] and not st[0]:
+            self._report("uninit", Finding(
+                "CAKE-S012", ins.op,
+                f"the MMA at line {line_of(ins.op)} accumulates into `{acc.name}` (init=False) "
+                f"before any MMA initialised it{self.where}",
+                [(acc.op, f"`{acc.name}` is declared here")],
+                help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
+        for rec in st[1]:
+            if rec[0] != r and not self._after_end(vc, rec):
+                self._overwrite(r, ins, rec, acc)
+        prev = st[0][-1] if st[0] else None
+        if prev is not None and prev[0] != r and not self._after_end(vc, prev):
+            self._acc_race(r, ins, prev, acc, "overwrites")
+        rec = [r, vc[r], None, ins, ev[4], fills[1]]
+        st[0].append(rec)
+        st[1] = []
+        self.outstanding[r].append(rec)
+
+    def _overwrite(self, w: int, ins: Instr, read: list, acc: Acc) -> None:
+        roles = self.k.roles
+        q = roles[read[0]].name
+        self._report("race", Finding(
+            "CAKE-S003", ins.op,
+            f"role {roles[w].name} overwrites `{acc.name}` with the MMA at line {line_of(ins.op)} "
+            f"before role {q} has read the previous result (line {line_of(read[3].op)})"
+            f"{self.where}",
+            [(read[3].op, f"role {q} reads `{acc.name}` here")],
+            help=f"wait on a barrier that role {q} arrives on after reading `{acc.name}` (an "
+                 "empty barrier, whose first wait passes)"), other=read[3].op)
+
+    def _read_stage(self, r: int, ins: Instr, view: View, s: int) -> list | None:
+        """A read of stage s: an MMA operand (ends at the role's next commit) or a synchronous
+        read (ends where it stands). Returns the fill it reads when that is well ordered."""
+        vc = self.vc[r]
+        st = self.stage.setdefault(view.buffer(s), [[], []])
+        writes = st[0]
+        rec = [r, vc[r], None if ins.kind == MMA else -1, ins, (view, s), not writes]
+        st[1].append(rec)
+        if ins.kind == MMA:
+            self.outstanding[r].append(rec)
+        if not writes:
+            self.unwritten.append(rec)
+            return None
+        # The newest fill this read is ordered after; a newer one is a refill that raced it.
+        seen = next((i for i in range(len(writes) - 1, -1, -1)
+                     if vc[self.R + writes[i][2]] >= writes[i][3] + 1), None)
+        if seen == len(writes) - 1:
+            if isinstance(ins.op, cake.StageLoadOp):
+                self.vec_fill[r][ins.op] = writes[seen]
+            return writes[seen]
+        name = f"{view.name}[{s}]"
+        roles = self.k.roles
+        if seen is not None:
+            w = writes[seen + 1]
+            reader, release = _stage_reader(ins)
+            self._report("race", Finding(
+                "CAKE-S003", w[4].op,
+                f"role {roles[w[0]].name} refills {name} at line {line_of(w[4].op)} before role "
+                f"{roles[r].name} has read its previous contents ({reader} at line "
+                f"{line_of(ins.op)}){self.where}",
+                [(ins.op, f"role {roles[r].name} reads {name} here")],
+                help=f"before refilling, wait on a barrier that role {roles[r].name} releases "
+                     f"with {release} (an empty barrier)"), other=ins.op)
+            return
+        w = writes[0]
+        b, i = self.k.elem_barrier[w[2]]
+        self._report("race", Finding(
+            "CAKE-S002", ins.op,
+            f"role {roles[r].name} reads {name} at line {line_of(ins.op)} before the TMA load "
+            f"that fills it (line {line_of(w[4].op)}, completing phase {w[3]} of {b.elem(i)}) "
+            f"is known to be complete{self.where}",
+            [(w[4].op, f"role {roles[w[0]].name} fills {name} here")],
+            help=f"add `lm.wait({b.name}, stage=...)` for that stage before line "
+                 f"{line_of(ins.op)}"))
+
+    def _read_acc(self, r: int, ev: tuple) -> None:
+        ins: Instr = ev[1]
+        acc = ins.acc
+        vc = self.vc[r]
+        st = self.acc.setdefault(acc.index, [[], []])
+        writes = st[0]
+        read = [r, vc[r], -1, ins]
+        st[1].append(read)
+        if not writes:
+            self._report("uninit", Finding(
+                "CAKE-S013", ins.op,
+                f"role {self.k.roles[r].name} reads `{acc.name}` at line {line_of(ins.op)} but "
+                f"no MMA has written it{self.where}",
+                [(acc.op, f"`{acc.name}` is declared here")],
+                help="make sure an MMA with init=True runs first; a K loop that may run 0 "
+                     "times needs at least one iteration, e.g. `lm.max(lm.cdiv(K, 64), 1)`"))
+            return
+        last = writes[-1]
+        if last[0] == r or self._after_end(vc, last):
+            return
+        # Ordered after an older result, but an MMA with init=True started a new one since:
+        # that MMA overwrote the accumulator before this read.
+        seen = next((i for i in range(len(writes) - 1, -1, -1)
+                     if self._after_end(vc, writes[i])), None)
+        newer = None if seen is None else next(
+            (w for w in writes[seen + 1:] if w[4]), None)
+        if newer is not None:
+            self._overwrite(newer[0], newer[3], read, acc)
+        else:
+            self._acc_race(r, ins, last, acc, "reads")
+
+    def _acc_race(self, r: int, ins: Instr, w: list, acc: Acc, verb: str) -> None:
+        roles = self.k.roles
+        rel = self._release(w[0], w[1], self.vc[r][w[0]])
+        if rel is not None:
+            self._report("race", Finding(
+                "CAKE-S004", rel.op,
+                f"`lm.arrive` at line {line_of(rel.op)} signals role {roles[r].name} while the "
+                f"MMA at line {line_of(w[3].op)} may still write `{acc.name}`{self.where}",
+                [(w[3].op, "this MMA writes the accumulator asynchronously"),
+                 (ins.op, f"role {roles[r].name} {verb} `{acc.name}` here")],
+                help=f"use `lm.commit({rel.barrier.name}, stage=...)`, which arrives only once "
+                     "the role's MMAs have completed"))
+            return
+        self._report("race", Finding(
+            "CAKE-S002", ins.op,
+            f"role {roles[r].name} {verb} `{acc.name}` at line {line_of(ins.op)} while the MMA "
+            f"at line {line_of(w[3].op)} (role {roles[w[0]].name}) may still write it"
+            f"{self.where}",
+            [(w[3].op, f"role {roles[w[0]].name} writes `{acc.name}` here")],
+            help=f"have role {roles[w[0]].name} `lm.commit` to a barrier after its MMAs and wait "
+                 f"on that barrier in role {roles[r].name} first"))
+
+    # ---- the end -------------------------------------------------------------------------------
+
+    def _at_exit(self) -> None:
+        roles = self.k.roles
+        for rec in self.unwritten:
+            view, s = rec[4]
+            if not self.stage[view.buffer(s)][0]:
+                self._report("uninit", Finding(
+                    "CAKE-S014", rec[3].op,
+                    f"role {roles[rec[0]].name} reads {view.name}[{s}] at line "
+                    f"{line_of(rec[3].op)} but nothing ever writes it{self.where}",
+                    [(view.op, f"`{view.name}` is declared here")],
+                    help="fill the stage with a TMA load before reading it, or read a stage "
+                         "that is filled"))
+        for e in range(self.E):
+            self._unobserved(e)
+
+    def _unobserved(self, e: int) -> None:
+        """A completed phase of a full-style barrier that a consumer never waits for: its
+        data (or the result it announces) is never used, and a TMA copy may still be in
+        flight when the block exits. Trailing releases of empty barriers are normal."""
+        b, i = self.k.elem_barrier[e]
+        done = self.completed[e]
+        if self.fwf[e] or not done:
+            return
+        # Declared consumers that never wait on e matter only for TMA data: a release that
+        # nobody ever waits for is pointless but harmless.
+        waiters = self.waits[e] or {c: [] for c in b.cons}
+        for c, lst in sorted(waiters.items()):
+            if len(lst) >= done:
+                continue
+            p, (_, ins, stage) = len(lst), self.completer[e][len(lst)]
+            if not lst and ins.kind != TMA:
+                continue
+            cons = self.k.roles[c].name
+            if ins.kind == TMA:
+                what = (f"the TMA load at line {line_of(ins.op)} into {ins.view.name}[{stage}] "
+                        f"completes phase {p} of {b.elem(i)}")
+                fix = (f"wait on `{b.name}` in role {cons} before using the data, or drop the "
+                       "load: the block must not exit while a copy may still be in flight")
+            else:
+                what = (f"{VERB[ins.kind]} at line {line_of(ins.op)} completes phase {p} of "
+                        f"{b.elem(i)}")
+                fix = (f"make role {cons} wait for every phase of `{b.name}` (compare the trip "
+                       "counts of the two roles)")
+            self._report("unconsumed", Finding(
+                "CAKE-S018", ins.op,
+                f"{what}, which role {cons} never waits for{self.where}",
+                [(b.op, f"`{b.name}` is declared here")],
+                help=fix), other=b.op)
+            return
+
+    def _deadlock(self) -> None:
+        blocked = [(r, self.traces[r][self.pos[r]]) for r in range(self.R)
+                   if self.pos[r] < len(self.traces[r])]
+        roots = [(r, ev) for r, ev in blocked if not self._may_arrive(ev[2])]
+        # A wait nothing can satisfy any more is a root cause, reported each; waits that only
+        # wait on other blocked roles form a cycle, reported once at its first wait.
+        for r, ev in roots or blocked[:1]:
+            self._report("deadlock", self._blocked(r, ev, blocked))
+
+    def _may_arrive(self, e: int) -> bool:
+        """Whether some unfinished role still has a completion of element e ahead of it."""
+        return any(ev[0] in (ARRIVE, COMMIT, TMA) and ev[2] == e
+                   for r, tr in enumerate(self.traces) for ev in tr[self.pos[r]:])
+
+    def _blocked(self, r: int, ev: tuple, blocked: list[tuple[int, tuple]]) -> Finding:
+        k = self.k
+        e, ins = ev[2], ev[1]
+        b, i = k.elem_barrier[e]
+        m = len(self.waits[e].get(r, ())) + 1 - self.fwf[e]
+        head = (f"role {k.roles[r].name} waits on {b.elem(i)} (phase {m - 1}) at line "
+                f"{line_of(ins.op)}{self.where}")
+        notes: list[tuple[Operation | None, str]] = []
+        waiting = [(q, qev) for q, qev in blocked if q != r and any(
+            x[0] in (ARRIVE, COMMIT, TMA) and x[2] == e for x in self.traces[q][self.pos[q]:])]
+        if waiting:
+            q, qev = waiting[0]
+            qb, qi = k.elem_barrier[qev[2]]
+            qm = len(self.waits[qev[2]].get(q, ())) + 1 - self.fwf[qev[2]]
+            story = (f"role {k.roles[q].name}, which completes it, is itself waiting on "
+                     f"{qb.elem(qi)} (phase {qm - 1}) at line {line_of(qev[1].op)}")
+            notes.extend((x[1].op, f"role {k.roles[x_r].name} waits here")
+                         for x_r, x in blocked if x_r != r)
+            fix = ("break the cycle: one of these waits must be satisfiable before its role "
+                   "completes what the others wait for")
+        else:
+            story, fix = self._completions(e, b, i)
+            if self.completer[e]:
+                last = self.completer[e][-1][1]
+                notes.append((last.op, f"the last completion of {b.elem(i)} is here"))
+        notes.append((b.op, f"`{b.name}` is declared here"))
+        return Finding("CAKE-S001", ins.op, f"deadlock: {head}; {story}", notes, help=fix)
+
+    def _completions(self, e: int, b: Barrier, i: int) -> tuple[str, str]:
+        k = self.k
+        c = self.completed[e]
+        who = sorted({k.roles[p].name for p, _, _ in self.completer[e]})
+        fix = ("every wait needs a phase completion: check that the roles' trip counts and "
+               "stage indices match")
+        if c:
+            phases = "phase 0" if c == 1 else ("phases 0 and 1" if c == 2 else
+                                               f"phases 0 to {c - 1}")
+            last = self.completer[e][-1][1]
+            return (f"role {', '.join(who)} completes only {phases}, at line "
+                    f"{line_of(last.op)}"), fix
+        if self.pending[e]:
+            return (f"{b.elem(i)} receives only {self.pending[e]} of its {b.init_count} "
+                    "arrivals for phase 0"), fix
+        arrivers = {k.roles[r].name for r, prog in enumerate(k.programs) for x in walk(prog)
+                    if x.barrier is b and x.kind != WAIT}
+        if arrivers:
+            return f"no role ever completes {b.elem(i)}", fix
+        return (f"no role ever arrives on `{b.name}`",
+                f"complete `{b.name}` in a producer role (`lm.arrive`, `lm.commit` or a TMA "
+                f"load with barrier={b.name})")
+
+
+def _join(dst: list[int], src: list[int]) -> None:
+    for j, x in enumerate(src):
+        if x > dst[j]:
+            dst[j] = x
+
+
+def _stage_reader(ins: Instr) -> tuple[str, str]:
+    """How findings name a read of a stage, and how its role releases the stage after it."""
+    if ins.kind == MMA:
+        return "MMA", "`lm.commit` after its MMA"
+    what = "`lm.sum_sq`" if isinstance(ins.op, cake.SumSqOp) else "`load()`"
+    return what, "`lm.arrive` after that read"
+
+
+def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration) -> list[Finding]:
+    """Simulates every explored assignment and returns the findings of the most fundamental
+    category any of them shows (an out-of-range index, then deadlocks, races, lapping,
+    uninitialised reads, unconsumed phases), from the smallest assignment showing it."""
+    oob = next((run.oob for run in ex.runs if run.oob), None)
+    if oob:
+        return _unique(oob)
+    best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
+    for run in ex.runs:
+        if not run.complete:
+            continue
+        sim = Simulation(k, fwf, run.traces, k.describe(run.env))  # type: ignore[arg-type]
+        sim.run()
+        rank, found = sim.verdict()
+        if found and rank < best[0]:
+            best = (rank, found)
+    return best[1]
+
+
+def _unique(fs: list[Finding]) -> list[Finding]:
+    seen: dict[int, Finding] = {}
+    for f in fs:
+        seen.setdefault(id(f.op), f)
+    return list(seen.values())

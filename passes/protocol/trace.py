@@ -1,0 +1,248 @@
+"""Running the role programs: the tracer, the trip-count exploration, and the shared model.
+
+* `trace(k, role, env, ...)` runs one role of a `Kernel` under a trip-count assignment and
+  returns its events (waits, arrivals, commits, TMA loads, MMAs, reads), reporting
+  out-of-range stage indices (S008) and loops that never end (S019) as `Finding`s.
+* `explore(k)` traces every role under every assignment of `Kernel.assignments()`;
+  `model_of(ctx, op)` builds model and exploration once per compilation for both passes
+  (`derive-barriers` and `verify-safety`).
+
+Nothing here raises on bad input and nothing unrolls a loop with a huge trip count: static
+counts beyond a few laps of the deepest pipeline are shortened to a representative with the
+same residue modulo twice the lcm of the stage counts, and every run has an event budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
+
+from xdsl.ir import Operation, SSAValue
+
+from cakec.dialects import cake
+from cakec.passes.protocol.exprs import Env, ExprInfo
+from cakec.passes.protocol.model import (
+    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TMA, WAIT, Finding, Instr, Kernel, View, line_of,
+    name_of,
+)
+
+EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
+TOTAL_BUDGET = 120_000  # events over all assignments of one kernel
+
+
+def trip_count(lb: int, ub: int, step: int) -> int:
+    return max(0, -(-(ub - lb) // step)) if step > 0 else 0
+
+
+def trace_role(k: Kernel, role: int, env: Env, budget: list[int], oob: list[Finding],
+               shortened: set[Operation] | None = None, exact_up_to: int = 0
+               ) -> list[tuple] | None:
+    """The events of one role under `env`; None if an operand cannot be evaluated or
+    the budget ran out. Out-of-range stage indices are appended to `oob`; the ops that
+    ran inside a shortened loop are added to `shortened`. Loops of at most `exact_up_to`
+    (and at most four laps of the deepest pipeline) iterations run in full."""
+    tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to)
+    try:
+        tracer.run(k.programs[role])
+    except _Stop:
+        return None
+    return tracer.events
+
+
+class _Stop(Exception):
+    """Abandons a trace (an operand that cannot be evaluated, or the event budget)."""
+
+
+class _Tracer:
+    def __init__(self, k: Kernel, env: Env, budget: list[int], oob: list[Finding],
+                 shortened: set[Operation] | None, exact_up_to: int):
+        self.k = k
+        self.env = dict(env)
+        self.base_env = env
+        self.budget = budget
+        self.oob = oob
+        self.shortened = shortened
+        self.exact = max(exact_up_to, 4 * k.depths[-1])
+        self.inside_short = 0  # depth of shortened loops around the current op
+        self.events: list[tuple] = []
+        self.seg = 0  # accounting segment: a wait or a loop iteration starts a new one
+        self.loops: list[tuple[SSAValue, int]] = []  # enclosing loop variables and values
+        self.memo: dict[int, int] = {}  # values of this iteration, by ExprInfo id
+
+    def value(self, e: ExprInfo, ins: Instr) -> int:
+        # Several ops of one iteration share a stage expression: evaluate it once.
+        v = self.memo.get(id(e))
+        if v is None:
+            v = e.fn(self.env)
+            if v is None:
+                self.k.undecidable.append(ins)
+                raise _Stop()
+            self.memo[id(e)] = v
+        return v
+
+    def index(self, ins: Instr, s: int, count: int, what: str, decl: Operation) -> bool:
+        if 0 <= s < count:
+            return True
+        where = self.k.describe(self.base_env)
+        loops = ", ".join(f"{iv.name_hint or 'i'} = {v}" for iv, v in self.loops)
+        self.oob.append(Finding(
+            "CAKE-S008", ins.op,
+            f"stage {s} is out of range for {what} with {count} "
+            f"{'stage' if what.startswith('view') else 'element'}{'s' if count != 1 else ''}"
+            + (f" (when {loops}{where.replace(' with ', ', ')})" if loops else
+               (f" ({where.strip()})" if where else "")),
+            [(decl, f"`{name_of(decl)}` is declared here")],
+            help=(f"keep the stage in [0, {count}), e.g. `k % {count}`" if count > 1 else
+                  "it has a single element: use stage=0 (the default)")))
+        return False
+
+    def stage_of(self, ins: Instr, opnd: tuple | None) -> tuple[View, int] | None:
+        """(view, stage) an operand reads in this iteration; None when out of range."""
+        if opnd is None:
+            return None
+        view, idx, _ = opnd
+        s = self.value(idx, ins)
+        return (view, s) if self.index(ins, s, view.stages, f"view `{view.name}`",
+                                       view.op) else None
+
+    def run(self, prog: list[Instr]) -> None:
+        ev = self.events
+        for ins in prog:
+            kind = ins.kind
+            if kind == "loop":
+                self.loop(ins)
+                continue
+            if kind == "branch":
+                self.run(ins.body if self.value(ins.cond, ins) else ins.orelse)
+                continue
+            self.budget[0] -= 1
+            if self.budget[0] < 0:
+                raise _Stop()
+            if self.inside_short and self.shortened is not None:
+                self.shortened.add(ins.op)
+            if kind == MMA:
+                ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
+                           bool(self.value(ins.init, ins))))
+                continue
+            if kind == READ_STAGE:
+                stage = self.stage_of(ins, ins.a)
+                if stage is not None:
+                    ev.append((READ_STAGE, ins, stage))
+                continue
+            if kind == READ_ACC:
+                ev.append((READ_ACC, ins))
+                continue
+            b = ins.barrier
+            s = self.value(ins.stage, ins)
+            if kind == TMA and not self.index(ins, s, ins.view.stages, f"view `{ins.view.name}`",
+                                              ins.view.op):
+                continue
+            if not self.index(ins, s, b.count, f"barrier `{b.name}`", b.op):
+                continue
+            ev.append((kind, ins, b.base + s, self.seg, s))
+            if kind == WAIT:
+                self.seg += 1
+
+    def never_ends(self, ins: Instr, step: int) -> None:
+        where = self.k.describe(self.base_env)
+        self.oob.append(Finding(
+            "CAKE-S019", ins.op,
+            f"the loop at line {line_of(ins.op)} steps by {step}"
+            + (f" ({where.strip()})" if where else "") + ": it never ends",
+            help="the step must be at least 1 for every launch, e.g. `lm.max(step, 1)`"))
+
+    def loop(self, ins: Instr) -> None:
+        lb, ub, step = (self.value(x, ins) for x in (ins.lb, ins.ub, ins.step))
+        if step <= 0:
+            if lb < ub:
+                self.never_ends(ins, step)
+            return
+        n = trip_count(lb, ub, step)
+        iv = ins.iv
+        p = self.k.period
+        if n <= self.exact or n < 3 * p:
+            iterations: Iterator[int] = iter(range(n))
+            short = 0
+        else:
+            # The first period, then a tail with the same residue modulo the period: ring
+            # positions and phase parities end where the full loop leaves them.
+            skip = (n - 2 * p) // p * p
+            iterations = chain(range(p), range(p + skip, n))
+            short = 1
+        self.inside_short += short
+        key = id(iv)
+        self.loops.append((iv, lb))
+        for j in iterations:
+            self.loops[-1] = (iv, lb + j * step)
+            self.env[key] = lb + j * step
+            self.memo = {}
+            self.seg += 1
+            self.run(ins.body)
+        self.loops.pop()
+        self.inside_short -= short
+        self.env.pop(key, None)
+        self.memo = {}
+        self.seg += 1
+
+
+# ---- exploration -------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """The role traces of one trip-count assignment (None for a role that could not run)."""
+
+    env: Env
+    traces: list[list[tuple] | None]
+    oob: list[Finding]
+
+    @property
+    def complete(self) -> bool:
+        return all(t is not None for t in self.traces)
+
+
+@dataclass
+class Exploration:
+    runs: list[Run]
+    partial: str  # why some assignment could not be explored ("" when all were)
+
+
+def explore(k: Kernel) -> Exploration:
+    """Traces every role under every trip-count assignment, within the event budgets."""
+    runs: list[Run] = []
+    partial = ""
+    total = TOTAL_BUDGET
+    for env in k.assignments():
+        oob: list[Finding] = []
+        budget = [min(EVENT_BUDGET, total)]
+        traces = [trace_role(k, r, env, budget, oob) for r in range(len(k.roles))]
+        total -= min(EVENT_BUDGET, total) - max(budget[0], 0)
+        runs.append(Run(env, traces, oob))
+        if oob or all(t is not None for t in traces):
+            continue
+        if budget[0] < 0 or total <= 0:
+            # The other assignments are as large: stop rather than stall.
+            return Exploration(runs, f"running it{k.describe(env)} takes more than "
+                                     f"{EVENT_BUDGET} events")
+        bad = k.undecidable[-1]
+        partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot be "
+                              f"evaluated{k.describe(env)}")
+    return Exploration(runs, partial)
+
+
+def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:
+    """The model and exploration of `kernel`, built once per compilation: derive-barriers and
+    verify-safety share them (the passes between them only add attributes)."""
+    cache: dict[cake.KernelOp, tuple[Kernel, Exploration]] | None = getattr(
+        ctx, "cake_protocol", None)
+    if cache is None:
+        cache = {}
+        setattr(ctx, "cake_protocol", cache)
+    if kernel not in cache:
+        k = Kernel.build(kernel)
+        ex = (Exploration([], f"it declares {k.total_elems} mbarriers, more than the "
+                              f"{MAX_ELEMENTS} the model enumerates") if k.too_large
+              else explore(k))
+        cache[kernel] = (k, ex)
+    return cache[kernel]

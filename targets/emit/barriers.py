@@ -1,0 +1,86 @@
+"""Lowerings of the asynchronous-copy and barrier vocabulary that every backend shares:
+`lm.wait` (mbarrier try_wait.parity on the role's phase bits), `lm.arrive`, TMA loads
+(arrive.expect_tx + one copy per box) and `lm.fence_proxy`. The sm_80 backend reaches the
+pre-sm_90 mbarrier forms through the helper names its support header defines."""
+
+from __future__ import annotations
+
+from cakec.dialects.cake import ArriveOp, FenceProxyOp, TmaLoadOp, ViewOp, WaitOp
+from cakec.targets.emit.cexpr import paren, plus, scaled
+from cakec.targets.emit.emitter import KernelEmitter
+from cakec.targets.emit.unsupported import Unsupported
+
+
+def wait(em: KernelEmitter, op: WaitOp) -> None:
+    """try_wait.parity spin on barrier[stage] with the role's phase bit, then flip the bit."""
+    role = em.role
+    assert role is not None
+    b = em.barrier_of(op.barrier)
+    em.source_comment(op)
+    s = em.val(op.stage)
+    for commit, held in role.held.items():
+        # Never block while holding a release that the awaited phase may depend on.
+        with em.block(f"if ({held} == (u32){paren(s)})"):
+            em.release_held(commit, held, reset=True)
+    bits = role.phase[b]
+    if b.count.value.data == 1:
+        em.line(f"cake_mbar_wait({em.barriers[b]}, (u32){bits} & 1u);")
+        em.line(f"{bits} ^= 1u;")
+        return
+    one = "1ull" if b.count.value.data > 32 else "1u"
+    em.line(f"cake_mbar_wait({em.bar_addr(b, s)}, (u32)({bits} >> {paren(s)}) & 1u);")
+    em.line(f"{bits} ^= {one} << {paren(s)};")
+
+
+
+def tma_load(em: KernelEmitter, op: TmaLoadOp) -> None:
+    """One elected thread: arrive.expect_tx with the copy's derived bytes (a TMA load is one
+    arrival of its barrier), then one copy per box (one per swizzle atom)."""
+    b = em.barrier_of(op.barrier)
+    em.source_comment(op)
+    bar = em.bar_addr(b, em.val(op.stage))
+    lines = [f"cake_mbar_arrive_expect_tx({bar}, {em.attr_int(op, 'cake.tx_bytes')}u);",
+             *_tma_copies(em, op, bar)]
+    if em.role is not None and not em.role.single_thread:
+        with em.block("if (cake_leader)"):
+            for text in lines:
+                em.line(text)
+    else:
+        for text in lines:
+            em.line(text)
+
+
+def _tma_copies(em: KernelEmitter, op: TmaLoadOp, bar: str) -> list[str]:
+    view = op.view.owner
+    assert isinstance(view, ViewOp)
+    rank = len(op.coords)
+    if not 1 <= rank <= 5:
+        raise Unsupported(f"a rank-{rank} TMA load")
+    dims = view.result.type.dims()
+    tile = (1,) * (rank - len(dims)) + dims
+    copies, step = em.attr_int(op, "cake.copies"), em.attr_int(op, "cake.copy_step")
+    atom_bytes = em.attr_int(view, "cake.atom_bytes")
+    dst = em.views[view]
+    s = em.val(op.stage)
+    if s != "0":
+        dst = f"{dst} + (u32){paren(s)} * {em.attr_int(view, 'cake.stage_bytes')}u"
+    # Element coordinates: tile coordinate × tile extent (derive-tma's rule), innermost first.
+    coords = [scaled(em.val(c), extent) for c, extent in zip(op.coords, tile)][::-1]
+    tmap = em.tmap_param(op)
+    out = []
+    for j in range(copies):
+        cs = ", ".join([plus(coords[0], j * step), *coords[1:]])
+        d = dst if j == 0 else f"{dst} + {j * atom_bytes}u"
+        out.append(f"cake_tma_load_{rank}d({d}, &{tmap}, {bar}, {cs});")
+    return out
+
+
+def arrive(em: KernelEmitter, op: ArriveOp) -> None:
+    em.source_comment(op)
+    b = em.barrier_of(op.barrier)
+    em.release(b, em.bar_addr(b, em.val(op.stage)), per_warpgroup=False)
+
+
+def fence_proxy(em: KernelEmitter, op: FenceProxyOp) -> None:
+    em.source_comment(op)
+    em.line("cake_fence_proxy_async();")

@@ -1,0 +1,70 @@
+"""C expression text: literals, scaling and offsets of index expressions, parentheses, and
+the SMEM-descriptor operand. Lowerings build C by string composition; these keep the text
+minimal (no redundant parentheses, no `* 1`, no `+ 0`) so generated code reads like hand-written code."""
+
+from __future__ import annotations
+
+import re
+
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
+
+from cakec.targets.emit.unsupported import Unsupported
+
+#: The 18-bit shared-memory window that descriptor start addresses cover.
+_SMEM_WINDOW_MASK = "0x3FFFFu"
+
+
+def desc_operand(bits: int, addr: str, offset: int) -> str:
+    """A wgmma descriptor: the derived bits (start address 0) + the operand address >> 4."""
+    a = f"{addr} + {offset}u" if offset else addr
+    return f"0x{bits:016x}ull + ((({a}) & {_SMEM_WINDOW_MASK}) >> 4)"
+
+
+def literal(attr: object) -> str:
+    if isinstance(attr, IntegerAttr):
+        v = attr.value.data
+        if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+            return "true" if v else "false"
+        return str(v)
+    if isinstance(attr, FloatAttr):
+        return f"{float(attr.value.data)!r}f"
+    raise Unsupported(f"the constant {attr}")
+
+
+def scaled(expr: str, factor: int) -> str:
+    if factor == 1:
+        return expr
+    if expr.lstrip("-").isdigit():
+        return str(int(expr) * factor)
+    return f"{paren(expr)} * {factor}"
+
+
+def plus(expr: str, offset: int) -> str:
+    if offset == 0:
+        return expr
+    if expr.lstrip("-").isdigit():
+        return str(int(expr) + offset)
+    return f"{expr} + {offset}"
+
+
+def paren(expr: str) -> str:
+    """`expr`, parenthesised unless it is a name, a literal or already one group."""
+    if re.fullmatch(r"[\w.]+", expr) or (expr.startswith("(") and expr.endswith(")")
+                                          and _balanced(expr[1:-1])):
+        return expr
+    return f"({expr})"
+
+
+def unparen(expr: str) -> str:
+    if expr.startswith("(") and expr.endswith(")") and _balanced(expr[1:-1]):
+        return expr[1:-1]
+    return expr
+
+
+def _balanced(expr: str) -> bool:
+    depth = 0
+    for c in expr:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth < 0:
+            return False
+    return depth == 0

@@ -1,0 +1,754 @@
+"""The shared CUDA C++ emitter: walks a derived, verified Cake kernel and writes one
+self-contained translation unit (the device prelude, the target's support headers, then the
+kernel) plus its launch metadata.
+
+The emitter decides nothing the derivation passes own: addresses, swizzles, boxes,
+transaction bytes, arrival counts, parities and descriptor bits are read from the `cake.*`
+attributes of docs/ir.md. Missing ones are an internal error (CAKE-I002), never a guess.
+What it does decide is how each construct becomes instructions; those choices are listed
+in docs/codegen.md and implemented by one lowering function per op, taken from the target's
+`Backend` (targets/sm80, targets/sm90, targets/sm100). An op without a lowering for the
+target is reported (CAKE-H100) instead of being emitted wrongly.
+
+Generated code reads top to bottom as the schedule: variables carry the .cake names and
+every block starts with a `// file:line: source` comment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from cakec.diagnostics import SourceFile, Span
+from cakec.dialects.cake import (
+    ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, GridOp, KernelOp, MmaOp,
+    OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp, TmaStoreOp, TmemOp, ViewOp, WaitOp,
+    dtype_name, runs_single_thread,
+)
+from cakec.passes.base import sink_of, span_of
+from cakec.targets.emit import metadata as meta
+from cakec.targets.emit.cexpr import literal, paren, unparen
+from cakec.targets.emit.unsupported import (MISSING, NOT_LOWERED_HELP, UNSUPPORTED, Cascade,
+                                            Unsupported)
+from cakec.targets.sku import MAX_WAITED_MBARRIERS, SKUS, WARPGROUP_WARPS
+
+#: Ops that only declare resources; the prologue and the metadata consume them.
+_DECLARATIONS = (SmemOp, ViewOp, TmemOp, RegsOp, RoleOp, PipelineOp, BarrierOp, GridOp)
+
+_CXX_RESERVED = frozenset("""
+alignas alignof and asm auto bool break case catch char class const constexpr continue
+default delete do double else enum explicit extern false float for friend goto if inline int
+long mutable namespace new noexcept not nullptr operator or private protected public register
+return short signed sizeof static struct switch template this throw true try typedef typeid
+typename union unsigned using virtual void volatile while xor u16 u32 u64 i32 i64 min max
+threadIdx blockIdx blockDim gridDim warpSize float2 make_float2 CakeTensor CakeTensorMap
+""".split())
+
+
+_TARGETS = Path(__file__).resolve().parents[1]  # targets/: support header paths are relative to it
+
+
+@dataclass(frozen=True)
+class CudaUnit:
+    """What `emit_cuda` produces for one kernel."""
+
+    kernel: str
+    target: str
+    source: str
+    metadata: dict[str, object]
+
+
+
+# ---- names ------------------------------------------------------------------------------------
+
+
+class _Names:
+    """C identifiers: the .cake name where it is free, else name_1, name_2, ...; a name is
+    taken while any enclosing C scope holds it (siblings may reuse it, nothing shadows)."""
+
+    def __init__(self) -> None:
+        self.scopes: list[set[str]] = [set()]
+
+    def fresh(self, hint: str) -> str:
+        base = re.sub(r"\W", "_", hint) or "v"
+        if base[0].isdigit() or base in _CXX_RESERVED or base.startswith("cake_"):
+            base += "_"
+        name, n = base, 0
+        while any(name in s for s in self.scopes):
+            n += 1
+            name = f"{base}_{n}"
+        self.scopes[-1].add(name)
+        return name
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        self.scopes.append(set())
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+
+
+
+# ---- per-role state ---------------------------------------------------------------------------
+
+
+@dataclass
+class AccState:
+    """A register accumulator: `frags` MMA fragments of `n` columns per thread."""
+
+    var: str
+    frags: int
+    n: int
+    rows_per_wg: int
+
+
+@dataclass
+class RoleState:
+    op: RoleOp
+    name: str
+    warps: list[int]
+    single_thread: bool
+    phase: dict[BarrierOp, str] = field(default_factory=dict)  # phase-bit register
+    held: dict[CommitOp, str] = field(default_factory=dict)    # deferred release slot
+    accs: dict[SSAValue, AccState] = field(default_factory=dict)
+    barrier_id: int = 1  # named barrier for role-wide sync (0 is __syncthreads)
+    #: sm_90a: the epilogue store written a part at a time under the next wgmma groups
+    #: (targets/sm90/lowering.py), inside its loop only.
+    deferred_store: Any = None
+    ops: list[Operation] = field(default_factory=list)  # the role's ops, in program order
+
+    @property
+    def first(self) -> int:
+        return self.warps[0]
+
+    @property
+    def warpgroups(self) -> int:
+        return len({w // WARPGROUP_WARPS for w in self.warps})
+
+
+
+Lowering = Callable[["KernelEmitter", Operation], None]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What one target family (a package of targets/, named by `Sku.codegen`) gives the
+    shared emitter: its lowering table, its device support headers and its hooks."""
+
+    lowerings: Mapping[type[Operation], Lowering]
+    #: Device support headers, paths relative to targets/, appended after the prelude in order.
+    headers: tuple[str, ...]
+    #: Code at kernel entry (after barrier init) and at kernel exit, e.g. TMEM alloc/dealloc.
+    entry: Callable[[KernelEmitter], None] | None = None
+    exit: Callable[[KernelEmitter], None] | None = None
+    #: Declares, in a role's prologue, the `lm.regs` tiles its tile ops keep across the
+    #: role's code (a running `lm.argmin`), in the target's tile layout.
+    declare_tiles: Callable[[KernelEmitter, RoleState, list[Operation]], None] | None = None
+    #: The current role's register-tile layout (targets/emit/tiles.py's `Layout`), for the
+    #: shared tile lowerings.
+    tile_layout: Callable[[KernelEmitter], Any] | None = None
+
+    def support_source(self) -> str:
+        return "\n".join((_TARGETS / h).read_text() for h in self.headers)
+
+
+# ---- the emitter ------------------------------------------------------------------------------
+
+
+class KernelEmitter:
+    def __init__(self, kernel: KernelOp, ctx: Context, sources: Mapping[str, SourceFile],
+                 backend: Backend | None):
+        self.kernel = kernel
+        self.ctx = ctx
+        self.sink = sink_of(ctx)
+        self.sources = sources
+        self.names = _Names()
+        self.lines: list[str] = []
+        self.depth = 0
+        self.values: dict[SSAValue, str] = {}
+        self.views: dict[ViewOp, str] = {}
+        self.barriers: dict[BarrierOp, str] = {}
+        self.role: RoleState | None = None
+        self.used_tmaps: set[tuple[str, int]] = set()
+        #: Running-argmin tiles whose quads are merged since their last update (tile lowering).
+        self.merged: set[SSAValue] = set()
+        #: The C condition an MMA is issued under, inside an `if` that predicates its wgmmas.
+        self.mma_guard: str | None = None
+        #: Device helpers generated for this kernel (name -> definition), e.g. one per wgmma
+        #: form it issues; written after the support headers, in first-use order.
+        self.helpers: dict[str, str] = {}
+        self._barrier_events: dict[BarrierOp, list[Operation]] | None = None
+        self._single_roles: dict[RoleOp, bool] = {}
+        #: Ops already reported (CAKE-H100, CAKE-I002): what reads them is not reported again.
+        self.refused: set[Operation] = set()
+        self.ok = True
+        self.target = self.kernel_str("cake.target") or ""
+        self.backend = backend
+        self.lowerings = backend.lowerings if backend is not None else None
+
+    # ---- reporting ------------------------------------------------------------------------
+
+    def span(self, op: Operation) -> Span | None:
+        return span_of(op, self.ctx)
+
+    def unsupported(self, op: Operation, what: str, help: str | None = None) -> None:
+        self.ok = False
+        if op in self.refused:
+            return  # one diagnostic per op: its first problem
+        self.refused.add(op)
+        self.sink.error(UNSUPPORTED, f"{what} is not yet supported for {self.target} code "
+                        "generation", self.span(op), help=help or NOT_LOWERED_HELP)
+
+    def missing(self, op: Operation, attr: str) -> None:
+        self.ok = False
+        self.refused.add(op)
+        self.sink.error(MISSING, f"derived attribute `{attr}` is missing on `{op.name}`; the "
+                        "derivation passes must run before code generation", self.span(op),
+                        help="this is a bug in cakec; please report it with the input file")
+
+    # ---- derived attributes ---------------------------------------------------------------
+
+    def attr_int(self, op: Operation, name: str) -> int:
+        a = op.attributes.get(name)
+        if not isinstance(a, IntegerAttr):
+            self.missing(op, name)
+            return 0
+        return a.value.data
+
+    def attr_u64(self, op: Operation, name: str) -> int:
+        return self.attr_int(op, name) & ((1 << 64) - 1)
+
+    def attr_ints(self, op: Operation, name: str) -> list[int]:
+        a = op.attributes.get(name)
+        if not isinstance(a, DenseArrayBase):
+            self.missing(op, name)
+            return [0]
+        return list(a.get_values())
+
+    def attr_str(self, op: Operation, name: str) -> str:
+        a = op.attributes.get(name)
+        data = getattr(a, "data", None)
+        if not isinstance(data, str):
+            self.missing(op, name)
+            return ""
+        return data
+
+    def mma_instr(self, op: MmaOp) -> str:
+        """The instruction derive-descriptors chose. It derives none when no encoder takes
+        the form the SKU table lists: a form not lowered yet (CAKE-H100), not a broken
+        pass contract (CAKE-I002)."""
+        a = op.attributes.get("cake.instr")
+        if not isinstance(getattr(a, "data", None), str):
+            dts = "×".join(dtype_name(v.type.element_type) for v in (op.a, op.b))
+            raise Unsupported(f"an MMA of {dts} operands into "
+                              f"{dtype_name(op.acc.type.element_type)}")
+        return a.data  # type: ignore[union-attr]
+
+    def kernel_str(self, name: str) -> str | None:
+        a = self.kernel.attributes.get(name)
+        return getattr(a, "data", None) if a is not None else None
+
+    # ---- text -----------------------------------------------------------------------------
+
+    def line(self, text: str = "") -> None:
+        self.lines.append(("  " * self.depth + text) if text else "")
+
+    @contextmanager
+    def block(self, head: str = "") -> Iterator[None]:
+        """`head {` … `}`: one C scope, which is also a naming scope."""
+        self.line(f"{head} {{" if head else "{")
+        self.depth += 1
+        with self.names.scope():
+            yield
+        self.depth -= 1
+        self.line("}")
+
+    def source_comment(self, op: Operation) -> None:
+        """`// file:line: the .cake source line`, the anchor of every emitted block."""
+        span = self.span(op)
+        if span is None:
+            return
+        src = self.sources.get(span.file)
+        text = src.line(span.line).strip() if src is not None else ""
+        name = Path(span.file).name
+        self.line(f"// {name}:{span.line}" + (f": {text}" if text else ""))
+
+    def helper(self, name: str, definition: str) -> str:
+        """Use the generated device helper `name` (defined once per translation unit)."""
+        self.helpers.setdefault(name, definition)
+        return name
+
+    # ---- values ---------------------------------------------------------------------------
+
+    def val(self, v: SSAValue) -> str:
+        if v in self.values:
+            return self.values[v]
+        owner = v.owner
+        if isinstance(owner, arith.ConstantOp):
+            return literal(owner.value)
+        raise self.undefined(v, f"a value defined by `{getattr(owner, 'name', 'a block')}`")
+
+    def undefined(self, v: SSAValue, what: str) -> Exception:
+        """What to raise for a value with no C spelling: `what` is not lowered, unless its
+        definer was refused already (then only that refusal is reported)."""
+        return Cascade() if v.owner in self.refused else Unsupported(what)
+
+    def bind(self, op: Operation, text: str, ctype: str = "i32") -> None:
+        """Give op's result a C spelling: a named `const` for values the author named,
+        the inline expression otherwise."""
+        result = op.results[0]
+        if result.name_hint:
+            var = self.names.fresh(result.name_hint)
+            self.line(f"const {ctype} {var} = {unparen(text)};")
+            self.values[result] = var
+        else:
+            self.values[result] = text
+
+    # ---- driver ---------------------------------------------------------------------------
+
+    def run(self) -> CudaUnit | None:
+        if self.lowerings is None:
+            self.sink.error(UNSUPPORTED, f"code generation for {self.target or 'this target'} "
+                            "is not yet supported", self.span(self.kernel),
+                            help="supported targets: " + ", ".join(SKUS))
+            return None
+        block_threads = self.attr_int(self.kernel, "cake.block_threads")
+        dynamic_smem = self.attr_int(self.kernel, "cake.dynamic_smem")
+        if not self.ok:
+            return None
+        try:
+            grid = meta.grid(self.kernel)
+        except meta.GridError as e:
+            grid_op = next(op for op in self.kernel.body.block.ops if isinstance(op, GridOp))
+            self.unsupported(grid_op, f"a grid dimension that depends on {e}",
+                             help="grid dimensions are computed on the host from scalar "
+                             "parameters, constants and lm.sm_count()")
+            grid = []
+        body = self.body(block_threads)
+        if not self.ok:
+            return None
+        tmaps = meta.tensor_maps(self.kernel)
+        params = meta.params(self.kernel, self.used_tmaps, tmaps)
+        smem = dynamic_smem + self.attr_int(self.kernel, "cake.smem_align_slack") \
+            if dynamic_smem else 0
+        document = meta.metadata(self.kernel, target=self.target, block_threads=block_threads,
+                                 dynamic_smem=smem, grid_dims=grid, param_list=params)
+        source = "\n".join([*self.header(), prelude_source(), self.backend.support_source(),
+                            *self.helpers.values(), *self.signature(params, block_threads),
+                            *body, "}", ""])
+        return CudaUnit(self.kernel.sym_name.data, self.target, source, document)
+
+    def header(self) -> list[str]:
+        span = self.span(self.kernel)
+        where = Path(span.file).name if span else "a .cake file"
+        return [f"// {self.kernel.sym_name.data}: generated by cakec from {where} for "
+                f"{self.target}. Edit the .cake, not this file.",
+                "// Launch metadata (grid, block, shared memory, tensor maps): "
+                "cakec emit --emit metadata", ""]
+
+    def signature(self, params: list[meta.Param], block_threads: int) -> list[str]:
+        args: list[str] = []
+        for p in params:
+            if p.kind == "tensor":
+                args += [f"const __grid_constant__ CakeTensorMap {m.param}" for m in p.tmaps]
+                args.append(f"const CakeTensor<{p.rank}> {p.name}")
+            else:
+                args.append(f"const {'float' if p.dtype == 'f32' else 'i32'} {p.name}")
+        span = self.span(self.kernel)
+        lines = [f"// {Path(span.file).name}:{span.line}" if span else "",
+                 f'extern "C" __global__ void __launch_bounds__({block_threads}, 1)',
+                 f"{self.kernel.sym_name.data}("]
+        lines += [f"    {a}," for a in args[:-1]] + [f"    {args[-1]}) {{" if args else ") {"]
+        return [line for line in lines if line]
+
+    def body(self, block_threads: int) -> list[str]:
+        self.depth = 1
+        for name_attr, arg in zip(self.kernel.param_names.data, self.kernel.body.block.args):
+            self.values[arg] = self.names.fresh(name_attr.data)
+        self.prologue()
+        if self.ok:  # a broken barrier contract would only cascade into the roles
+            if self.backend.entry is not None:
+                self.backend.entry(self)
+            self.kernel_scalars()
+            self.dispatch(block_threads)
+            if self.backend.exit is not None:
+                self.backend.exit(self)
+        return self.lines
+
+    # ---- prologue: shared memory, barriers, warp index ------------------------------------
+
+    def prologue(self) -> None:
+        ops = list(self.kernel.body.block.ops)
+        views = [op for op in ops if isinstance(op, ViewOp)]
+        barriers = [op for op in ops if isinstance(op, BarrierOp)]
+        if views:
+            align = max(self.attr_int(v, "cake.align") for v in views)
+            self.line("// Dynamic shared memory: the pools at the offsets derive-smem chose, "
+                      f"from a {align}-B aligned base.")
+            self.line(f"extern __shared__ __align__({max(align, 16)}) unsigned char cake_dsmem[];")
+            base = "cake_smem_addr(cake_dsmem)"
+            if align > 16:
+                base = f"({base} + {align - 1}u) & ~{align - 1}u"
+            self.line(f"const u32 cake_smem = {base};")
+        for v in views:
+            self.view(v)
+        if barriers:
+            nbytes = self.attr_int(self.kernel, "cake.barrier_smem")
+            self.line(f"__shared__ __align__(8) u64 cake_mbar[{max(nbytes // 8, 1)}];")
+            self.line("const u32 cake_mbar_base = cake_smem_addr(cake_mbar);")
+        for b in barriers:
+            self.barrier(b)
+            self.check_arrivals(b)
+        self.line("const u32 cake_warp = cake_warp_id();")
+        if barriers:
+            self.line()
+            self.line("// mbarrier.init: one thread, then a fence for the async proxy and a "
+                      "block-wide barrier.")
+            with self.block("if (threadIdx.x == 0)"):
+                for b in barriers:
+                    arrivals = self.attr_int(b, "cake.arrivals")
+                    var, count = self.barriers[b], b.count.value.data
+                    self.source_comment(b)
+                    if count == 1:
+                        self.line(f"cake_mbar_init({var}, {arrivals});")
+                    else:
+                        self.line(f"for (u32 i = 0; i < {count}u; ++i) "
+                                  f"cake_mbar_init({var} + 8u * i, {arrivals});")
+                self.line("cake_fence_mbar_init();")
+            self.line("__syncthreads();")
+        self.line()
+
+    def view(self, v: ViewOp) -> None:
+        offset = self.attr_int(v, "cake.offset")
+        stages, stage_bytes = v.result.type.stages.data, self.attr_int(v, "cake.stage_bytes")
+        swizzle = self.attr_str(v, "cake.swizzle")
+        var = self.names.fresh(v.sym_name.data)
+        self.views[v] = var
+        self.source_comment(v)
+        self.line(f"const u32 {var} = cake_smem + {offset}u;  // {stages} x {stage_bytes} B, "
+                  f"swizzle {swizzle}")
+
+    def check_arrivals(self, b: BarrierOp) -> None:
+        """The lowering's arrivals per role event (below) must be what derive-barriers
+        initialised the mbarrier with; a mismatch would complete phases early or never."""
+        per_role: dict[RoleOp | None, set[int]] = {}
+        for op in self._events().get(b, []):
+            per_role.setdefault(role_of(op), set()).add(self.emitted_arrivals(op))
+        expected = _phase_arrivals(per_role, b.init_count.value.data)
+        derived = self.attr_int(b, "cake.arrivals")
+        if expected is None:
+            self.unsupported(b, "a barrier completed both by whole roles and per warpgroup, "
+                             "other than with one event of each producer role per phase,")
+        elif self.ok and per_role and derived != expected:
+            self.ok = False
+            self.sink.error(MISSING, f"barrier `{b.sym_name.data}` is initialised for {derived} "
+                            f"arrival(s) per phase (cake.arrivals), but its producers' code "
+                            f"performs {expected}", self.span(b),
+                            help="this is a bug in cakec; please report it with the input file")
+
+    def _events(self) -> dict[BarrierOp, list[Operation]]:
+        """The ops completing each barrier (one walk of the kernel for all barriers)."""
+        if self._barrier_events is None:
+            self._barrier_events = {}
+            for op in self.kernel.walk():
+                if isinstance(op, (TmaLoadOp, CopyLoadOp, ArriveOp, CommitOp)):
+                    self._barrier_events.setdefault(op.barrier.owner, []).append(op)
+        return self._barrier_events
+
+    def _single_thread(self, role_op: RoleOp) -> bool:
+        if role_op not in self._single_roles:
+            ons = [o for o in self.kernel.body.block.ops
+                   if isinstance(o, OnRoleOp) and o.role.owner is role_op]
+            self._single_roles[role_op] = runs_single_thread(ons)
+        return self._single_roles[role_op]
+
+    def emitted_arrivals(self, op: Operation) -> int:
+        """Hardware arrivals one event performs (what `release` emits): a TMA load one, an
+        `lm.arrive` one per warp of a multi-thread role, an `lm.commit` from a multi-thread
+        (wgmma) role one per warpgroup, a copy_load one per thread of its role."""
+        role_op = role_of(op)
+        if role_op is None or isinstance(op, TmaLoadOp):
+            return 1
+        warps = role_op.warps.get_values()
+        if isinstance(op, CopyLoadOp):
+            return 32 * len(warps)
+        if self._single_thread(role_op):
+            return 1
+        if isinstance(op, ArriveOp):
+            return len(warps)
+        if self.target != "sm_90a":
+            return 1
+        return len({w // WARPGROUP_WARPS for w in warps})
+
+    def barrier(self, b: BarrierOp) -> None:
+        offset = self.attr_int(b, "cake.smem_offset")
+        var = self.names.fresh(b.sym_name.data)
+        self.barriers[b] = var
+        self.source_comment(b)
+        tx = b.attributes.get("cake.tx_bytes")
+        bytes_note = f" + {tx.value.data} tx bytes" if isinstance(tx, IntegerAttr) and \
+            tx.value.data else ""
+        self.line(f"const u32 {var} = cake_mbar_base + {offset}u;  // {b.count.value.data} "
+                  f"mbarrier(s), {self.attr_int(b, 'cake.arrivals')} arrival(s){bytes_note} "
+                  "per phase")
+
+    def kernel_scalars(self) -> None:
+        """Kernel-level scalar arithmetic that role code reads (values only the grid uses
+        stay on the host)."""
+        needed = _device_values(self.kernel)
+        for op in self.kernel.body.block.ops:
+            if isinstance(op, _DECLARATIONS) or isinstance(op, OnRoleOp):
+                continue
+            if any(r in needed for r in op.results):
+                self.lower(op)
+
+    # ---- roles ----------------------------------------------------------------------------
+
+    def dispatch(self, block_threads: int) -> None:
+        """`with ROLE:` blocks, grouped per role into one `if (warp in role)` branch each
+        (kernel-level code between them is pure scalar arithmetic, emitted before)."""
+        blocks: dict[RoleOp, list[OnRoleOp]] = {}
+        for op in self.kernel.body.block.ops:
+            if isinstance(op, OnRoleOp) and isinstance(op.role.owner, RoleOp):
+                blocks.setdefault(op.role.owner, []).append(op)
+        default_regs = _default_regs(block_threads)
+        for i, (role_op, ons) in enumerate(blocks.items()):
+            self.role = role = self.make_role(role_op, ons)
+            role.barrier_id = 1 + i
+            self.source_comment(role_op)
+            test = _warp_test(role.warps)
+            self.line(f"if ({test}) {{" if i == 0 else f"}} else if ({test}) {{")
+            self.depth += 1
+            with self.names.scope():
+                self.role_prologue(role, default_regs, ons)
+                for on in ons:
+                    self.source_comment(on)
+                    self.role_body(role, on.body.block)
+            self.depth -= 1
+        if blocks:
+            self.line("}")
+        self.role = None
+
+    def make_role(self, role_op: RoleOp, ons: list[OnRoleOp]) -> RoleState:
+        warps = sorted(role_op.warps.get_values())
+        return RoleState(role_op, role_op.sym_name.data, warps, runs_single_thread(ons))
+
+    def role_prologue(self, role: RoleState, default_regs: int, ons: list[OnRoleOp]) -> None:
+        regs = role.op.regs.value.data if role.op.regs is not None else None
+        if regs is not None and regs != default_regs:
+            how = "dec" if regs < default_regs else "inc"
+            self.line(f"cake_setmaxnreg_{how}<{regs}>();  // regs={regs} for every warpgroup "
+                      f"of `{role.name}` (launch default {default_regs})")
+        ops = [op for on in ons for op in on.body.block.walk()]
+        # One phase-bit register per barrier this role waits on: bit s is the parity of
+        # the next wait on barrier[s]; it starts at derive-barriers' initial parity.
+        for wait in (op for op in ops if isinstance(op, WaitOp)):
+            b = wait.barrier.owner
+            if not isinstance(b, BarrierOp) or b in role.phase:
+                continue
+            count = b.count.value.data
+            if count > MAX_WAITED_MBARRIERS:  # verify-conformance refuses it (CAKE-H018)
+                self.unsupported(wait, f"waiting on a barrier of {count} mbarriers")
+                continue
+            parity = self.attr_int(wait, "cake.initial_parity")
+            ctype, suffix = ("u64", "ull") if count > 32 else ("u32", "u")
+            bits = hex((1 << count) - 1) + suffix if parity else "0" + suffix
+            var = self.names.fresh(f"{b.sym_name.data}_phase")
+            role.phase[b] = var
+            self.line(f"{ctype} {var} = {bits};  // lm.wait parities on `{b.sym_name.data}` "
+                      f"(initial parity {parity})")
+        role.ops = ops
+        declare = self.lowerings.get(RegsOp) if self.lowerings else None  # the target's layout
+        for regs_op in (op.acc.owner for op in ops if isinstance(op, MmaOp)):
+            if isinstance(regs_op, RegsOp) and declare is not None:
+                declare(self, regs_op)
+        if self.backend.declare_tiles is not None:
+            self.backend.declare_tiles(self, role, ops)  # lm.regs vectors (lm.argmin)
+        if role.single_thread:
+            return
+        lane0 = "cake_lane_id() == 0u"
+        if any(isinstance(op, TmaLoadOp) for op in ops):
+            self.line(f"const bool cake_leader = cake_warp == {role.first}u && {lane0};"
+                      "  // issues the role's TMA loads")
+        if any(isinstance(op, CommitOp) for op in ops):
+            leaders = sorted({min(w for w in role.warps if w // 4 == g)
+                              for g in {w // 4 for w in role.warps}})
+            test = ("cake_warp % 4u == 0u" if all(w % 4 == 0 for w in leaders)
+                    else "(" + " || ".join(f"cake_warp == {w}u" for w in leaders) + ")")
+            self.line(f"const bool cake_wg_leader = {test} && {lane0};"
+                      "  // one per warpgroup of the role")
+        if role.accs:
+            self.line(f"const u32 cake_wg = (cake_warp - {role.first}u) / 4u;"
+                      f"  // warpgroup within `{role.name}`")
+
+    def role_body(self, role: RoleState, block: Block) -> None:
+        if not role.single_thread:
+            params = self.prefetches(block)
+            if params:
+                with self.block("if (cake_leader)"):
+                    for p in params:
+                        self.line(f"cake_tma_prefetch(&{p});")
+            self.ops(block)
+            return
+        # Every op of this role is a single-thread one: one elected thread runs it all.
+        with self.block(f"if (cake_warp == {role.first}u && cake_elect_one())"):
+            for p in self.prefetches(block):
+                self.line(f"cake_tma_prefetch(&{p});")
+            self.ops(block)
+
+    def prefetches(self, block: Block) -> list[str]:
+        """Tensor maps this block's TMA loads read: prefetched before the first copy."""
+        return sorted({self.tmap_param(op) for op in block.walk() if isinstance(op, TmaLoadOp)})
+
+    # ---- ops ------------------------------------------------------------------------------
+
+    def ops(self, block: Block) -> None:
+        for op in block.ops:
+            self.lower(op)
+
+    def lower(self, op: Operation) -> None:
+        assert self.lowerings is not None
+        fn = self.lowerings.get(type(op))
+        if fn is None:
+            self.unsupported(op, f"`{_surface(op)}`")
+            return
+        self.try_lower(op, lambda: fn(self, op))
+
+    def try_lower(self, op: Operation, fn: Callable[[], None]) -> None:
+        try:
+            fn()
+        except Unsupported as e:
+            self.unsupported(op, str(e))
+        except Cascade:
+            self.ok = False
+            self.refused.add(op)
+        except Exception:
+            # Once a construct was refused (CAKE-H100) the unit is not emitted, and ops that
+            # depend on it (a wait on a barrier whose phase register was never declared) may
+            # find their state missing: that is the refusal's consequence, not a second bug.
+            if self.ok:
+                raise
+
+    # ---- shared helpers for lowerings -----------------------------------------------------
+
+    def bar_addr(self, b: BarrierOp, slot: str) -> str:
+        """Address of barrier element `slot` (a C expression)."""
+        var = self.barriers[b]
+        return var if b.count.value.data == 1 else f"{var} + 8u * {paren(slot)}"
+
+    def barrier_of(self, value: SSAValue) -> BarrierOp:
+        b = value.owner
+        assert isinstance(b, BarrierOp)
+        return b
+
+    def tmap_param(self, op: TmaLoadOp) -> str:
+        tensor = self.tensor_name(op.tensor)
+        index = self.attr_int(op, "cake.tmap")
+        self.used_tmaps.add((tensor, index))
+        return f"{tensor}_tmap{index}"
+
+    def tensor_name(self, value: SSAValue) -> str:
+        assert isinstance(value, BlockArgument)
+        return self.kernel.param_names.data[value.index].data
+
+    def release(self, b: BarrierOp, addr: str, per_warpgroup: bool) -> None:
+        """One event of the current role on barrier element `addr`, with the arrivals
+        derive-barriers counts for it (cake.arrivals): an `lm.commit` on sm_90a arrives once
+        per warpgroup (each after its own wgmma.wait_group), an `lm.arrive` once per warp of
+        the role (after __syncwarp, so lane 0's arrival releases its lanes' work; warps never
+        wait for each other: the barrier's phase completes when the last one arrives)."""
+        role = self.role
+        assert role is not None
+        if role.single_thread:
+            self.line(f"cake_mbar_arrive({addr});")
+        elif per_warpgroup:
+            self.line(f"if (cake_wg_leader) cake_mbar_arrive({addr});")
+        else:
+            self.line("__syncwarp();")
+            self.line(f"if (cake_lane_id() == 0u) cake_mbar_arrive({addr});")
+
+    def release_held(self, commit: CommitOp, held: str, reset: bool) -> None:
+        """Retire every wgmma group, then perform the release a deferred commit holds."""
+        b = self.barrier_of(commit.barrier)
+        self.line("cake_wgmma_wait<0>();")
+        with self.block(f"if ({held} != ~0u)"):
+            self.release(b, self.bar_addr(b, held), per_warpgroup=True)
+            if reset:
+                self.line(f"{held} = ~0u;")
+
+
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+
+
+def role_of(op: Operation) -> RoleOp | None:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, OnRoleOp):
+        parent = parent.parent_op()
+    owner = parent.role.owner if parent is not None else None
+    return owner if isinstance(owner, RoleOp) else None
+
+
+def _phase_arrivals(per_role: dict[RoleOp | None, set[int]], init_count: int) -> int | None:
+    """Hardware arrivals of one phase, from each producer role's arrivals per event: init_count
+    events that arrive alike, or, when they differ (an sm_100a commit and a 4-warp arrive
+    releasing one stage), one event of each role; None for any other mix."""
+    kinds = set().union(*per_role.values())
+    if len(kinds) <= 1:
+        return init_count * max(kinds, default=1)
+    if len(per_role) == init_count and all(len(k) == 1 for k in per_role.values()):
+        return sum(max(k) for k in per_role.values())
+    return None
+
+
+def _device_values(kernel: KernelOp) -> set[SSAValue]:
+    """Kernel-level values that role code reads, with everything they are computed from."""
+    needed: set[SSAValue] = set()
+    work: list[SSAValue] = []
+    for on in (op for op in kernel.body.block.ops if isinstance(op, OnRoleOp)):
+        for op in on.body.block.walk():
+            work.extend(o for o in op.operands if isinstance(o.owner, Operation)
+                        and o.owner.parent_block() is kernel.body.block)
+    while work:
+        v = work.pop()
+        if v not in needed:
+            needed.add(v)
+            if isinstance(v.owner, Operation):
+                work.extend(o for o in v.owner.operands if isinstance(o.owner, Operation))
+    return needed
+
+
+def _default_regs(block_threads: int) -> int:
+    """Registers per thread the launch gives (__launch_bounds__(threads, 1)): the 65536 of
+    the register file split evenly, in setmaxnreg's units of 8."""
+    return min(65536 // block_threads // 8 * 8, 256) if block_threads else 0
+
+
+def _warp_test(warps: list[int]) -> str:
+    lo, hi = warps[0], warps[-1]
+    if warps != list(range(lo, hi + 1)):
+        return " || ".join(f"cake_warp == {w}u" for w in warps)
+    return f"cake_warp < {hi + 1}u" if lo == 0 else f"cake_warp >= {lo}u && cake_warp < {hi + 1}u"
+
+
+def _surface(op: Operation) -> str:
+    names = {WaitOp: "lm.wait", ArriveOp: "lm.arrive", CommitOp: "lm.commit", MmaOp: "lm.mma",
+             TmaLoadOp: "tma_load", TmaStoreOp: "tma_store", FenceProxyOp: "lm.fence_proxy",
+             ConvertOp: ".to(dtype)"}
+    return names.get(type(op), op.name)
+
+
+def prelude_source() -> str:
+    """targets/emit/prelude.cuh: the device helpers every generated translation unit starts with."""
+    return (_TARGETS / "emit" / "prelude.cuh").read_text()

@@ -1,0 +1,71 @@
+// Cake emitter support shared by every backend (targets/emit): what generated kernels need
+// beyond targets/emit/prelude.cuh on any target. Appended after the prelude; no #include.
+#ifndef CAKE_EMIT_SUPPORT_CUH
+#define CAKE_EMIT_SUPPORT_CUH
+
+// ---------------------------------------------------------------- scalar index arithmetic
+
+// arith.floordivsi (`//` in .cake): division rounding towards negative infinity.
+__device__ __forceinline__ i32 cake_floordiv(i32 a, i32 b) {
+  const i32 q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// arith.ceildivsi (lm.cdiv): division rounding towards positive infinity.
+__device__ __forceinline__ i32 cake_cdiv(i32 a, i32 b) {
+  const i32 q = a / b;
+  return (q * b != a && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+
+// ---------------------------------------------------------------- epilogue stores
+
+// cvt.rn.f16.f32: float -> f16 bits.
+__device__ __forceinline__ u16 cake_f32_to_f16(float x) {
+  u16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+
+// How a converted tile element is written: one element, or two adjacent ones in one store
+// when the row pointer allows it (`pairs_ok`).
+struct CakeOutBf16 {
+  typedef u16 elem;
+  static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
+    return (ld & 1) == 0 && ((u64)p & 3) == 0;
+  }
+  static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_bf16x2(lo, hi); }
+  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
+  static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_bf16(v); }
+};
+
+struct CakeOutF16 {
+  typedef u16 elem;
+  static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
+    return (ld & 1) == 0 && ((u64)p & 3) == 0;
+  }
+  static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_f16x2(lo, hi); }
+  static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
+  static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_f16(v); }
+};
+
+struct CakeOutF32 {
+  typedef float elem;
+  static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
+    return (ld & 1) == 0 && ((u64)p & 7) == 0;
+  }
+  static __device__ __forceinline__ void pair(float* p, float lo, float hi) {
+    *(float2*)p = make_float2(lo, hi);
+  }
+  static __device__ __forceinline__ void one(float* p, float v) { *p = v; }
+};
+
+struct CakeOutI32 {
+  typedef i32 elem;
+  static __device__ __forceinline__ bool pairs_ok(const void* p, long long ld) {
+    return (ld & 1) == 0 && ((u64)p & 7) == 0;
+  }
+  static __device__ __forceinline__ void pair(i32* p, i32 lo, i32 hi) { *(int2*)p = make_int2(lo, hi); }
+  static __device__ __forceinline__ void one(i32* p, i32 v) { *p = v; }
+};
+
+#endif  // CAKE_EMIT_SUPPORT_CUH

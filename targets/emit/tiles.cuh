@@ -1,0 +1,164 @@
+// Cake register-tile helpers shared by every target family: element functions (one PTX
+// instruction each, or a short fixed sequence), tile stores with bounds, and SMEM row reads.
+// Appended after the prelude and the family's MMA header by the emitter; no #include.
+// Layouts (which registers hold which elements) are the families' (targets/sm*/tiles.py).
+#ifndef CAKE_EMIT_TILES_CUH
+#define CAKE_EMIT_TILES_CUH
+
+// ---------------------------------------------------------------- element functions
+
+__device__ __forceinline__ float cake_ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float cake_lg2(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float cake_sqrt(float x) {
+  float y;
+  asm("sqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float cake_rsqrt(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float cake_rcp(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float cake_tanh(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float cake_exp(float x) { return cake_ex2(x * 1.4426950408889634f); }
+__device__ __forceinline__ float cake_log(float x) { return cake_lg2(x) * 0.6931471805599453f; }
+// 1 / (1 + e^-x): ex2 of -x log2(e), one add, rcp.
+__device__ __forceinline__ float cake_sigmoid(float x) {
+  return cake_rcp(1.0f + cake_ex2(x * -1.4426950408889634f));
+}
+__device__ __forceinline__ float cake_silu(float x) { return x * cake_sigmoid(x); }
+// The tanh form: x/2 (1 + tanh(√(2/π) (x + 0.044715 x³))), the inner polynomial as FMAs.
+__device__ __forceinline__ float cake_gelu(float x) {
+  const float u = x * fmaf(0.0356774081f, x * x, 0.7978845608f);
+  const float h = 0.5f * x;
+  return fmaf(h, cake_tanh(u), h);
+}
+
+// ---------------------------------------------------------------- global memory
+
+// Offset of the run at element coordinates c[0..R-2] (the last coordinate is the run's
+// start), or -1 when one of them lies outside the tensor.
+template <int R>
+__device__ __forceinline__ long long cake_run_offset(const CakeTensor<R>& t, const i32 (&c)[R]) {
+  long long off = 0;
+#pragma unroll
+  for (int d = 0; d < R - 1; ++d) {
+    if (c[d] < 0 || c[d] >= t.shape[d]) return -1;
+    off += (long long)c[d] * t.stride[d];
+  }
+  return off;
+}
+
+__device__ __forceinline__ void cake_from_bits(float& x, u32 bits) { x = __uint_as_float(bits); }
+__device__ __forceinline__ void cake_from_bits(i32& x, u32 bits) { x = (i32)bits; }
+
+// (M, 1) vector: this thread's value `x` (of tile row `row`) stored to element c[R-1] + row
+// of t's last dimension; rows outside the tensor are skipped.
+template <int R, class E>
+__device__ __forceinline__ void cake_store_row(E x, const CakeTensor<R>& t, const i32 (&c)[R],
+                                               i32 row) {
+  const long long off = cake_run_offset<R>(t, c);
+  const i32 r = c[R - 1] + row;
+  if (off >= 0 && r >= 0 && r < t.shape[R - 1]) ((E*)t.ptr)[off + r * t.stride[R - 1]] = x;
+}
+
+// Element c[R-1] + col of t's last dimension at c[0..R-2]; outside the tensor, `other`.
+template <int R, class E>
+__device__ __forceinline__ E cake_load_elem(const CakeTensor<R>& t, const i32 (&c)[R], i32 col,
+                                            E other) {
+  const long long off = cake_run_offset<R>(t, c);
+  const i32 x = c[R - 1] + col;
+  return (off >= 0 && x >= 0 && x < t.shape[R - 1]) ? ((const E*)t.ptr)[off + (long long)x * t.stride[R - 1]]
+                                                     : other;
+}
+
+// Two adjacent elements (columns col, col + 1 of row `row`) of a tile stored into the rank-2
+// tensor `t`, converted by `Out`: one 4- or 8-byte store when both are inside and the row
+// allows it, else each inside element alone. No early return: a warp leaves converged.
+template <class Out>
+__device__ __forceinline__ void cake_store_pair(const CakeTensor<2>& t, i32 row, i32 col,
+                                                float x0, float x1) {
+  typedef typename Out::elem E;
+  if (row >= 0 && row < t.shape[0]) {
+    E* const p = (E*)t.ptr + (long long)row * t.stride[0];
+    const long long ld = t.stride[1], n = t.shape[1];
+    if (col >= 0 && col + 1 < n && ld == 1 && Out::pairs_ok(p + col, t.stride[0])) {
+      Out::pair(p + col, x0, x1);
+    } else {
+      if (col >= 0 && col < n) Out::one(p + col * ld, x0);
+      if (col + 1 >= 0 && col + 1 < n) Out::one(p + (col + 1) * ld, x1);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- shared memory
+
+__device__ __forceinline__ u32 cake_lds_b32(u32 addr) {
+  u32 x;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(x) : "r"(addr));
+  return x;
+}
+
+// s + Σ x² over the 8 bf16 values of the 16-byte SMEM chunk at `addr`.
+__device__ __forceinline__ float cake_sum_sq_chunk_bf16(u32 addr, float s) {
+  u32 x[4];
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(x[0]), "=r"(x[1]), "=r"(x[2]), "=r"(x[3])
+               : "r"(addr));
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const float lo = __uint_as_float(x[k] << 16), hi = __uint_as_float(x[k] & 0xffff0000u);
+    s = fmaf(lo, lo, s);
+    s = fmaf(hi, hi, s);
+  }
+  return s;
+}
+
+// Address of logical 16-byte chunk `chunk` of row `row` in an atom of rows × PITCH bytes whose
+// swizzle XORs the chunk index with address bits 7 and up (SWZ: 7 for 128B, 3 for 64B, 1 for
+// 32B, 0 for none). Reading rows in logical order makes a row's sum independent of where the
+// row sits, so equal rows get bit-equal sums (equal centroids tie exactly).
+template <u32 PITCH, u32 SWZ>
+__device__ __forceinline__ u32 cake_chunk_addr(u32 atom, u32 row, u32 chunk) {
+  return atom + row * PITCH + 16u * (chunk ^ (((row * PITCH) >> 7) & SWZ));
+}
+
+// Σ x² over row `row` of a bf16 SMEM stage stored as ATOMS column blocks of rows × PITCH bytes
+// (derive-smem's layout), split over the four lanes of a quad (lane q sums logical chunks q,
+// q + 4, ...), then added across the quad in the same order on every row.
+template <u32 ATOMS, u32 ATOM_BYTES, u32 PITCH, u32 SWZ>
+__device__ __forceinline__ float cake_sum_sq_quad_bf16(u32 stage, u32 row) {
+  const u32 q = cake_lane_id() % 4u;
+  float s = 0.f;
+#pragma unroll
+  for (u32 a = 0; a < ATOMS; ++a) {
+#pragma unroll
+    for (u32 c = 0; c < PITCH / 16u; c += 4u) {
+      const u32 chunk = c + q;
+      if (chunk >= PITCH / 16u) break;
+      s = cake_sum_sq_chunk_bf16(cake_chunk_addr<PITCH, SWZ>(stage + a * ATOM_BYTES, row, chunk), s);
+    }
+  }
+  s += __shfl_xor_sync(0xffffffffu, s, 1);
+  s += __shfl_xor_sync(0xffffffffu, s, 2);
+  return s;
+}
+
+#endif  // CAKE_EMIT_TILES_CUH

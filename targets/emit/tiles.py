@@ -1,0 +1,474 @@
+"""Register-tile lowering shared by every backend: the element expression evaluator, the
+rule for when a tile value is kept in registers, and the layout-neutral lowerings
+(materialised values, row reductions, assignments to `lm.regs` tiles, stores of whole
+tiles), each given the role's `Layout` from its backend (targets/sm80, sm90, sm100).
+
+A pure tile op (arithmetic, functions, comparisons, `lm.where`, index tiles) emits nothing
+when its only consumer follows it with nothing but pure ops in between: the consumer
+evaluates the expression per register, so `c_sq - 2.0 * acc` costs one FMA per element and
+`(acc + bias).to(lm.bf16)` is converted as it is stored. Any other value is computed once,
+where it stands, into registers of the layout (its readers may follow a write of a tile it
+reads, such as `m_i = lm.max(m_i, ...)`); ptxas keeps in registers only what is live.
+
+Loops over a thread's registers use `cake_r` (row slot) and `cake_c` (column slot), fully
+unrolled: every array index is a constant after unrolling."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import FloatAttr
+from xdsl.ir import Operation, SSAValue
+
+from cakec.dialects.cake import (
+    PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
+    TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
+    TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_name,
+)
+from cakec.targets.emit.cexpr import paren, scaled
+from cakec.targets.emit.common import OUT_TRAITS
+from cakec.targets.emit.emitter import KernelEmitter, RoleState
+from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sku import SWIZZLE_SPAN
+
+_CTYPE = {"f32": "float", "i32": "i32", "i1": "bool"}
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "and": "&&", "or": "||"}
+_CALL2 = {"min": "fminf", "max": "fmaxf"}
+_CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+#: Element functions: device helpers of targets/emit/tiles.cuh, each one PTX instruction
+#: (or a short fixed sequence of them), all forced inline.
+_UNARY = {"exp2": "cake_ex2", "exp": "cake_exp", "log2": "cake_lg2", "log": "cake_log",
+          "sqrt": "cake_sqrt", "rsqrt": "cake_rsqrt", "abs": "fabsf", "tanh": "cake_tanh",
+          "sigmoid": "cake_sigmoid", "gelu": "cake_gelu", "silu": "cake_silu"}
+#: Loop variables of a thread's registers: row slot, column slot, pair start.
+R, C, CP = "cake_r", "cake_c", "cake_cp"
+#: A target's tile layout for `evaluate`: the C expression of one element of a leaf tile.
+Leaf = Callable[[KernelEmitter, SSAValue], str]
+
+
+class Layout:
+    """Which elements of the role's tiles a thread holds (one subclass per target family).
+
+    A thread holds `row_slots(M)` rows and `col_slots(N)` columns of an (M, N) tile; an
+    (M, 1) vector has one register per row slot, a (1, N) one per column slot. Column slots
+    2k and 2k + 1 are adjacent columns (stores write them as pairs)."""
+
+    #: xor masks of the lanes that hold the other columns of a thread's rows
+    #: (shfl.bfly partners of a row reduction), empty when a thread owns whole rows.
+    row_lanes: tuple[int, ...] = ()
+
+    def row_slots(self, rows: int) -> int:
+        raise NotImplementedError
+
+    def col_slots(self, cols: int) -> int:
+        raise NotImplementedError
+
+    def decl(self, shape: tuple[int, int]) -> str:
+        """The C array dimensions of a tile of `shape` in this layout."""
+        raise NotImplementedError
+
+    def ref(self, var: str, shape: tuple[int, int]) -> str:
+        """The element of array `var` (a tile of `shape`) at (cake_r, cake_c)."""
+        raise NotImplementedError
+
+    def row(self) -> str:
+        """The tile row of row slot cake_r (a C expression)."""
+        raise NotImplementedError
+
+    def col(self) -> str:
+        """The tile column of column slot cake_c."""
+        raise NotImplementedError
+
+    def leaf(self, em: KernelEmitter, v: SSAValue) -> str | None:
+        """The element of a tile only the target knows (an accumulator, a TMEM chunk)."""
+        return None
+
+    def writes_row(self) -> str:
+        """Whether this thread writes its rows' values when an (M, 1) vector is stored (one
+        thread per row)."""
+        return "cake_lane_id() % 4u == 0u" if self.row_lanes else "true"
+
+    def before_read(self, em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
+        """Make the registers the expression `v` reads ready (an MMA's wait)."""
+
+    @contextmanager
+    def row_loop(self, em: KernelEmitter, rows: int) -> Iterator[None]:
+        with _loop(em, R, self.row_slots(rows)):
+            yield
+
+    @contextmanager
+    def col_loop(self, em: KernelEmitter, v: SSAValue, pairs: bool = False) -> Iterator[None]:
+        """Columns of the expression `v`: cake_c, or with `pairs` cake_cp = 0, 2, 4, ..."""
+        n = self.col_slots(tile_dims(v)[1])
+        with _loop(em, CP, n, step=2) if pairs else _loop(em, C, n):
+            yield
+
+    @contextmanager
+    def loops(self, em: KernelEmitter, shape: tuple[int, int], v: SSAValue) -> Iterator[None]:
+        """Every register of a tile of `shape` (the expression `v`)."""
+        with (self.row_loop(em, shape[0]) if shape[0] > 1 else _nothing()):
+            with (self.col_loop(em, v) if shape[1] > 1 else _nothing()):
+                yield
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+@contextmanager
+def _loop(em: KernelEmitter, var: str, n: int, step: int = 1) -> Iterator[None]:
+    em.line("#pragma unroll")
+    with em.block(f"for (int {var} = 0; {var} < {n}; {var} += {step})" if step != 1
+                  else f"for (int {var} = 0; {var} < {n}; ++{var})"):
+        yield
+
+
+def tile_role(em: KernelEmitter) -> RoleState:
+    if em.role is None:
+        raise Unsupported("a register tile outside a role")
+    return em.role
+
+
+def tile_dims(v: SSAValue) -> tuple[int, int]:
+    dims = v.type.dims()  # type: ignore[attr-defined]
+    if len(dims) != 2:
+        raise Unsupported(f"a rank-{len(dims)} register tile")
+    return dims[0], dims[1]
+
+
+def tile_ctype(v: SSAValue) -> str:
+    name = dtype_name(v.type.element_type)  # type: ignore[attr-defined]
+    if name not in _CTYPE:
+        raise Unsupported(f"a {name} register tile")
+    return _CTYPE[name]
+
+
+def layout_of(em: KernelEmitter) -> Layout:
+    hook = em.backend.tile_layout if em.backend is not None else None
+    if hook is None:
+        raise Unsupported("register-tile arithmetic")
+    return hook(em)
+
+
+# ---- the evaluator ----------------------------------------------------------------------------
+
+
+def evaluate(em: KernelEmitter, v: SSAValue, leaf: Leaf) -> str:
+    """C expression for one element of the tile expression `v`: constants, scalars and
+    the pure ops here (target-neutral), every other tile through `leaf`, the target's
+    register layout."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, FloatAttr):
+        return float_literal(owner.value.value.data)
+    if not isinstance(v.type, TileType):
+        return em.val(v)  # a runtime scalar or an integer constant
+    if v in em.values or isinstance(owner, TileIndexOp):
+        return leaf(em, v)
+    if isinstance(owner, TileBinaryOp):
+        kind = owner.kind.data
+        if kind in _CALL2:
+            return f"{_CALL2[kind]}({evaluate(em, owner.lhs, leaf)}, {evaluate(em, owner.rhs, leaf)})"
+        return _fused(em, owner, leaf) or "({} {} {})".format(
+            evaluate(em, owner.lhs, leaf), _INFIX[kind], evaluate(em, owner.rhs, leaf))
+    if isinstance(owner, TileUnaryOp):
+        x, kind = evaluate(em, owner.operand, leaf), owner.kind.data
+        if kind == "neg":
+            return f"(-{paren(x)})"
+        if kind == "relu":
+            return f"fmaxf({x}, 0.0f)"
+        return f"{_UNARY[kind]}({x})"
+    if isinstance(owner, TileCmpOp):
+        return "({} {} {})".format(evaluate(em, owner.lhs, leaf), _CMP[owner.predicate.data],
+                                   evaluate(em, owner.rhs, leaf))
+    if isinstance(owner, TileSelectOp):
+        return "({} ? {} : {})".format(*(evaluate(em, o, leaf) for o in owner.operands))
+    if isinstance(owner, ConvertOp) and isinstance(owner.source.type, TileType) and \
+            tile_ctype(v) in ("float", "i32"):
+        return f"(({tile_ctype(v)}){evaluate(em, owner.source, leaf)})"
+    return leaf(em, v)
+
+
+def _fused(em: KernelEmitter, op: TileBinaryOp, leaf: Leaf) -> str | None:
+    """`x ± y * z` as one fmaf. Written out, `c_sq - 2.0 * acc` compiles to two FADDs (the
+    compiler turns the exact doubling into an add and will not contract it): one more
+    instruction per score element, 1/8 of the MMA time at D = 128."""
+    kind = op.kind.data
+    if kind == "sub":
+        candidates = [(op.rhs, op.lhs, "-")]
+    elif kind == "add":
+        candidates = [(op.rhs, op.lhs, ""), (op.lhs, op.rhs, "")]
+    else:
+        return None
+    for product, other, sign in candidates:
+        mul = product.owner
+        if isinstance(mul, TileBinaryOp) and mul.kind.data == "mul" and product not in em.values:
+            y, z = evaluate(em, mul.lhs, leaf), evaluate(em, mul.rhs, leaf)
+            return f"fmaf({sign}{paren(y)}, {z}, {evaluate(em, other, leaf)})"
+    return None
+
+
+def float_literal(x: float) -> str:
+    if math.isinf(x):
+        return ("-" if x < 0 else "") + "__int_as_float(0x7f800000)"
+    return f"{x!r}f"
+
+
+def element(em: KernelEmitter, v: SSAValue, layout: Layout) -> str:
+    """The element of `v` at the current (cake_r, cake_c) in `layout`."""
+
+    def leaf(em: KernelEmitter, x: SSAValue) -> str:
+        owner = x.owner
+        if isinstance(owner, TileIndexOp):
+            pos = layout.row() if owner.axis.value.data == 0 else layout.col()
+            return f"({paren(em.val(owner.base))} + {pos})"
+        special = layout.leaf(em, x)
+        if special is not None:
+            return special
+        if x in em.values:
+            return layout.ref(em.values[x], tile_dims(x))
+        raise em.undefined(x, f"a tile defined by `{getattr(owner, 'name', 'a block')}` in "
+                           "tile arithmetic")
+
+    return evaluate(em, v, leaf)
+
+
+def declare_regs(em: KernelEmitter, ops: list[Operation], layout: Layout) -> None:
+    """The `lm.regs` tiles the role's code reads or assigns that are not MMA accumulators
+    (a running max, a running sum), in the role's layout, before its code."""
+    for op in ops:
+        for v in op.operands:
+            regs = v.owner
+            if (v in em.values or not isinstance(v.type, TileType)
+                    or getattr(regs, "name", None) != "cake.regs" or layout.leaf(em, v) is not None):
+                continue
+            var = em.names.fresh(regs.sym_name.data)  # type: ignore[union-attr]
+            em.values[v] = var
+            em.source_comment(regs)  # type: ignore[arg-type]
+            rows, cols = tile_dims(v)
+            em.line(f"{tile_ctype(v)} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}) "
+                    "lm.regs")
+
+
+# ---- lowerings --------------------------------------------------------------------------------
+
+
+def _inlined(op: Operation) -> bool:
+    """Whether the consumer evaluates this pure op: its one use follows in the same block
+    with only pure ops (or scalar arithmetic) in between, so nothing it reads can change."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return False
+    user = uses[0].operation
+    if user.parent is not op.parent:
+        return False
+    between = op.next_op
+    while between is not None and between is not user:
+        if not (isinstance(between, PURE_TILE_OPS) or between.dialect_name() == "arith"
+                or isinstance(between, ConvertOp)):
+            return False
+        between = between.next_op
+    return between is user
+
+
+def pure_tile(em: KernelEmitter, op: Operation) -> None:
+    """A pure tile op: nothing when inlined into its consumer, else its registers."""
+    if _inlined(op):
+        return
+    v = op.results[0]
+    layout = layout_of(em)
+    var = _declare(em, op, v, layout)
+    layout.before_read(em, op, v)
+    with layout.loops(em, tile_dims(v), v):
+        em.line(f"{layout.ref(var, tile_dims(v))} = {_evaluate_detached(em, v, layout)};")
+
+
+def _evaluate_detached(em: KernelEmitter, v: SSAValue, layout: Layout) -> str:
+    """`v`'s element from its operands (not from the registers `v` is being computed into)."""
+    var = em.values.pop(v)
+    try:
+        return element(em, v, layout)
+    finally:
+        em.values[v] = var
+
+
+def _declare(em: KernelEmitter, op: Operation, v: SSAValue, layout: Layout) -> str:
+    var = em.names.fresh(v.name_hint or "tile")
+    em.source_comment(op)
+    rows, cols = tile_dims(v)
+    em.line(f"{tile_ctype(v)} {var}{layout.decl((rows, cols))};  // ({rows}, {cols})")
+    em.values[v] = var
+    return var
+
+
+def tile_reduce(em: KernelEmitter, op: TileReduceOp) -> None:
+    """Each row: this thread's columns in order, then the lanes sharing the row, merged
+    with butterfly shuffles (ties: the lowest column)."""
+    layout = layout_of(em)
+    kind = op.kind.data
+    rows, _ = tile_dims(op.source)
+    var = _declare(em, op, op.result, layout)
+    layout.before_read(em, op, op.source)
+    arg = kind.startswith("arg")
+    better = {"max": ">", "argmax": ">", "min": "<", "argmin": "<"}.get(kind)
+    start = {"sum": "0.0f", "max": "-__int_as_float(0x7f800000)",
+             "min": "__int_as_float(0x7f800000)"}.get(kind.removeprefix("arg"))
+    with em.block(), layout.row_loop(em, rows) if rows > 1 else _nothing():
+        em.line(f"float cake_a = {start};")
+        if arg:
+            em.line("i32 cake_i = 0x7fffffff;")
+        with layout.col_loop(em, op.source):
+            em.line(f"const float cake_x = {element(em, op.source, layout)};")
+            if kind == "sum":
+                em.line("cake_a += cake_x;")
+            elif arg:
+                em.line(f"if (cake_x {better} cake_a || cake_i == 0x7fffffff) "
+                        f"{{ cake_a = cake_x; cake_i = {layout.col()}; }}")
+            else:
+                em.line(f"cake_a = {_CALL2[kind]}(cake_a, cake_x);")
+        for m in layout.row_lanes:
+            em.line(f"{{ const float cake_o = __shfl_xor_sync(0xffffffffu, cake_a, {m});")
+            if kind == "sum":
+                em.line("  cake_a += cake_o; }")
+            elif arg:
+                em.line(f"  const i32 cake_oi = __shfl_xor_sync(0xffffffffu, cake_i, {m});")
+                em.line(f"  if (cake_o {better} cake_a || (cake_o == cake_a && cake_oi < cake_i)) "
+                        "{ cake_a = cake_o; cake_i = cake_oi; } }")
+            else:
+                em.line(f"  cake_a = {_CALL2[kind]}(cake_a, cake_o); }}")
+        em.line(f"{layout.ref(var, (rows, 1))} = {'cake_i' if arg else 'cake_a'};")
+
+
+def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
+    """`r = value`: each register of `r` from the same element of `value` (an elementwise
+    expression reads only that element of `r`, so in place is exact)."""
+    layout = layout_of(em)
+    shape = tile_dims(op.dest)
+    em.source_comment(op)
+    layout.before_read(em, op, op.value)
+    with em.block():
+        with layout.loops(em, shape, op.value):
+            em.line(f"{_lvalue(em, op.dest, layout)} = {element(em, op.value, layout)};")
+
+
+def _lvalue(em: KernelEmitter, dest: SSAValue, layout: Layout) -> str:
+    special = layout.leaf(em, dest)
+    if special is not None:
+        return special
+    if dest not in em.values:
+        raise Unsupported("assigning a register tile its role does not hold")
+    return layout.ref(em.values[dest], tile_dims(dest))
+
+
+def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) -> None:
+    """An (M, N) tile expression stored to the tile of a rank-2 tensor at tile `coords`,
+    converted to the tensor's dtype two adjacent columns at a time (one 4- or 8-byte store
+    when the row allows it), elements outside the tensor skipped."""
+    value, dtype = op.value, dtype_name(op.value.type.element_type)  # type: ignore[attr-defined]
+    if isinstance(value.owner, ConvertOp) and isinstance(value.owner.source.type, TileType):
+        value = value.owner.source
+    rank = len(op.tensor.type.dims())  # type: ignore[attr-defined]
+    if rank != 2 or dtype not in OUT_TRAITS:
+        raise Unsupported(f"storing a {dtype} tile into a rank-{rank} tensor")
+    rows, cols = tile_dims(op.value)
+    em.source_comment(op)
+    layout.before_read(em, op, value)
+    with em.block():
+        em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
+        em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
+        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+            em.line("float cake_x[2];")
+            for e in range(2):
+                em.line(f"{{ const int {C} = {CP} + {e}; cake_x[{e}] = "
+                        f"{element(em, value, layout)}; }}")
+            em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
+                    f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
+                    f"{layout.col()}, cake_x[0], cake_x[1]); }}")
+
+
+def store_rows(em: KernelEmitter, op: TileStoreOp, layout: Layout) -> None:
+    """An (M, 1) vector as a run along the tensor's last dimension: one thread per row."""
+    rows, _ = tile_dims(op.value)
+    ctype = tile_ctype(op.value)
+    rank = len(op.coords)
+    em.source_comment(op)
+    layout.before_read(em, op, op.value)
+    with em.block():
+        em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, rows)};")
+        em.line(f"const bool cake_w = {layout.writes_row()};")
+        with layout.row_loop(em, rows):
+            em.line(f"const {ctype} cake_x = {element(em, op.value, layout)};")
+            em.line(f"if (cake_w) cake_store_row<{rank}, {ctype}>(cake_x, {em.val(op.tensor)}, "
+                    f"cake_at, {layout.row()});")
+
+
+def tile_coords(em: KernelEmitter, op: TileLoadOp | TileStoreOp, run: int) -> str:
+    """`{c0, ..., cR-1 * run}`: element coordinates (the last one is the run's start)."""
+    cs = [em.val(c) for c in op.coords]
+    cs[-1] = scaled(cs[-1], run)
+    return "{" + ", ".join(cs) + "}"
+
+
+def load_other(op: TileLoadOp, ctype: str) -> str:
+    """The value a vector load reads outside its tensor, as a C literal of type `ctype`."""
+    return float_literal(op.other.value.data) if ctype == "float" else str(int(op.other.value.data))
+
+
+def declare_row_vector(em: KernelEmitter, op: TileLoadOp | StageLoadOp, per_thread: int,
+                       layout: str) -> tuple[str, str, int]:
+    """Declare the register array a (1, N) vector load fills, N / `per_thread` elements per
+    thread, with the layout's comment; returns (var, ctype, N). Other shapes are not
+    lowered."""
+    rows, cols = tile_dims(op.result)
+    if rows != 1 or cols % 8:
+        raise Unsupported(f"`load` of a ({rows}, {cols}) vector (one value per column, "
+                          "N a multiple of 8, is supported)")
+    ctype = tile_ctype(op.result)
+    var = em.names.fresh(op.result.name_hint or "vec")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"{ctype} {var}[{cols // per_thread}];  // (1, {cols}): {layout}")
+    return var, ctype, cols
+
+
+def load_row_vector(em: KernelEmitter, op: TileLoadOp, helper: str, per_thread: int,
+                    layout: str) -> None:
+    """`T.load` of a (1, N) vector through the target's device helper (bounds, `other`)."""
+    var, ctype, cols = declare_row_vector(em, op, per_thread, layout)
+    rank = len(op.coords)
+    with em.block():
+        em.line(f"const i32 cake_c[{rank}] = {tile_coords(em, op, cols)};")
+        em.line(f"{helper}<{cols}, {rank}, {ctype}>({var}, {em.val(op.tensor)}, cake_c, "
+                f"({ctype}){load_other(op, ctype)});")
+
+
+def _swizzle_mask(tag: str) -> int:
+    """The address bits (from bit 7 up) a swizzle XORs into the 16-byte chunk index: one less
+    than the chunks in its span (128b: 7, 64b: 3, 32b: 1, none: 0)."""
+    span = SWIZZLE_SPAN[tag]
+    return span // 16 - 1 if span else 0
+
+
+def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int, int]:
+    """(rows, atoms, atom bytes, row pitch, swizzle mask) of the stage `lm.sum_sq` reads:
+    derive-smem's column blocks of rows × pitch bytes, each row read in 16-byte chunks."""
+    stage = op.source.owner
+    view = stage.view.owner if isinstance(stage, StageOp) else None
+    if not isinstance(view, ViewOp):
+        raise Unsupported("`lm.sum_sq` of a value that is not a view stage")
+    rows = op.result.type.dims()[0]  # type: ignore[attr-defined]
+    atoms, atom_bytes = em.attr_int(view, "cake.atoms"), em.attr_int(view, "cake.atom_bytes")
+    pitch = atom_bytes // rows
+    if pitch % 16 or pitch * rows != atom_bytes:
+        raise Unsupported(f"`lm.sum_sq` of rows of {pitch} bytes (a multiple of 16 is needed)")
+    return rows, atoms, atom_bytes, pitch, _swizzle_mask(em.attr_str(view, "cake.swizzle"))
+
+
+#: The lowerings of the shared tile ops (a backend adds them with its `tile_layout`).
+TILE_LOWERINGS = {
+    **{t: pure_tile for t in PURE_TILE_OPS}, TileReduceOp: tile_reduce,
+    TileAssignOp: tile_assign,
+}

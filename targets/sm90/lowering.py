@@ -1,0 +1,345 @@
+"""sm_90a lowerings: wgmma from SMEM descriptors into register accumulators (wgmma fragment
+layout), wgmma commit groups as `lm.commit`, register-accumulator `tma_store`s, and the
+schedules that keep the tensor cores busy through the epilogue: a ring loop's commits released
+one iteration late (one wgmma group in flight), epilogue stores split into parts issued under the
+next tile's groups, and wgmmas under `if` issued predicated instead of branched around."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from xdsl.ir import Operation
+
+from cakec.dialects.cake import (
+    ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, TmaStoreOp,
+    WaitOp, dtype_name,
+)
+from cakec.targets.emit import common
+from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
+from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
+from cakec.targets.emit.emitter import AccState, KernelEmitter
+from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sm90.wgmma_forms import WgmmaForm
+
+#: Smallest ring whose commits keep a wgmma group in flight. The held stage is one the
+#: producer cannot refill yet: with 3 stages only one is left to prefetch into, and the
+#: H200 GEMM lost 3% (642 vs 662 TFLOP/s at 8192³); with 4 the two schemes tie.
+MIN_RING_FOR_IN_FLIGHT = 4
+#: Parts a deferred epilogue store is split into (one per wgmma group that follows it).
+STORE_PARTS = 4
+
+
+@dataclass(frozen=True)
+class DeferredStore:
+    """A store whose whole tiles are packed into `out` and written a part at a time under
+    the next wgmma groups (`parts` = parts still to write, 0 when nothing is pending)."""
+
+    op: TmaStoreOp
+    out: str
+    row: str
+    col: str
+    parts: str
+    n: int
+    trait: str
+    tensor: str
+
+    def store_part(self) -> str:
+        return (f"cake_store_packed_part<{self.n}, {STORE_PARTS}, {self.trait}>({self.out}, "
+                f"{self.tensor}, {self.row}, {self.col}, {self.parts});")
+
+
+def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
+    """A register accumulator in wgmma fragments: each warpgroup of the role owns
+    rows/warpgroups rows, `rows // M` m64nN fragments of N/2 floats per thread."""
+    role = em.role
+    assert role is not None
+    if regs_op.result in role.accs:
+        return
+    mma = next(op for op in role.ops if isinstance(op, MmaOp) and op.acc == regs_op.result)
+    shape = em.attr_ints(mma, "cake.mma_shape")
+    groups = em.attr_int(mma, "cake.warpgroups")
+    m, n = regs_op.result.type.dims()
+    if groups != role.warpgroups or len(shape) != 3 or shape[1] != n or not groups:
+        em.unsupported(mma, f"an MMA split over {groups} warpgroups in role "
+                       f"`{role.name}` of {len(role.warps)} warps")
+        return
+    rows = m // groups
+    var = em.names.fresh(regs_op.sym_name.data)
+    role.accs[regs_op.result] = AccState(var, rows // shape[0], n, rows)
+    em.source_comment(regs_op)
+    dtype = dtype_name(regs_op.result.type.element_type)
+    em.line(f"{ACC_CTYPE[dtype]} {var}[{rows // shape[0]}][{n // 2}];  // {m}x{n} {dtype}: rows "
+            f"[{rows} wg, {rows} wg + {rows}) in warpgroup wg, wgmma fragments")
+
+
+def commit_sm90(em: KernelEmitter, op: CommitOp) -> None:
+    """Arrive once the role's wgmma groups have read their operands: wait_group 0, then the
+    arrivals. In a ring loop (see _deferrable_commits) keep the newest group in flight and
+    release the stage before it instead."""
+    role = em.role
+    assert role is not None
+    b = em.barrier_of(op.barrier)
+    em.source_comment(op)
+    s = em.val(op.stage)
+    if not role.accs:  # this role issues no MMA: nothing to wait for
+        em.release(b, em.bar_addr(b, s), per_warpgroup=not role.single_thread)
+        return
+    held = role.held.get(op)
+    if held is None:
+        em.line("cake_wgmma_wait<0>();")
+        em.release(b, em.bar_addr(b, s), per_warpgroup=True)
+        return
+    em.line("cake_wgmma_wait<1>();  // every group but the newest has read its stage")
+    with em.block(f"if ({held} != ~0u)"):
+        em.release(b, em.bar_addr(b, held), per_warpgroup=True)
+    em.line(f"{held} = (u32){paren(s)};")
+
+
+def wgmma_form(instr: str) -> WgmmaForm:
+    """The wgmma form derive-descriptors chose (`cake.instr`, `wgmma.m64nNkK.D.A.B`)."""
+    form = re.fullmatch(r"wgmma\.m64n(\d+)k(\d+)\.(f32|s32)\.(\w+)\.(\w+)", instr)
+    if form is None:
+        raise Unsupported(f"the MMA form `{instr}`")
+    n, k, d, a, b = form.groups()
+    return WgmmaForm(int(n), int(k), d, a, b)
+
+
+def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
+    """wgmma, per warpgroup of the role: fence, then for each 64-row block of its rows the
+    K/k m64nNkK instructions (the form's helper is generated on first use), then
+    commit_group. A descriptor is the derived bits + the stage address +
+    derive-descriptors' row-block and K-step offsets."""
+    role = em.role
+    assert role is not None
+    acc = role.accs.get(op.acc)
+    if acc is None:
+        raise Unsupported("an MMA whose accumulator is not a register tile of its role")
+    form = wgmma_form(em.mma_instr(op))
+    for v in (op.a, op.b):
+        stage = v.owner
+        if isinstance(stage, StageOp) and em.attr_str(stage.view.owner, "cake.swizzle") == "none":
+            raise Unsupported("a wgmma operand without swizzle")
+    a_desc, b_desc = em.attr_u64(op, "cake.a_desc"), em.attr_u64(op, "cake.b_desc")
+    a_k, b_k = em.attr_ints(op, "cake.a_koffsets"), em.attr_ints(op, "cake.b_koffsets")
+    a_m = em.attr_ints(op, "cake.a_moffsets")
+    if not em.ok:
+        return
+    wg_step = progression(a_m, acc.frags) if role.warpgroups > 1 else 0
+    em.source_comment(op)
+    init = em.val(op.init)
+    first_scale = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{paren(init)}")
+    guard = em.mma_guard  # set by if_op: a predicated wgmma instead of a branch around it
+    form = replace(form, guarded=guard is not None)
+    call = em.helper(form.name, form.source())
+    tail = "" if guard is None else f", (u32){paren(guard)}"
+    with em.block():
+        # Warpgroup wg owns row blocks [wg * frags, wg * frags + frags) of A.
+        a_base = unparen(em.val(op.a)) + (f" + cake_wg * {wg_step}u" if wg_step else "")
+        em.line(f"const u32 cake_a = {unparen(a_base)};")
+        em.line(f"const u32 cake_b = {unparen(em.val(op.b))};")
+        # wgmma is .sync.aligned: a warp that diverged in earlier code (a bounds-checked
+        # store, a lane-0 arrival) must reconverge first, or the GPU faults with an illegal
+        # instruction (test/distilled/wgmma_after_divergence.test).
+        em.line("__syncwarp();")
+        em.line("cake_wgmma_fence();")
+        for f in range(acc.frags):
+            for k, (ak, bk) in enumerate(zip(a_k, b_k)):
+                em.line(f"{call}({acc.var}[{f}], "
+                        f"{desc_operand(a_desc, 'cake_a', a_m[f] + ak)}, {desc_operand(b_desc, 'cake_b', bk)}, "
+                        f"{first_scale if k == 0 else '1u'}{tail});")
+        em.line("cake_wgmma_commit();")
+        store = role.deferred_store
+        if store is not None:  # the previous tile's stores run under this group
+            em.line(f"if ({store.parts}) {store.store_part()}")
+
+
+def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp) -> None:
+    """Register accumulator → global memory, converted and bounds-checked against the
+    tensor's shape (so tiles may hang over any edge): retire every wgmma group, then each
+    warpgroup stores its rows straight from its fragments."""
+    role = em.role
+    assert role is not None
+    value, dtype = op.value, dtype_name(op.value.type.element_type)
+    if isinstance(value.owner, ConvertOp):
+        value = value.owner.source
+    acc = role.accs.get(value)
+    rank = len(op.tensor.type.dims())  # type: ignore[attr-defined]
+    if acc is None:
+        raise Unsupported("`tma_store` of a value other than its role's register accumulator")
+    if rank != 2 or dtype not in OUT_TRAITS:
+        raise Unsupported(f"`tma_store` of {dtype} into a rank-{rank} tensor")
+    tile_m, tile_n = op.value.type.dims()  # type: ignore[attr-defined]
+    em.source_comment(op)
+    for commit, held in role.held.items():
+        em.release_held(commit, held, reset=True)
+    em.line("cake_wgmma_wait<0>();")
+    with em.block():
+        row = scaled(em.val(op.coords[0]), tile_m)
+        if role.warpgroups > 1:
+            row = f"{row} + (i32)cake_wg * {acc.rows_per_wg}"
+        em.line(f"const i32 cake_row = {row};")
+        em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), tile_n)};")
+        store = role.deferred_store
+        if store is not None and store.op is op:
+            _defer_store(em, store, acc)
+            return
+        for f in range(acc.frags):
+            r = "cake_row" if f == 0 else f"cake_row + {64 * f}"
+            em.line(f"cake_fence_regs({acc.var}[{f}]);")
+            em.line(f"cake_store_wgmma_tile<{acc.n}, {OUT_TRAITS[dtype]}>({acc.var}[{f}], "
+                    f"{em.val(op.tensor)}, {r}, cake_col);")
+
+
+def _defer_store(em: KernelEmitter, store: DeferredStore, acc: AccState) -> None:
+    """Finish the previous tile's parts, then pack a whole tile for later (tails and
+    unaligned rows are stored now, element by element)."""
+    em.line(f"cake_fence_regs({acc.var}[0]);")
+    em.line(f"while ({store.parts}) {store.store_part()}")
+    args = f"<{store.n}, {store.trait}>"
+    with em.block(f"if (cake_whole_tile{args}({store.tensor}, cake_row, cake_col))"):
+        em.line(f"cake_pack_wgmma_tile{args}({acc.var}[0], {store.out});")
+        em.line(f"{store.row} = cake_row;")
+        em.line(f"{store.col} = cake_col;")
+        em.line(f"{store.parts} = {STORE_PARTS}u;")
+    em.lines[-1] = em.lines[-1].replace("}", "} else {")
+    em.line(f"  cake_store_wgmma_tile{args}({acc.var}[0], {store.tensor}, cake_row, cake_col);")
+    em.line("}")
+
+
+def _deferrable_store(em: KernelEmitter, loop: ForOp) -> DeferredStore | None:
+    """A loop whose body ends with the store of its role's accumulator, converted to a
+    16-bit type (a persistent tile loop's epilogue), stores each whole tile during the next
+    iteration's wgmma groups. Declares the packed tile and its bookkeeping before the loop."""
+    role = em.role
+    last = loop.body.block.ops.last
+    if role is None or not isinstance(last, TmaStoreOp) or role.deferred_store is not None:
+        return None
+    convert_op = last.value.owner
+    dtype = dtype_name(last.value.type.element_type)  # type: ignore[attr-defined]
+    if not isinstance(convert_op, ConvertOp) or dtype not in ("bf16", "f16"):
+        return None
+    acc = role.accs.get(convert_op.source)
+    if acc is None or acc.frags != 1 or len(last.tensor.type.dims()) != 2:  # type: ignore[attr-defined]
+        return None
+    name = em.names.fresh(f"{em.tensor_name(last.tensor)}_tile")
+    store = DeferredStore(last, name, f"{name}_row", f"{name}_col", f"{name}_parts",
+                           acc.n, OUT_TRAITS[dtype], em.val(last.tensor))
+    em.line(f"u32 {name}[{acc.n // 4}];  // the previous tile of `{store.tensor}`, packed; "
+            f"{STORE_PARTS} parts go out under the next wgmma groups")
+    em.line(f"i32 {store.row} = 0, {store.col} = 0;")
+    em.line(f"u32 {store.parts} = 0;  // parts still to store")
+    role.deferred_store = store
+    return store
+
+
+
+# ---- deferred commits (one wgmma group in flight) -------------------------------------------
+
+
+def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
+    """A ring loop `wait(full, stage=s) … mma … commit(empty, stage=s)` (one wait, one
+    commit last, full/empty the two directions between the same roles, at least
+    MIN_RING_FOR_IN_FLIGHT elements) may
+    release stage s one iteration late, keeping the newest wgmma group in flight: the
+    producer refills other stages meanwhile, and a wait on the held stage itself releases it
+    first (wait), so no wait ever blocks on a release it holds. Anything else keeps
+    wait_group 0 + arrive. Declares the held-stage register before the loop."""
+    role = em.role
+    if role is None or not role.accs:
+        return []
+    body = list(loop.body.block.ops)
+    commits = [op for op in body if isinstance(op, CommitOp)]
+    waits = [op for op in body if isinstance(op, WaitOp)]
+    if (len(commits) != 1 or len(waits) != 1 or body[-1] is not commits[0]
+            or not any(isinstance(op, MmaOp) for op in body)
+            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp)) for op in body)):
+        return []
+    commit, wait = commits[0], waits[0]
+    full, empty = wait.barrier.owner, commit.barrier.owner
+    if not (isinstance(full, BarrierOp) and isinstance(empty, BarrierOp)):
+        return []
+    if not (full.count.value.data == empty.count.value.data >= MIN_RING_FOR_IN_FLIGHT
+            and wait.stage is commit.stage
+            and list(full.cons) == list(empty.prod) and list(full.prod) == list(empty.cons)):
+        return []
+    held = em.names.fresh(f"{empty.sym_name.data}_held")
+    em.line(f"u32 {held} = ~0u;  // stage of `{empty.sym_name.data}` released after the "
+            "newest wgmma group (~0u: none)")
+    role.held[commit] = held
+    return [commit]
+
+
+
+# ---- control flow --------------------------------------------------------------------------
+
+
+def for_loop(em: KernelEmitter, op: ForOp) -> None:
+    """A loop whose ring commits keep a wgmma group in flight (_deferrable_commits) or whose
+    epilogue stores run under the next tile's MMAs (_deferrable_store), else a plain loop."""
+    em.source_comment(op)
+    deferred = _deferrable_commits(em, op)
+    store = _deferrable_store(em, op)
+    loop(em, op)
+    role = em.role
+    for commit in deferred:  # nothing stays held once the loop is done
+        em.release_held(commit, role.held.pop(commit), reset=False)  # type: ignore[union-attr]
+    if store is not None:  # the last tile's parts
+        em.line(f"while ({store.parts}) {store.store_part()}")
+        role.deferred_store = None  # type: ignore[union-attr]
+
+
+def if_op(em: KernelEmitter, op: IfOp) -> None:
+    if guarded_mmas(em, op):
+        _if_guarding_mmas(em, op)
+        return
+    common.if_op(em, op)
+
+
+def guarded_mmas(em: KernelEmitter, op: IfOp) -> list[MmaOp]:
+    """The wgmmas of an else-less `if` on sm_90a that are issued under the condition as a
+    predicate rather than branched around: a branch would make the compiler copy the
+    accumulator registers at the join, and ptxas 13.0 then serialises every wgmma of the
+    kernel (C7514) (test/distilled/wgmma_in_branch.test). Each still commits its group,
+    empty where the condition fails, so wait_group counts stay static."""
+    if op.else_region.block.ops.first is not None:
+        return []
+    body = list(op.then_region.block.ops)
+    if any(isinstance(o, (ForOp, IfOp)) for o in body):
+        return []
+    return [o for o in body if isinstance(o, MmaOp)]
+
+
+def _if_guarding_mmas(em: KernelEmitter, op: IfOp) -> None:
+    """Pure scalar code unconditionally, other effects under `if`, wgmmas predicated."""
+    cond = unparen(em.val(op.cond))
+    em.source_comment(op)
+    pending: list[Operation] = []
+
+    def flush() -> None:
+        if pending:
+            with em.block(f"if ({cond})"), em.names.scope():
+                for o in pending:
+                    em.lower(o)
+            pending.clear()
+
+    for o in op.then_region.block.ops:
+        if isinstance(o, MmaOp):
+            flush()
+            em.mma_guard = cond
+            em.lower(o)
+            em.mma_guard = None
+        elif o.dialect_name() == "arith":
+            em.lower(o)
+        else:
+            pending.append(o)
+    flush()
+
+
+def progression(offsets: list[int], frags: int) -> int:
+    """Bytes from one warpgroup's first A row block to the next one's (derive-descriptors
+    lays 64-row blocks out evenly; anything else is not lowered)."""
+    step = offsets[1] - offsets[0] if len(offsets) > 1 else 0
+    if any(b - a != step for a, b in zip(offsets, offsets[1:])):
+        raise Unsupported("A-operand row blocks that are not evenly spaced")
+    return step * frags

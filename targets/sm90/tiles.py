@@ -1,0 +1,351 @@
+"""sm_90a lowering of register-tile values: vector loads and stores, broadcasting
+arithmetic, `lm.sum_sq` and `lm.argmin` (device helpers in tiles.cuh beside it).
+
+Every tile of a role lives in the wgmma accumulator layout of that role's warpgroups, so
+an accumulator, the (M, 1) vectors of its rows and the (1, N) vectors of its columns line up
+element for element in each thread's registers (the layout is spelled out at the top of
+tiles.cuh). Tile expressions are evaluated per register by the shared evaluator
+(targets/emit/tiles.py), given this layout (`WgmmaLayout`).
+
+A running argmin keeps per-thread partial results (each lane of a row's quad sees a
+quarter of the columns); reading the tiles merges the quad first, which is idempotent, so
+every read is correct wherever it stands relative to the updates.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from cakec.dialects.cake import (
+    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves,
+)
+from cakec.targets.emit.cexpr import paren
+from cakec.targets.emit.emitter import KernelEmitter, RoleState
+from cakec.targets.emit.tiles import (
+    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, store_tile, sum_sq_layout, tile_coords,
+    tile_ctype, tile_dims, tile_role,
+)
+from cakec.targets.emit.tiles import element as shared_element
+from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sku import WARPGROUP_WARPS
+from cakec.targets.sm90.lowering import guarded_mmas, tma_store_sm90
+
+_FRAG_ROWS = 64
+#: C loop variables of the per-register loops: fragment, column octet, column, row half.
+_F, _J, _E, _H = "cake_f", "cake_j", "cake_e", "cake_h"
+
+
+# ---- layout ---------------------------------------------------------------------------------
+
+
+def _warpgroups(role: RoleState) -> int:
+    """Warpgroups of a role whose warps are whole, aligned warpgroups (the layout's premise)."""
+    g = len(role.warps) // WARPGROUP_WARPS
+    first = role.warps[0]
+    if (first % WARPGROUP_WARPS or role.warps != list(range(first, first + g * WARPGROUP_WARPS))
+            or g == 0):
+        raise Unsupported(f"register tiles in role `{role.name}`, whose warps are not whole "
+                          "warpgroups")
+    return g
+
+
+def _frags(role: RoleState, rows: int) -> int:
+    """64-row fragments of an M-row tile per warpgroup of the role."""
+    g = _warpgroups(role)
+    if rows % (g * _FRAG_ROWS):
+        raise Unsupported(f"a {rows}-row register tile in role `{role.name}` of {g} "
+                          f"warpgroup(s) (rows must be a multiple of {g * _FRAG_ROWS})")
+    return rows // g // _FRAG_ROWS
+
+
+def _wg_row0(em: KernelEmitter, rows: int) -> str:
+    """First tile row of this thread's warpgroup."""
+    role = tile_role(em)
+    g = _warpgroups(role)
+    if g == 1:
+        return "0"
+    return f"(i32)((cake_warp - {role.first}u) / 4u) * {rows // g}"
+
+
+
+
+
+
+# ---- declarations ---------------------------------------------------------------------------
+
+
+def declare_tiles(em: KernelEmitter, role: RoleState, ops: list[Operation]) -> None:
+    """`lm.regs` vectors that `lm.argmin` keeps its running rows in, declared with the role."""
+    for op in ops:
+        if isinstance(op, ArgminOp):
+            em.try_lower(op, lambda op=op: _declare_running(em, role, op))
+    if any(isinstance(op, (TileAssignOp, *PURE_TILE_OPS)) for op in ops):
+        em.try_lower(role.op, lambda: declare_regs(em, ops, tile_layout(em)))
+
+
+def _declare_running(em: KernelEmitter, role: RoleState, op: ArgminOp) -> None:
+    for v in (op.value, op.index):
+        regs = v.owner
+        if v in em.values or not isinstance(regs, RegsOp):
+            continue
+        rows, cols = tile_dims(v)
+        frags = _frags(role, rows)
+        var = em.names.fresh(regs.sym_name.data)
+        em.values[v] = var
+        em.source_comment(regs)
+        em.line(f"{tile_ctype(v)} {var}[{frags}][2];  // ({rows}, {cols}): rows 64 f + 16 w + l/4 "
+                "+ 8 h of each warpgroup's block")
+
+
+
+
+# ---- the layout ---------------------------------------------------------------------------------
+
+
+class WgmmaLayout(Layout):
+    """Row slot r = 2 f + h (row 64 f + 16 w + l/4 + 8 h of the warpgroup's block), column
+    slot c = 2 j + e (column 8 j + 2 (l % 4) + e): the wgmma accumulator's registers."""
+
+    row_lanes = (1, 2)
+
+    def __init__(self, em: KernelEmitter, rows: int):
+        self.frags = _frags(tile_role(em), rows)
+        self.row0 = _wg_row0(em, rows)
+
+    def row_slots(self, rows: int) -> int:
+        return 2 * self.frags
+
+    def col_slots(self, cols: int) -> int:
+        return cols // 4
+
+    def decl(self, shape: tuple[int, int]) -> str:
+        rows, cols = shape
+        if cols == 1:
+            return f"[{self.frags}][2]"
+        return f"[{cols // 4}]" if rows == 1 else f"[{self.frags}][{cols // 2}]"
+
+    def ref(self, var: str, shape: tuple[int, int]) -> str:
+        rows, cols = shape
+        if cols == 1:
+            return f"{var}[{R} / 2][{R} % 2]"
+        if rows == 1:
+            return f"{var}[{C}]"
+        return f"{var}[{R} / 2][4 * ({C} / 2) + 2 * ({R} % 2) + {C} % 2]"
+
+    def row(self) -> str:
+        base = "" if self.row0 == "0" else f"{self.row0} + "
+        return (f"({base}64 * ({R} / 2) + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() / 4u)"
+                f" + 8 * ({R} % 2))")
+
+    def col(self) -> str:
+        return f"(8 * ({C} / 2) + 2 * (i32)(cake_lane_id() % 4u) + {C} % 2)"
+
+    def leaf(self, em: KernelEmitter, v: SSAValue) -> str | None:
+        role = tile_role(em)
+        if v in role.accs:
+            return self.ref(role.accs[v].var, (2, 2))
+        return None
+
+    def before_read(self, em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
+        _retire_mma(em, reader, v)
+        _merge_running(em, v)
+
+
+def tile_layout(em: KernelEmitter) -> WgmmaLayout:
+    """The layout of the current role's tiles: fragments of its tallest tile's rows."""
+    role = tile_role(em)
+    rows = max((d[0] for op in role.ops for r in op.results
+                if isinstance(r.type, TileType) for d in [r.type.dims()] if len(d) == 2),
+               default=_FRAG_ROWS * _warpgroups(role))
+    return WgmmaLayout(em, rows)
+
+
+def element(em: KernelEmitter, v: SSAValue) -> str:
+    """C expression for the element of tile `v` in the register at (cake_r, cake_c)."""
+    return shared_element(em, v, tile_layout(em))
+
+
+def _loops(em: KernelEmitter, frags: int, cols: int | None) -> int:
+    """Open the unrolled per-register loops (rows only when cols is None); returns how many
+    to close."""
+    loops = [(_F, frags)] + ([(_J, cols // 8), (_E, 2)] if cols else []) + [(_H, 2)]
+    for var, n in loops:
+        em.line("#pragma unroll")
+        em.line(f"for (int {var} = 0; {var} < {n}; ++{var}) {{")
+        em.depth += 1
+    em.line(f"const int {R} = 2 * {_F} + {_H};" + (
+        f" const int {C} = 2 * {_J} + {_E};" if cols else ""))
+    return len(loops)
+
+
+def _close(em: KernelEmitter, n: int) -> None:
+    for _ in range(n):
+        em.depth -= 1
+        em.line("}")
+
+
+def _retire_mma(em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
+    """Reading an accumulator waits for the wgmma group that wrote it, then pins the
+    registers after the wait. Groups complete in issue order, so `wait_group n` suffices
+    when n groups were surely issued after it (see _groups_after): those n keep the tensor
+    cores busy under this epilogue."""
+    role = em.role
+    leaves = {leaf for leaf in tile_leaves(v) if role is not None and leaf in role.accs}
+    if role is None or not leaves:
+        return
+    pending = min(_groups_after(em, reader, leaf) for leaf in leaves)
+    em.line(f"cake_wgmma_wait<{pending}>();")
+    for acc in {role.accs[leaf].var: role.accs[leaf] for leaf in leaves}.values():
+        for f in range(acc.frags):
+            em.line(f"cake_fence_regs({acc.var}[{f}]);")
+
+
+def _groups_after(em: KernelEmitter, reader: Operation, acc: SSAValue) -> int:
+    """wgmma groups (one per MMA) issued in straight-line code between the newest MMA into
+    `acc` and `reader`, walking back through the reader's block. The walk also stops at the
+    start of the block or at a loop or branch (its groups, if any, were issued earlier): the
+    MMA into `acc` is older still, so the groups counted so far are a sound bound either way
+    (the safety gate rejects reading an accumulator no MMA has written). An `if` whose MMAs
+    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted."""
+    groups = 0
+    op = reader.prev_op
+    while op is not None:
+        mmas = [op] if isinstance(op, MmaOp) else (
+            guarded_mmas(em, op) if isinstance(op, IfOp) else [])
+        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas):
+            break
+        for mma in reversed(mmas):  # predicated wgmmas commit a group whether they run or not
+            if mma.acc == acc:
+                return groups
+            groups += 1
+        op = op.prev_op
+    return groups
+
+
+def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
+    """Merge the quads of every running argmin pair that the expression reads, once per
+    update: a second merge of merged lanes is redundant, and on the H200 (NVRTC 13.0) it
+    swapped the value and index registers (distilled: test/distilled/kmeans_double_merge)."""
+    for leaf in tile_leaves(v):
+        for use in leaf.uses:
+            op = use.operation
+            if (isinstance(op, ArgminOp) and op.value not in em.merged
+                    and leaf in (op.value, op.index)):
+                em.merged.add(op.value)
+                frags = _frags(tile_role(em), tile_dims(op.value)[0])
+                em.line(f"cake_argmin_quad_merge<{frags}>({em.values[op.value]}, "
+                        f"{em.values[op.index]});")
+
+
+# ---- lowerings ----------------------------------------------------------------------------------
+
+
+
+
+
+
+
+
+
+
+
+
+#: The wgmma layout of a (1, N) vector: columns 8 j + 2 (l % 4) + e, N / 4 per thread.
+_ROW_VECTOR = (4, "columns 8 j + 2 (l % 4) + e")
+
+
+def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
+    load_row_vector(em, op, "cake_load_cols", *_ROW_VECTOR)
+
+
+def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
+    """A (1, N) stage into each thread's columns of the layout, straight from SMEM (the
+    lanes of a quad read neighbouring pairs; every warp reads the same 4 N bytes)."""
+    var, _, cols = declare_row_vector(em, op, *_ROW_VECTOR)
+    em.line(f"cake_load_cols_smem<{cols}>({var}, {em.val(op.source)});")
+
+
+def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
+    """A register accumulator (converted) is stored from its fragments (lowering.py); any
+    other tile expression is evaluated per register as it is stored."""
+    value = op.value.owner.source if isinstance(op.value.owner, ConvertOp) else op.value
+    if value in tile_role(em).accs:
+        tma_store_sm90(em, op)
+    else:
+        store_tile(em, op, tile_layout(em))
+
+
+def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
+    rows, cols = tile_dims(op.value)
+    if cols > 1:
+        store_tile(em, op, tile_layout(em))
+        return
+    role = tile_role(em)
+    frags = _frags(role, rows)
+    ctype = tile_ctype(op.value)
+    rank = len(op.coords)
+    em.source_comment(op)
+    _retire_mma(em, op, op.value)
+    _merge_running(em, op.value)
+    with em.block():
+        em.line(f"{ctype} cake_v[{frags}][2];")
+        n = _loops(em, frags, None)
+        em.line(f"cake_v[{_F}][{_H}] = {element(em, op.value)};")
+        _close(em, n)
+        em.line(f"const i32 cake_c[{rank}] = {tile_coords(em, op, rows)};")
+        em.line(f"cake_store_rows<{frags}, {rank}, {ctype}>(cake_v, {em.val(op.tensor)}, cake_c, "
+                f"{_wg_row0(em, rows)});")
+
+
+
+
+
+
+def sum_sq(em: KernelEmitter, op: SumSqOp) -> None:
+    rows, atoms, atom_bytes, pitch, swz = sum_sq_layout(em, op)
+    frags = _frags(tile_role(em), rows)
+    var = em.names.fresh(op.result.name_hint or "sum_sq")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"float {var}[{frags}][2];  // ({rows}, 1)")
+    em.line(f"cake_sum_sq_bf16<{frags}, {atoms}u, {atom_bytes}u, {pitch}u, {swz}u>({var}, "
+            f"{em.val(op.source)}, {_wg_row0(em, rows)});")
+
+
+def argmin(em: KernelEmitter, op: ArgminOp) -> None:
+    """Per thread, two chains per row (even and odd columns: the compare/select latency of
+    one overlaps the other's), each in ascending column order with a strict `<`, so each
+    keeps the lowest index among its equal minima; merging the chains breaks ties by index,
+    merging into the running pair (earlier tiles, lower indices) is strict, and the quad
+    merge keeps the rule across lanes. NaN scores never win."""
+    rows, cols = tile_dims(op.source)
+    if cols % 8:
+        raise Unsupported(f"`lm.argmin` over {cols} columns (a multiple of 8 is needed)")
+    frags = _frags(tile_role(em), rows)
+    best, index = em.values.get(op.value), em.values.get(op.index)
+    if best is None or index is None:
+        raise Unsupported("`lm.argmin` into tiles that are not `lm.regs` of its role")
+    em.source_comment(op)
+    _retire_mma(em, op, op.source)
+    em.merged.discard(op.value)  # new partial results: the next reader merges again
+    init = em.val(op.init)
+    with em.block():
+        if init != "false":
+            head = "" if init == "true" else f"if ({init}) "
+            em.line(f"{head}for (int {_F} = 0; {_F} < {frags}; ++{_F}) "
+                    f"for (int {_H} = 0; {_H} < 2; ++{_H}) {{ {best}[{_F}][{_H}] = "
+                    f"__int_as_float(0x7f800000); {index}[{_F}][{_H}] = 0; }}")
+        em.line(f"float cake_m[{frags}][2][2];  // [f][h][e]: each chain's minimum ...")
+        em.line(f"i32 cake_j8[{frags}][2][2];  // ... and its column octet, 8 j")
+        em.line(f"for (int {_F} = 0; {_F} < {frags}; ++{_F}) for (int {_H} = 0; {_H} < 2; "
+                f"++{_H}) for (int {_E} = 0; {_E} < 2; ++{_E}) {{ cake_m[{_F}][{_H}][{_E}] = "
+                f"__int_as_float(0x7f800000); cake_j8[{_F}][{_H}][{_E}] = 0; }}")
+        n = _loops(em, frags, cols)
+        em.line(f"const float cake_s = {element(em, op.source)};")
+        em.line(f"const bool cake_p = cake_s < cake_m[{_F}][{_H}][{_E}];")
+        em.line(f"cake_m[{_F}][{_H}][{_E}] = cake_p ? cake_s : cake_m[{_F}][{_H}][{_E}];")
+        em.line(f"cake_j8[{_F}][{_H}][{_E}] = cake_p ? 8 * {_J} : cake_j8[{_F}][{_H}][{_E}];")
+        _close(em, n)
+        em.line(f"cake_argmin_chains<{frags}>({best}, {index}, cake_m, cake_j8, "
+                f"{paren(em.val(op.base))} + 2 * (i32)(cake_lane_id() % 4u));")

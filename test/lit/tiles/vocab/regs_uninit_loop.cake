@@ -1,0 +1,32 @@
+# CAKE-S040: a loop that may run 0 times does not define the tile after it.
+# RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
+@cake.schedule(target="sm_90a")
+def k(lm, X: LM.tma2d, W: LM.tma2d, C: LM.tma2d, Bias: LM.tensor2d, O: LM.tensor2d, R: LM.tensor2d, N: LM.i32, T: LM.i32):
+    pool = lm.smem(65536)
+    sx = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    sw = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    load = lm.role(warps=[0, 1, 2, 3])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11])
+    full = lm.barrier(count=1, prod=[load], cons=[math], init_count=2)
+    acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    m_i = lm.regs(shape=(128, 1), dtype=lm.f32, role=math)
+    with load:
+        sx.tma_load(X, coords=(0, 0), barrier=full)
+        sw.tma_load(W, coords=(0, 0), barrier=full)
+    with math:
+        lm.wait(full)
+        lm.mma(acc, sx, sw, init=True)
+        for t in lm.range(0, T):
+            m_i = acc.max(axis=1)
+        R.store(m_i, coords=(0, 0))
+# CHECK: regs_uninit_loop.cake:21:9: error: register tile `m_i` is read before it is assigned on some trip count [CAKE-S040]
+# CHECK-NEXT: {{^}}        R.store(m_i, coords=(0, 0))
+# CHECK-NEXT: {{^}}        ^~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: regs_uninit_loop.cake:12:11: note: `m_i` is declared here
+# CHECK-NEXT: {{^}}    m_i = lm.regs(shape=(128, 1), dtype=lm.f32, role=math)
+# CHECK-NEXT: {{^}}          ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: regs_uninit_loop.cake:20:13: note: `m_i` is first assigned here
+# CHECK-NEXT: {{^}}            m_i = acc.max(axis=1)
+# CHECK-NEXT: {{^}}            ^~~
+# CHECK-NEXT: help: assign `m_i` before the read, e.g. `m_i = -lm.inf` for a running maximum or `0.0` for a running sum
+# CHECK-NOT: error
