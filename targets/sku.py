@@ -89,7 +89,7 @@ MBARRIER_MAX_ARRIVALS = (1 << 20) - 1
 MBARRIER_MAX_TX_BYTES = (1 << 20) - 1
 # A limit of cakec's lowering, not of the hardware: a role keeps the wait parities of a
 # barrier's mbarriers in one 64-bit register (docs/codegen.md), so a barrier that is waited on
-# has at most this many. verify-conformance refuses more (CAKE-H017) before emit sees it.
+# has at most this many. verify-conformance refuses more (CAKE-H018) before emit sees it.
 MAX_WAITED_MBARRIERS = 64
 
 

@@ -12,5 +12,14 @@ NOT_LOWERED_HELP = ("docs/codegen.md (\"Not lowered yet\") lists what each targe
 MISSING = "CAKE-I002"
 
 
+#: The help of a CAKE-H100 whose lowering names no specific fix.
+NOT_LOWERED_HELP = ("docs/codegen.md (\"Not lowered yet\") lists what each target lowers: "
+                    "write the construct in a lowered form, or choose a target that lowers it")
+
+
 class Unsupported(Exception):
     """Raised by a lowering that cannot emit correct code for this op on this target."""
+
+
+class Cascade(Exception):
+    """Raised where an op reads what an op refused before it defines: reported once, there."""

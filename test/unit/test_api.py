@@ -390,7 +390,7 @@ def test_a_wrong_kind_of_kernel_argument_is_a_usage_error(kwargs, message) -> No
 def test_every_exception_cakec_raises_is_a_cake_error() -> None:
     from cakec import api, errors
     from cakec.runtime import CakeArgumentError, CakeLaunchError
-    from cakec.targets.nvrtc import NvrtcError
+    from cakec.targets.host.nvrtc import NvrtcError
 
     assert {CakeArgumentError, CakeLaunchError, NvrtcError, api.CakeCompileError,
             api.RunUsageError} <= set(errors.CakeError.__subclasses__()) | {
@@ -424,7 +424,7 @@ def test_a_launch_error_in_cakec_run_is_one_line(monkeypatch) -> None:
 
 
 def test_a_missing_toolkit_is_one_line_and_exit_2(monkeypatch) -> None:
-    from cakec.targets import nvrtc
+    from cakec.targets.host import nvrtc
 
     def missing():
         raise cakec.CakeToolkitError("NVRTC cannot be loaded (DynamicLibNotFoundError: "
