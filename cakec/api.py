@@ -86,12 +86,19 @@ def compile(source_or_path: str, target: str | None = None) -> "Kernel":
     diagnostics when it does not verify or cannot be emitted."""
     from cakec.runtime import Kernel
 
+    unit = emit_unit(source_or_path, target)
+    return Kernel(binary(unit, "cubin"), unit.metadata)
+
+
+def emit_unit(source_or_path: str, target: str | None = None) -> "CudaUnit":
+    """The CUDA unit (source + launch metadata) of a kernel that verifies; raises
+    CakeCompileError with the diagnostics otherwise."""
     result = emit(load(source_or_path), target)
     comp = result.comp
     if result.unit is None:
         raise CakeCompileError(comp.sink.diagnostics,
                                render_text(comp.sink.diagnostics, comp.sources))
-    return Kernel(binary(result.unit, "cubin"), result.unit.metadata)
+    return result.unit
 
 
 # ---- cakec run: one example, checked and timed ---------------------------------------------

@@ -16,10 +16,6 @@ kmeans_assign.py times `assign`, both launches.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-
 #: Problem sizes; the first is `cakec run`'s default (`--shape B=..,N=..,K=..,D=..`).
 shapes = [
     {"B": 32, "N": 65536, "K": 1024, "D": 128},
@@ -40,42 +36,28 @@ REL, ABS = 1e-3, 1e-2
 #: Rows of X compared against all centroids at once in float64 (bounds the N×K scratch).
 _CHUNK = 1 << 13
 
-_kernels: dict[str, object] = {}
-
-
 def kernels() -> tuple:
-    """(||c||² kernel, assignment kernel for D ≤ 128, the one for D ≤ 64), compiled once per
-    process."""
-    import cakec
+    """(||c||² kernel, assignment kernel for D <= 128, the one for D <= 64): the library's
+    (cakec.kernels), built once per process."""
+    from cakec.kernels import build
 
-    names = ("kmeans_csq", "kmeans_assign", "kmeans_assign_d64")
-    for name in names:
-        if name not in _kernels:
-            _kernels[name] = cakec.compile(str(HERE / f"{name}.cake"), target="sm_90a")
-    return tuple(_kernels[name] for name in names)
+    return tuple(build.kernel(name, "sm_90a")
+                 for name in ("kmeans_csq", "kmeans_assign", "kmeans_assign_d64"))
 
 
 def csq_buffer(b: int, k: int, device: str = "cuda"):
-    """Scratch for ||c||²: a [B, K] f32 view whose rows start 16 bytes apart or a multiple
-    thereof (the assignment kernels read it by TMA, which needs 16-byte row strides)."""
-    import torch
+    from cakec.kernels.kmeans import csq_buffer as make
 
-    return torch.empty(b, (k + 3) // 4 * 4, device=device, dtype=torch.float32)[:, :k]
+    return make(b, k, device)
 
 
 def assign(x, c, csq, idx, dist, csq_ready: bool = False) -> None:
-    """One assignment call: ||c||² into `csq` (from `csq_buffer`; skipped when `csq_ready`,
-    e.g. centroids reused across calls), then idx and dist. All on the current stream.
-    D ≤ 64 takes the 64-wide kernel (half the MMA work of zero-padding to 128)."""
-    b, n, d = x.shape
-    k = c.shape[1]
-    if not (1 <= d <= 128 and d % 8 == 0 and k >= 1):
-        raise ValueError(f"kmeans_assign needs 1 <= D <= 128 with D % 8 == 0 and K >= 1 "
-                         f"(got D={d}, K={k})")
-    csq_kernel, wide, narrow = kernels()
-    if not csq_ready:
-        csq_kernel(c, csq, b, k)
-    (narrow if d <= 64 else wide)(x, c, csq, idx, dist, b, n, k)
+    """One assignment call on the current stream (cakec.kernels.kmeans.assign_into): ||c||²
+    into `csq` (from `csq_buffer`; skipped when `csq_ready`), then idx and dist; D <= 64
+    takes the 64-wide kernel (half the MMA work of zero-padding to 128)."""
+    from cakec.kernels.kmeans import assign_into
+
+    assign_into(x, c, csq, idx, dist, csq_ready)
 
 
 def make_inputs(shape: dict[str, int], device: str) -> tuple:

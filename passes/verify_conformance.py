@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017, H020).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017 and H020).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction

@@ -88,6 +88,7 @@ class Param:
     rank: int = 0
     tmaps: tuple[TmapSpec, ...] = ()
     shape: tuple[int | str | None, ...] | None = None   # per dim: literal, scalar name, any
+    max_shape: tuple[int | None, ...] | None = None     # per dim: the largest extent, or any
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,13 @@ def _parse_param(raw: Mapping[str, Any]) -> Param:
         if len(shape) != rank or not all(s is None or isinstance(s, (int, str)) for s in shape):
             _fail(f"{name}: shape {shape!r} needs {rank} entries of int, scalar name or null")
         shape = tuple(shape)
-    return Param(name, kind, dtype, rank, tmaps, shape)
+    max_shape = raw.get("max_shape")
+    if max_shape is not None:
+        if len(max_shape) != rank or not all(
+                s is None or (type(s) is int and s >= 1) for s in max_shape):
+            _fail(f"{name}: max_shape {max_shape!r} needs {rank} entries of int >= 1 or null")
+        max_shape = tuple(max_shape)
+    return Param(name, kind, dtype, rank, tmaps, shape, max_shape)
 
 
 def _parse_metadata(raw: Mapping[str, Any]) -> Metadata:
@@ -299,6 +306,11 @@ def bind(meta: Metadata, args: Sequence[Any]) -> BoundArgs:
                 label = f"{want} = {expected}" if isinstance(want, str) else str(expected)
                 raise CakeArgumentError(f"{meta.kernel}: argument {tname!r} has shape "
                                         f"{list(b.shape)}; dim {d} must be {label}")
+        for d, most in enumerate(b.param.max_shape or ()):
+            if most is not None and b.shape[d] > most:
+                raise CakeArgumentError(f"{meta.kernel}: argument {tname!r} has shape "
+                                        f"{list(b.shape)}; dim {d} must be at most {most} "
+                                        "(the kernel covers no more)")
     for c in meta.constraints:
         try:
             ok = expr.evaluate(c, scalars)

@@ -4,7 +4,7 @@
 It says how to launch the kernel (entry, block, grid expressions over scalar parameters
 and device facts, dynamic SMEM) and what each parameter is: its kind, dtype, rank, and the
 tensor maps the runtime encodes from the tensor before the launch. The parameter order
-here is the kernel signature's order (targets/cuda_emit.py renders it from `params`):
+here is the kernel signature's order (targets/emit/emitter.py renders it from `params`):
 per tensor, its maps (`const __grid_constant__ CakeTensorMap`) then the tensor itself
 (`const CakeTensor<R>`); per scalar, the value.
 """
@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from cakec.dialects.cake import GridOp, KernelOp, SmCountOp, TensorType, dtype_name
+from cakec.targets.emit.extents import extents
 
 #: Integer ops a grid expression may use, as the runtime's expression language spells them.
 _INFIX = {arith.AddiOp: ("+", 1), arith.SubiOp: ("-", 1), arith.MuliOp: ("*", 2),
@@ -131,6 +132,8 @@ def host_expr(kernel: KernelOp, value: SSAValue, prec: int = 0) -> str:
 def metadata(kernel: KernelOp, *, target: str, block_threads: int, dynamic_smem: int,
              grid_dims: list[str], param_list: list[Param]) -> dict[str, object]:
     """The JSON document for one kernel (docs/abi.md)."""
+    ext = extents(kernel)
+    first = {tuple(at) for at in ext.shape_bindings().values()}
     return {
         "kernel": kernel.sym_name.data,
         "entry": kernel.sym_name.data,
@@ -138,17 +141,30 @@ def metadata(kernel: KernelOp, *, target: str, block_threads: int, dynamic_smem:
         "block": [block_threads, 1, 1],
         "grid": grid_dims,
         "dynamic_smem": dynamic_smem,
-        "params": [_param_json(p) for p in param_list],
-        "shape_bindings": {},
+        "params": [_param_json(p, {d: s for (t, d), s in ext.bound.items()
+                                   if t == p.name and (t, d) not in first},
+                               {d: e for (t, d), e in ext.limit.items() if t == p.name})
+                   for p in param_list],
+        "shape_bindings": ext.shape_bindings(),
+        # TMA's divisibility needs fall on byte strides and the base pointer, which the
+        # launchers check per tensor (a padded row stride makes any extent legal), so no
+        # scalar constraint is derived from them.
         "constraints": [],
     }
 
 
-def _param_json(p: Param) -> dict[str, object]:
+def _param_json(p: Param, shape: dict[int, str], max_shape: dict[int, int]) -> dict[str, object]:
+    """`shape` and `max_shape` per dimension: the extents a scalar must equal beyond its
+    shape_bindings entry, and the caps the kernel's tiles set (targets/emit/extents.py)."""
     if p.kind == "scalar":
         return {"name": p.name, "kind": "scalar", "dtype": p.dtype}
-    return {"name": p.name, "kind": "tensor", "rank": p.rank, "dtype": p.dtype,
-            "tmaps": [m.spec for m in p.tmaps]}
+    out: dict[str, object] = {"name": p.name, "kind": "tensor", "rank": p.rank,
+                              "dtype": p.dtype, "tmaps": [m.spec for m in p.tmaps]}
+    if shape:
+        out["shape"] = [shape.get(d) for d in range(p.rank)]
+    if max_shape:
+        out["max_shape"] = [max_shape.get(d) for d in range(p.rank)]
+    return out
 
 
 def _tensor_dtype(t: TensorType) -> str:

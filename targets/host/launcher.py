@@ -103,12 +103,15 @@ def _signature(meta: Metadata, params: list[_CParam]) -> str:
 
 
 def _shape_text(meta: Metadata, p: Param) -> str:
-    """`[M, K]`: each dimension's scalar (shape_bindings or `shape`), literal, or `*`."""
+    """`[M, K]`: each dimension's scalar (shape_bindings or `shape`), literal, cap (`<=128`)
+    or `*`."""
     bound = {(t, d): s for s, (t, d) in meta.shape_bindings.items()}
     dims = []
     for d in range(p.rank):
         want = p.shape[d] if p.shape else None
-        dims.append(str(want) if want is not None else bound.get((p.name, d), "*"))
+        most = p.max_shape[d] if p.max_shape else None
+        dims.append(str(want) if want is not None else bound.get(
+            (p.name, d), f"<={most}" if most is not None else "*"))
     return "[" + ", ".join(dims) + "]"
 
 
@@ -537,8 +540,8 @@ def _tensor_checks(params: list[_CParam]) -> list[str]:
 
 
 def _shape_checks(meta: Metadata, params: list[_CParam]) -> list[str]:
-    """shape_bindings (a scalar equals a tensor's extent), then declared shapes, in the order
-    and wording of cakec/runtime/args.py's bind()."""
+    """shape_bindings (a scalar equals a tensor's extent), then declared shapes and caps, in
+    the order and wording of cakec/runtime/args.py's bind()."""
     cname = {c.param.name: c.name for c in params}
     lines = []
     for s, (tensor, dim) in meta.shape_bindings.items():
@@ -561,6 +564,12 @@ def _shape_checks(meta: Metadata, params: list[_CParam]) -> list[str]:
                 lines += [f"if ({t}.shape[{d}] != {want}LL)",
                           "  " + _fail(f'"%s: argument \'{c.param.name}\' has shape %s; dim {d} '
                                        f'must be {want}"', shape)]
+        for d, most in enumerate(c.param.max_shape or ()):
+            if most is not None:
+                shape = f"cake_host::dims({c.param.rank}, {t}.shape).text"
+                lines += [f"if ({t}.shape[{d}] > {most}LL)",
+                          "  " + _fail(f'"%s: argument \'{c.param.name}\' has shape %s; dim {d} '
+                                       f'must be at most {most} (the kernel covers no more)"', shape)]
     return lines
 
 

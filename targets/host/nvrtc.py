@@ -111,7 +111,7 @@ def compile_cuda(source: str, *, target: str, output: Literal["ptx", "cubin"],
     except OSError:
         pass
     binary, _ = _compile(source, options, name, output)
-    _write_atomic(path, binary)
+    write_atomic(path, binary)
     return binary
 
 
@@ -122,7 +122,7 @@ def ptxas_report(source: str, *, target: str, name: str = "kernel.cu",
     return _compile(source, options, name, "cubin")[1]
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Write via a temp file + rename so concurrent compiles never see a partial entry."""
     tmp = None
     try:

@@ -223,22 +223,40 @@ def _argument_cases(n: int) -> list[list[int]]:
     return cases
 
 
-def _python_verdict(case: list[int]) -> bool:
+def _python_verdict(meta: dict, case: list[int]) -> bool:
     """True if the runtime accepts these arguments."""
     tensors = [_Tensor(case[5 * i], case[5 * i + 1:5 * i + 3], case[5 * i + 3:5 * i + 5])
                for i in range(3)]
     try:
-        bind(Metadata.parse(GEMM), [*tensors, *case[15:]])
+        bind(Metadata.parse(meta), [*tensors, *case[15:]])
     except CakeArgumentError:
         return False
     return True
 
 
+def _derived_gemm() -> dict:
+    """examples/gemm_bf16.cake's own metadata: bindings and shapes derived from its tiles."""
+    from cakec import api
+
+    return api.emit(api.load(str(ROOT / "examples" / "gemm_bf16.cake"))).unit.metadata
+
+
+def _capped_gemm() -> dict:
+    meta = _meta()
+    meta["params"][1] = {**meta["params"][1], "max_shape": [None, 512]}
+    return meta
+
+
 @needs_nvcc
-def test_c_argument_checks_agree_with_the_runtime(tmp_path):
+@pytest.mark.parametrize("make_meta", [lambda: GEMM, _derived_gemm, _capped_gemm],
+                         ids=["abi", "derived", "capped"])
+def test_c_argument_checks_agree_with_the_runtime(tmp_path, make_meta):
     """The module variant (a header over a kernel image) compiled by the host compiler: on
-    every argument list, the C launcher refuses exactly what the Python runtime refuses."""
-    (tmp_path / "gemm_bf16.h").write_text(launcher.module_header(GEMM, b"not a cubin"))
+    every argument list, the C launcher refuses exactly what the Python runtime refuses
+    (on the ABI document's metadata, on what the emitter derives for the GEMM example, and
+    with a cap on an extent)."""
+    meta = make_meta()
+    (tmp_path / "gemm_bf16.h").write_text(launcher.module_header(meta, b"not a cubin"))
     exe = _build(tmp_path, "harness", _harness(), f"-I{tmp_path}", "-lcudart")
     cases = _argument_cases(400)
     stdin = "\n".join(" ".join(f"{v:x}" if i % 5 == 0 and i < 15 else str(v)
@@ -248,7 +266,7 @@ def test_c_argument_checks_agree_with_the_runtime(tmp_path):
     refused = 0
     for case, line in zip(cases, out):
         status, _, message = line.partition(" ")
-        if _python_verdict(case):
+        if _python_verdict(meta, case):
             # accepted: the launcher went on to its first CUDA call, which has no driver here
             assert status != "1" and message.startswith("gemm_bf16: cudaGetDevice"), (case, line)
         else:

@@ -13,7 +13,7 @@ import pytest
 from cakec.runtime import CakeArgumentError, Kernel
 from cakec.runtime import expr
 from cakec.runtime.args import Metadata, bind, launch_grid, pack_scalar, pack_tensor
-from cakec.runtime.launch import _target_runs_on
+from cakec.runtime.launch import _target_runs_on, signature
 
 ROOT = Path(__file__).resolve().parents[2]
 PROTO = ROOT / "bench" / "proto" / "gemm_bf16_handwritten.cu"
@@ -220,6 +220,32 @@ def test_target_compatibility():
     # PTX of a plain target is JIT-compiled by the driver for any later GPU; `a` PTX is not.
     assert _target_runs_on("sm_80", 9, 0, ptx=True) and not _target_runs_on("sm_80", 7, 5, ptx=True)
     assert not _target_runs_on("sm_90a", 10, 0, ptx=True)
+
+
+class KeyedTensor(FakeTensor):
+    """A FakeTensor that also answers get_device(), as torch tensors do (-1 off the GPU)."""
+
+    def get_device(self):
+        return self.device.index if self.device.type == "cuda" else -1
+
+
+def test_signature_tells_apart_everything_the_binding_depends_on():
+    """A binding is replayed only for an identical signature: each of pointer, shape,
+    strides, dtype, device and scalar value or type changes it."""
+    mask = (True, False)
+    base = signature(mask, (KeyedTensor((4, 8)), 3))
+    assert signature(mask, (KeyedTensor((4, 8)), 3)) == base  # a new object, same facts
+    for other in [(KeyedTensor((4, 8), ptr=0x10010), 3), (KeyedTensor((8, 4)), 3),
+                  (KeyedTensor((4, 8), stride=(16, 1)), 3),
+                  (KeyedTensor((4, 8), dtype="torch.float16"), 3),
+                  (KeyedTensor((4, 8), index=1), 3), (KeyedTensor((4, 8), device="cpu"), 3),
+                  (KeyedTensor((4, 8)), 4), (KeyedTensor((4, 8)), 3.0)]:
+        assert signature(mask, other) != base, other
+    assert signature((False,), (True,)) != signature((False,), (1,))  # bool is not an int
+    with pytest.raises(ValueError):  # the wrong count: the full bind reports it
+        signature(mask, (KeyedTensor((4, 8)),))
+    with pytest.raises(AttributeError):  # a scalar where a tensor belongs: the full bind reports
+        signature(mask, (3, 3))
 
 
 # ---------------------------------------------------------------- NVRTC

@@ -40,9 +40,10 @@ def tile_gemm(lm, X: LM.tma2d, W: LM.tma2d, Y: LM.tma2d, rows: LM.i32, cols: LM.
 # HEADER:      #ifndef CAKE_TILE_GEMM_H
 # HEADER:      #include <cuda_runtime_api.h>
 # HEADER:      extern "C" {
-# HEADER:       *   X  bf16 [*, *]  (TMA)
-# HEADER-NEXT:  *   W  bf16 [*, *]  (TMA)
-# HEADER-NEXT:  *   Y  bf16 [*, *]
+# The extents the scalars tile (docs/abi.md, "Scalars tied to extents").
+# HEADER:       *   X  bf16 [rows, depth]  (TMA)
+# HEADER-NEXT:  *   W  bf16 [cols, depth]  (TMA)
+# HEADER-NEXT:  *   Y  bf16 [rows, cols]
 # HEADER-NEXT:  * Scalars: rows (int32_t), cols (int32_t), depth (int32_t).
 # HEADER-NEXT:  * Grid: cdiv(rows, 64), cdiv(cols, 128), 1.
 # HEADER-NEXT:  * Block: 256, 1, 1; {{[0-9]+}} B of dynamic shared memory; sm_90a.
@@ -66,6 +67,8 @@ def tile_gemm(lm, X: LM.tma2d, W: LM.tma2d, Y: LM.tma2d, rows: LM.i32, cols: LM.
 # LAUNCH:      extern "C" cudaError_t tile_gemm_launch(
 # LAUNCH:        check_tensor(cake_msg, cake_k, "X", X, 2, cake_t_X.shape, cake_t_X.stride, 2, true)
 # LAUNCH:        check_tensor(cake_msg, cake_k, "Y", Y, 2, cake_t_Y.shape, cake_t_Y.stride, 2, false)
+# LAUNCH:        if ((long long)rows != cake_t_X.shape[0])
+# LAUNCH-NEXT:     {{.*}}argument 'rows' = %lld but X.shape[0] = %lld (they must agree)
 # LAUNCH:        std::call_once(cake_dev.once,
 # LAUNCH:        const long long cake_grid[3] = {cake_host::cdiv(cake_ev, (int64_t)rows, INT64_C(64)), cake_host::cdiv(cake_ev, (int64_t)cols, INT64_C(128)), INT64_C(1)};
 # LAUNCH:        static const unsigned cake_b_X_0[2] = {64, 64};

@@ -1,0 +1,16 @@
+"""Cake's kernel library: torch functions on the shipped .cake kernels (sm_90 GPUs).
+
+    from cakec.kernels import gemm, kmeans_assign, kmeans
+    c = gemm(a, b)                    # a [M, K] · b [N, K]ᵀ, bf16 -> torch.ops.cake.gemm
+    idx, dist = kmeans_assign(x, c)   # nearest centroid -> torch.ops.cake.kmeans_assign
+
+Each entry is registered as a `cake::` torch op with a fake implementation, so
+torch.compile(fullgraph=True) traces through it and CUDA graphs capture it. Importing this
+package imports torch but compiles nothing: each kernel is built on first use and cached on
+disk per (kernel, target, toolkit) (cakec/kernels/build.py).
+"""
+
+from cakec.kernels.gemm import gemm
+from cakec.kernels.kmeans import csq_buffer, kmeans, kmeans_assign
+
+__all__ = ["gemm", "kmeans_assign", "kmeans", "csq_buffer"]

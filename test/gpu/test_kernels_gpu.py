@@ -1,0 +1,209 @@
+"""cakec.kernels on an sm_90a GPU: gemm and kmeans_assign against torch, every bad input a
+clear error, the torch ops under opcheck, torch.compile(fullgraph=True) and CUDA graphs,
+and the Lloyd loop against a torch one.
+
+    pytest -m gpu test/gpu/test_kernels_gpu.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpu_marks import gpu_marks  # noqa: E402
+
+from cakec.runtime import CakeArgumentError  # noqa: E402
+
+pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
+
+ROOT = Path(__file__).resolve().parents[2]
+BF = dict(device="cuda", dtype=torch.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def K():
+    import cakec.kernels as kernels
+
+    return kernels
+
+
+@pytest.fixture(scope="module")
+def example():
+    """examples/kmeans_assign.py, for its float64 distance check."""
+    from cakec.api import load_example
+
+    return load_example(str(ROOT / "examples" / "kmeans_assign.cake"))
+
+
+def _rel(x, ref) -> float:
+    return ((x.float() - ref).norm() / ref.norm().clamp(min=1e-30)).item()
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 256, 64), (200, 300, 128), (1000, 3000, 1000),
+                                   (129, 257, 8)])
+def test_gemm_matches_torch(K, m, n, k):
+    a, b = torch.randn(m, k, **BF), torch.randn(n, k, **BF)
+    ref = a.float() @ b.float().t()
+    assert _rel(K.gemm(a, b), ref) < 5e-3
+    out = torch.full((m, n), float("nan"), **BF)
+    assert K.gemm(a, b, out=out) is out and _rel(out, ref) < 5e-3
+    bias = torch.randn(n, device="cuda")
+    assert _rel(K.gemm(a, b, bias=bias), ref + bias) < 5e-3
+
+
+def test_gemm_empty_extents(K):
+    assert K.gemm(torch.empty(0, 64, **BF), torch.randn(8, 64, **BF)).shape == (0, 8)
+    assert torch.equal(K.gemm(torch.empty(3, 0, **BF), torch.empty(5, 0, **BF)),
+                       torch.zeros(3, 5, **BF))
+
+
+def test_gemm_bad_inputs(K):
+    a, b = torch.randn(64, 64, **BF), torch.randn(32, 64, **BF)
+    cases = [
+        ((a.float(), b), "a has dtype torch.float32"),
+        ((a.cpu(), b), "a is on cpu"),
+        ((a[None], b), "a has shape .* expected rank 2"),
+        ((a, b.t().contiguous().t()), "b is not contiguous along its last dimension"),
+        ((torch.randn(64, 72, **BF)[:, 1:65], b), "a needs a 16-byte aligned start"),
+        ((torch.randn(64, 60, **BF), torch.randn(32, 60, **BF)), "rows a multiple of 16 bytes"),
+        ((a, torch.randn(32, 72, **BF)), r"a.shape\[1\] and b.shape\[1\] \(K\) disagree"),
+        ((a, "b"), "b must be a torch.Tensor"),
+    ]
+    for args, message in cases:
+        with pytest.raises(CakeArgumentError, match=message):
+            K.gemm(*args)
+    with pytest.raises(CakeArgumentError, match=r"out has shape \[64, 31\]"):
+        K.gemm(a, b, out=torch.empty(64, 31, **BF))
+    with pytest.raises(CakeArgumentError, match="bias has shape"):
+        K.gemm(a, b, bias=torch.randn(31, device="cuda"))
+
+
+@pytest.mark.parametrize("b,n,k,d", [(1, 1, 1, 8), (3, 1000, 300, 72), (2, 4096, 1111, 128),
+                                     (2, 500, 130, 64)])
+def test_kmeans_assign_by_distance(K, example, b, n, k, d):
+    x, c = torch.randn(b, n, d, **BF), torch.randn(b, k, d, **BF)
+    idx, dist = K.kmeans_assign(x, c)
+    assert idx.dtype == torch.int32 and dist.dtype == torch.float32 and idx.shape == (b, n)
+    assert example.check(x, c, idx, dist) == {"choice": 0, "dist": 0}
+    csq = K.csq_buffer(b, k, "cuda")
+    csq.copy_((c.float() ** 2).sum(-1))
+    idx2, dist2 = K.kmeans_assign(x, c, c_sq=csq)
+    assert torch.equal(idx, idx2)
+    i1, d1 = K.kmeans_assign(x[0], c[0])  # unbatched
+    assert torch.equal(i1, idx[0]) and torch.equal(d1, dist[0])
+
+
+def test_kmeans_assign_bad_inputs(K):
+    x, c = torch.randn(2, 100, 64, **BF), torch.randn(2, 10, 64, **BF)
+    cases = [
+        ((x.float(), c), "x has dtype"),
+        ((x, c[0]), "c has shape .* expected rank 3"),
+        ((x, torch.randn(3, 10, 64, **BF)), "batch sizes of x and c disagree"),
+        ((x, torch.randn(2, 10, 72, **BF)), "dimensions D of x and c disagree"),
+        ((torch.randn(2, 100, 136, **BF), torch.randn(2, 10, 136, **BF)), "D = 136"),
+        ((x, torch.empty(2, 0, 64, **BF)), "no centroids"),
+        ((x.cpu(), c), "x is on cpu"),
+        ((x.transpose(1, 2).contiguous().transpose(1, 2), c), "not contiguous"),
+    ]
+    for args, message in cases:
+        with pytest.raises(CakeArgumentError, match=message):
+            K.kmeans_assign(*args)
+    with pytest.raises(CakeArgumentError, match=r"c_sq has shape \[2, 9\]"):
+        K.kmeans_assign(x, c, c_sq=K.csq_buffer(2, 9, "cuda"))
+    with pytest.raises(CakeArgumentError, match="c_sq needs a 16-byte aligned"):
+        K.kmeans_assign(x, c, c_sq=torch.empty(2, 10, device="cuda"))  # 40-byte rows
+
+
+def test_opcheck(K):
+    from torch.library import opcheck
+
+    a, b = torch.randn(100, 64, **BF), torch.randn(300, 64, **BF)
+    opcheck(torch.ops.cake.gemm.default, (a, b))
+    opcheck(torch.ops.cake.gemm_out.default, (a, b, torch.empty(100, 300, **BF)))
+    x, c = torch.randn(2, 500, 128, **BF), torch.randn(2, 40, 128, **BF)
+    opcheck(torch.ops.cake.kmeans_assign.default, (x, c, None))
+    csq = K.csq_buffer(2, 40, "cuda")
+    csq.copy_((c.float() ** 2).sum(-1))
+    opcheck(torch.ops.cake.kmeans_assign.default, (x, c, csq))
+
+
+def test_torch_compile_fullgraph(K):
+    def f(a, b, x, c):
+        idx, dist = K.kmeans_assign(x, c)
+        return K.gemm(a, b) * 2, idx, dist.sqrt()
+
+    a, b = torch.randn(128, 64, **BF), torch.randn(256, 64, **BF)
+    x, c = torch.randn(2, 300, 64, **BF), torch.randn(2, 17, 64, **BF)
+    got = torch.compile(f, fullgraph=True)(a, b, x, c)
+    want = f(a, b, x, c)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    assert torch.allclose(got[2], want[2])
+
+
+def test_cuda_graph_of_the_library(K, example):
+    a, b = torch.randn(128, 64, **BF), torch.randn(256, 64, **BF)
+    x, c = torch.randn(2, 300, 64, **BF), torch.randn(2, 17, 64, **BF)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        K.gemm(a, b)
+        K.kmeans_assign(x, c)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = K.gemm(a, b)
+        idx, dist = K.kmeans_assign(x, c)
+    for _ in range(2):
+        a.copy_(torch.randn_like(a))
+        x.copy_(torch.randn_like(x))
+        c.copy_(torch.randn_like(c))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert _rel(out, a.float() @ b.float().t()) < 5e-3
+        assert example.check(x, c, idx, dist) == {"choice": 0, "dist": 0}
+
+
+def _torch_lloyd(x, c, iters):
+    b, n, d = x.shape
+    xf = x.float()
+    for _ in range(iters):
+        cb = c.to(torch.bfloat16).float()
+        dist = (xf * xf).sum(-1, keepdim=True) + (cb * cb).sum(-1)[:, None] - 2 * xf @ cb.transpose(1, 2)
+        idx = dist.argmin(-1)
+        sums = torch.zeros_like(c).scatter_add_(1, idx[..., None].expand(b, n, d), xf)
+        counts = torch.zeros(c.shape[:2], device=x.device).scatter_add_(
+            1, idx, torch.ones_like(idx, dtype=torch.float32))
+        c = torch.where(counts[..., None] > 0, sums / counts.clamp(min=1)[..., None], c)
+    return c
+
+
+def test_kmeans_lloyd(K, example):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    b, k, d = 2, 8, 64
+    centers = torch.randn(b, k, d, device="cuda", generator=g) * 10
+    labels = torch.randint(0, k, (b, 2000), device="cuda", generator=g)
+    x = (centers.gather(1, labels[..., None].expand(b, 2000, d))
+         + torch.randn(b, 2000, d, device="cuda", generator=g)).to(torch.bfloat16)
+    init = x[:, :k].float().clone()
+    init[:, -1] = 1e4  # far from every point: stays empty, keeps its place
+    c, idx, dist = K.kmeans(x, k, iters=5, init=init)
+    assert torch.equal(c[:, -1], init[:, -1])
+    ref = _torch_lloyd(x, init, 5)
+    assert torch.allclose(c[:, :-1], ref[:, :-1], rtol=1e-2, atol=5e-2)
+    assert example.check(x, c.to(torch.bfloat16), idx, dist) == {"choice": 0, "dist": 0}
+    c2, idx2, _ = K.kmeans(x[0], k, iters=3, generator=torch.Generator().manual_seed(1))
+    assert c2.shape == (k, d) and idx2.shape == (2000,)
+
+
+def test_kernels_are_cached_on_disk(K):
+    from cakec.kernels import build
+    from cakec.targets.host.nvrtc import cache_dir
+
+    K.gemm(torch.randn(8, 64, **BF), torch.randn(8, 64, **BF))
+    entries = list((cache_dir() / "kernels").glob("gemm_bf16-sm_90a-*"))
+    assert {p.suffix for p in entries} == {".cubin", ".json"}
+    fresh = build._build("gemm_bf16", "sm_90a")  # from disk: no front end
+    assert fresh.cubin == build.kernel("gemm_bf16", "sm_90a").cubin
