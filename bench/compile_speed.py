@@ -4,7 +4,7 @@ Prints, as medians over repeated runs:
   * in-process parse + build + verify (the whole `cakec verify` pipeline, warm) of the
     canonical example and of a generated 200-line kernel, with the parse / build / passes
     split;
-  * the wall time of `cakec verify examples/fmha_fwd.cake` as a fresh process, next to the
+  * the wall time of `cakec verify examples/seed_fragment.cake` as a fresh process, next to the
     interpreter's own start-up on this machine (`python -c pass`) for scale.
 
 Goals (issue 2): ≤ 5 ms in-process for the canonical example, ≤ 250 ms fresh process.
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-CANONICAL = ROOT / "examples" / "fmha_fwd.cake"
+CANONICAL = ROOT / "examples" / "seed_fragment.cake"
 
 
 def generated_kernel(lines: int = 200) -> str:

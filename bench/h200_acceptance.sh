@@ -31,3 +31,10 @@ sanitize racecheck gemm_bf16.cake M=300,N=520,K=136
 # 140 row-block items: on 132 SMs some CTAs of the persistent kernel take two (the X refill).
 sanitize racecheck kmeans_assign.cake B=1,N=35840,K=130,D=128
 sanitize synccheck kmeans_assign.cake B=1,N=35840,K=130,D=128
+# The feedback loop (docs/run.md): rejection speed with the watchdog's hang reports, the run
+# report of each example (the watchdog's cost side by side), the planted race under racecheck.
+step reject_speed 170 python3 bench/reject_speed.py --cap 15 --json "$OUT/reject_speed.json"
+step run_gemm 60 cakec run examples/gemm_bf16.cake --json
+step run_kmeans 60 cakec run examples/kmeans_assign.cake --json
+step race 120 cakec run bench/broken/kmeans_early_release.cake --unchecked --sanitize racecheck \
+  --shape B=1,N=4096,K=1024,D=128 --seeds 1 --no-timing --json

@@ -3,6 +3,7 @@
 Python API (imports are lazy so `import cakec` stays cheap):
     cakec.verify(source_or_path, target=None) -> list[Diagnostic]
     cakec.compile(source_or_path, target=None) -> Kernel   (raises CakeCompileError)
+    cakec.run(path, target=None, shape=None, ...) -> RunReport  (docs/run.md)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from cakec.diagnostics import Diagnostic
+    from cakec.feedback.report import RunReport
     from cakec.runtime import Kernel
 
 
@@ -34,3 +36,12 @@ def compile(source_or_path: str, target: str | None = None) -> "Kernel":
     from cakec.api import compile as _compile
 
     return _compile(source_or_path, target)
+
+
+def run(path: str, target: str | None = None, shape: str | None = None,
+        **options: object) -> "RunReport":
+    """What `cakec run PATH --json` does: every stage of the loop, one report (a dataclass;
+    `.to_json()` is the document of docs/run.md). Options: see cakec.feedback.runner.run."""
+    from cakec.feedback.runner import run as _run
+
+    return _run(path, target, shape, **options)  # type: ignore[arg-type]

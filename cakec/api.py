@@ -9,7 +9,7 @@ options, toolkit version), so recompiling an unchanged kernel costs only the fro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cakec.diagnostics import Diagnostic, render_text
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from cakec.driver import Compilation
     from cakec.runtime import Kernel
     from cakec.targets.emit.emitter import CudaUnit
+    from cakec.targets.emit.watchdog import Watchdog
 
 
 class CakeCompileError(Exception):
@@ -30,10 +31,12 @@ class CakeCompileError(Exception):
 
 @dataclass
 class Emitted:
-    """A compilation that verified, and its CUDA unit (None when emission failed)."""
+    """A compilation that verified, and its CUDA unit (None when emission failed). Under
+    `unchecked`, `rejected` holds the gate diagnostics the unit was emitted despite."""
 
     comp: "Compilation"
     unit: "CudaUnit | None"
+    rejected: list[Diagnostic] = field(default_factory=list)
 
 
 def load(source_or_path: str):
@@ -45,38 +48,59 @@ def load(source_or_path: str):
     return read_source(source_or_path)
 
 
-def emit(source, target: str | None = None) -> Emitted:
+def emit(source, target: str | None = None, *, watchdog: "Watchdog | None" = None,
+         unchecked: bool = False) -> Emitted:
     """Verify (every gate), then emit CUDA; diagnostics accumulate in `comp.sink`. Input
-    that fails verification is never emitted."""
-    from cakec.driver import verify_source
+    that fails verification is never emitted, unless `unchecked`: then a kernel whose
+    derivation succeeded is emitted although a gate rejected it (the gates' diagnostics move
+    to `rejected`), so a rejected candidate can be run to study how it fails on the GPU.
+    `watchdog` bounds every lm.wait (targets/emit/watchdog.py)."""
+    from cakec.driver import Compilation, build, run_passes, verify_source
 
-    return emit_verified(verify_source(source, target))
+    if not unchecked:
+        return emit_verified(verify_source(source, target), watchdog=watchdog)
+    from cakec.passes import DERIVE, GATES
+
+    comp: Compilation = build(source, target)
+    if comp.ok:
+        run_passes(comp, ",".join(DERIVE))
+    rejected: list[Diagnostic] = []
+    if comp.ok:
+        before = len(comp.sink.diagnostics)
+        run_passes(comp, ",".join(GATES))
+        rejected = comp.sink.diagnostics[before:]
+        del comp.sink.diagnostics[before:]
+    return emit_verified(comp, watchdog=watchdog, rejected=rejected)
 
 
-def emit_verified(comp: "Compilation") -> Emitted:
-    """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify)."""
+def emit_verified(comp: "Compilation", *, watchdog: "Watchdog | None" = None,
+                  rejected: list[Diagnostic] | None = None) -> Emitted:
+    """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify);
+    `rejected`: the gate diagnostics an unchecked emission set aside."""
     from cakec.driver import _internal
 
+    rejected = rejected or []
     if not comp.ok or comp.module is None or comp.ctx is None:
-        return Emitted(comp, None)
+        return Emitted(comp, None, rejected)
     try:
         from cakec.targets.codegen import emit_cuda
 
-        unit = emit_cuda(comp.module, comp.ctx, comp.sources)
+        unit = emit_cuda(comp.module, comp.ctx, comp.sources, watchdog)
     except Exception as e:  # noqa: BLE001 - an emitter bug is a diagnostic, never a traceback
         _internal(comp, e)
         unit = None
-    return Emitted(comp, unit if comp.ok else None)
+    return Emitted(comp, unit if comp.ok else None, rejected)
 
 
-def binary(unit: "CudaUnit", output: str) -> bytes:
+def binary(unit: "CudaUnit", output: str, options: tuple[str, ...] = ()) -> bytes:
     """PTX or cubin for an emitted unit, through NVRTC's disk cache. PTX carries the lowest
-    `.version` its instructions need, so older drivers load it too."""
+    `.version` its instructions need, so older drivers load it too. `options` are extra
+    NVRTC flags (`-lineinfo` for the sanitizer)."""
     from cakec.targets.host.ptx_version import lower_ptx_version
     from cakec.targets.host.nvrtc import compile_cuda
 
     image = compile_cuda(unit.source, target=unit.target, output=output,  # type: ignore[arg-type]
-                         name=f"{unit.kernel}.cu")
+                         name=f"{unit.kernel}.cu", extra_options=options)
     return lower_ptx_version(image, unit.target) if output == "ptx" else image
 
 
@@ -101,7 +125,7 @@ def emit_unit(source_or_path: str, target: str | None = None) -> "CudaUnit":
     return result.unit
 
 
-# ---- cakec run: one example, checked and timed ---------------------------------------------
+# ---- the example contract of `cakec run` (cakec/feedback/runner.py) ------------------------
 
 
 class RunUsageError(Exception):
@@ -166,66 +190,3 @@ def time_ms(fns: dict[str, object], rounds: int = 5, budget_ms: float = 40.0) ->
         for name, fn in fns.items():
             times[name] += sample(fn, reps[name])
     return {name: statistics.median(ts) for name, ts in times.items()}
-
-
-def run_example(path: str, target: str | None = None, shape_text: str | None = None) -> dict:
-    """What `cakec run` does: compile, launch once on fresh random inputs with every output
-    poisoned (NaN), compare with the reference (relative error norm), check every output
-    element was written, then time the kernel and each baseline side by side."""
-    try:
-        import torch
-    except ImportError:
-        raise RunUsageError("`cakec run` needs torch (pip install torch)") from None
-    if not torch.cuda.is_available():
-        raise RunUsageError("`cakec run` needs a CUDA GPU; none is visible")
-    example = load_example(path)
-    kernel = compile(path, target)
-    shape = parse_shape(shape_text, dict(example.shapes[0]))
-    names = [p.name for p in kernel.meta.params]
-    unknown = [o for o in example.outputs if o not in names]
-    if unknown:
-        raise RunUsageError(f"`outputs` names {unknown}, which are not parameters of "
-                            f"{kernel.meta.kernel} ({', '.join(names)})")
-    inputs = list(example.make_inputs(shape, "cuda"))
-    outs = [inputs[names.index(o)] for o in example.outputs]
-    for out in outs:
-        out.fill_(float("nan"))
-    kernel(*inputs)
-    torch.cuda.synchronize()
-    refs = example.reference(inputs)
-    refs = list(refs) if isinstance(refs, (tuple, list)) else [refs]
-    unwritten = sum(int(torch.isnan(o).sum()) for o in outs)
-    total = sum(o.numel() for o in outs)
-    err = max(_rel_err(o, r) for o, r in zip(outs, refs)) if not unwritten else float("nan")
-    tolerance = float(getattr(example, "tolerance", 1e-2))
-    contenders = {"cake": lambda: kernel(*inputs)}
-    contenders |= {name: (lambda f=f: f(inputs)) for name, f in example.baselines.items()}
-    ms = time_ms(contenders)
-    flops = example.flops(shape) if hasattr(example, "flops") else None
-    return {
-        "kernel": kernel.meta.kernel, "target": kernel.meta.target, "shape": shape,
-        "correct": unwritten == 0 and err <= tolerance, "rel_err": err,
-        "tolerance": tolerance, "written": total - unwritten, "outputs": total,
-        "ms": ms, "tflops": {k: flops / v / 1e9 for k, v in ms.items()} if flops else {},
-        "speedup": {k: v / ms["cake"] for k, v in ms.items() if k != "cake"},
-    }
-
-
-def _rel_err(out, ref) -> float:
-    diff = (out.double() - ref.double()).norm()
-    scale = ref.double().norm()
-    return float(diff / scale) if float(scale) else float(diff)
-
-
-def facts_line(f: dict) -> str:
-    """One line: what ran, whether it is right, and how fast against each baseline."""
-    shape = " ".join(f"{k}={v}" for k, v in f["shape"].items())
-    verdict = "correct" if f["correct"] else "WRONG"
-    parts = [f"{f['kernel']} {f['target']} {shape}",
-             f"{verdict} rel_err={f['rel_err']:.2e} (tol {f['tolerance']:.0e}) "
-             f"written={f['written']}/{f['outputs']}"]
-    for name, ms in f["ms"].items():
-        rate = f" {f['tflops'][name]:.1f} TFLOP/s" if f["tflops"] else ""
-        ratio = f" (cake {f['speedup'][name]:.2f}x)" if name in f["speedup"] else ""
-        parts.append(f"{name} {ms:.3f} ms{rate}{ratio}")
-    return " | ".join(parts)

@@ -188,15 +188,35 @@ def inspect(file: str, target: str | None) -> None:
                    "launcher is appended to the .cu, with cubin/ptx the header loads the image.")
 @click.option("-MD", "md", is_flag=True, help="Write a Make/Ninja depfile (PATH.d unless -MF).")
 @click.option("-MF", "mf", default=None, metavar="DEPFILE", help="The depfile's path.")
+@click.option("--watchdog", is_flag=True,
+              help="Bound every lm.wait (docs/run.md): a hang stops the grid and is reported.")
+@click.option("--watchdog-ms", default=None, type=click.FloatRange(min=1.0),
+              help="The budget of one wait in milliseconds (default 1500).")
+@click.option("--unchecked", is_flag=True,
+              help="Emit even if a verifier gate rejects FILE (to study how it fails); the "
+                   "gates' errors are printed as warnings.")
 @FORMAT
 def emit(file: str, target: str | None, kind: str, output: str, header: str | None, md: bool,
-         mf: str | None, fmt: str) -> None:
+         mf: str | None, watchdog: bool, watchdog_ms: float | None, unchecked: bool,
+         fmt: str) -> None:
     """Verify FILE, then write its code for the target (no GPU needed). Input that fails
-    verification is refused with its diagnostics (exit 1)."""
+    verification is refused with its diagnostics (exit 1), unless --unchecked."""
     from cakec import api
 
     deps = _aot_options(kind, output, header, md, mf)
-    result = api.emit(_load(file, target), target)
+    wd = None
+    if watchdog or watchdog_ms:
+        from cakec.targets.emit.watchdog import DEFAULT_BUDGET_MS, Watchdog
+
+        wd = Watchdog(watchdog_ms or DEFAULT_BUDGET_MS)
+    result = api.emit(_load(file, target), target, watchdog=wd, unchecked=unchecked)
+    if result.rejected:
+        from dataclasses import replace
+
+        click.echo(f"cakec: warning: --unchecked: emitting {file} although the verifier "
+                   "rejects it:", err=True)
+        result.comp.sink.diagnostics[:0] = [replace(d, severity="warning")
+                                            for d in result.rejected]
     comp = result.comp
     if kind == "mlir" and comp.module is not None and comp.ok:
         from cakec.ir_text import print_module
@@ -280,32 +300,73 @@ def _host_code(file: str, unit, image: bytes | None) -> tuple[str, str]:
 @TARGET
 @click.option("--shape", "shape", default=None, metavar="NAME=INT,...",
               help="Problem size, e.g. M=4096,N=4096,K=4096 (default: the example's first).")
-@FORMAT
-def run(file: str, target: str | None, shape: str | None, fmt: str) -> None:
-    """Compile FILE, run it on fresh random inputs from its sibling FILE.py, check every output
-    element against the reference, and time it against the baselines (one line of facts)."""
-    from cakec import api
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the run report (docs/run.md) as one JSON document on stdout.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              hidden=True, help="Same as --json when `json`.")
+@click.option("--seeds", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Fresh random inputs to check the kernel on.")
+@click.option("--seed", default=None, type=int, help="The first seed (default: random).")
+@click.option("--watchdog/--no-watchdog", default=True, show_default=True,
+              help="Bound every lm.wait (a hang becomes CAKE-R001 naming the wait).")
+@click.option("--watchdog-ms", default=None, type=click.FloatRange(min=1.0),
+              help="The budget of one wait in milliseconds (default 1500).")
+@click.option("--timeout", "timeout_s", default=None, type=click.FloatRange(min=0.1),
+              help="Seconds one launch may take before it is a hang (default 30).")
+@click.option("--unchecked", is_flag=True,
+              help="Run the kernel even if a verifier gate rejects it (to study how it "
+                   "fails); never use its numbers.")
+@click.option("--sanitize", type=click.Choice(["racecheck", "synccheck", "memcheck",
+                                               "initcheck"]), default=None,
+              help="Also run one launch under compute-sanitizer; reports map to .cake lines.")
+@click.option("--record", "record", default=None, metavar="DIR",
+              help="On a failure the verifier did not predict, write a reproducer bundle "
+                   "under DIR.")
+@click.option("--no-timing", is_flag=True, help="Skip the timing and speed-of-light stage.")
+def run(file: str, target: str | None, shape: str | None, as_json: bool, fmt: str,
+        seeds: int, seed: int | None, watchdog: bool, watchdog_ms: float | None,
+        timeout_s: float | None, unchecked: bool, sanitize: str | None, record: str | None,
+        no_timing: bool) -> None:
+    """Compile FILE, run it on fresh random inputs from its sibling FILE.py (outputs poisoned
+    with NaN), check every output element against the reference, and time it against the
+    baselines. Exit status names the stage that failed (docs/run.md)."""
+    from cakec.feedback import runner
 
-    try:
-        facts = api.run_example(file, target, shape)
-    except api.CakeCompileError as e:
-        if fmt == "json":
-            from cakec.diagnostics import render_json
+    if unchecked:
+        click.echo("cakec: warning: --unchecked: running a kernel the verifier may reject; "
+                   "its results say how it fails, not that it works", err=True)
+    report = runner.run(file, target, shape, seeds=seeds, seed=seed, watchdog=watchdog,
+                        watchdog_ms=watchdog_ms or runner.DEFAULT_BUDGET_MS,
+                        unchecked=unchecked, sanitize=sanitize, record=record,
+                        timing=not no_timing, timeout_s=timeout_s or runner.DEFAULT_TIMEOUT_S)
+    from cakec.feedback.text import render
 
-            click.echo(render_json(e.diagnostics))
-        else:
-            click.echo(str(e), err=True)
-        sys.exit(1)
-    except api.RunUsageError as e:
-        click.echo(f"cakec: error: {e}", err=True)
-        sys.exit(2)
-    if fmt == "json":
+    text = render(report)
+    if as_json or fmt == "json":
         import json
 
-        click.echo(json.dumps(facts, indent=2))
+        click.echo(json.dumps(report.to_json(), indent=2))
+        if text.diagnostics:
+            click.echo(text.diagnostics, err=True, nl=False)
     else:
-        click.echo(api.facts_line(facts))
-    sys.exit(0 if facts["correct"] else 1)
+        if text.diagnostics:
+            click.echo(text.diagnostics, err=True, nl=False)
+        click.echo(text.summary)
+    if report.stage == "usage":
+        click.echo(f"cakec: error: {report.reason}", err=True)
+    _exit_now(report.exit_status, report.context_ok)
+
+
+def _exit_now(status: int, context_ok: bool) -> None:
+    """Exit; after a hang that left a kernel running, skip interpreter teardown (the CUDA
+    context cannot be destroyed while its kernel spins)."""
+    if context_ok:
+        sys.exit(status)
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 @main.command()

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, CommitOp, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TmaLoadOp,
+    ArriveOp, BarrierOp, CommitOp, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TileType, TmaLoadOp,
     TmaStoreOp, TmemOp, ViewOp, WaitOp, dtype_name,
 )
 from cakec.passes.derive_common import (
@@ -271,7 +271,10 @@ def _mma(op: MmaOp) -> Json:
 
 
 def _stage_view(value: SSAValue) -> str | None:
+    """The view an MMA operand reads, or "registers" for wgmma's register A."""
     stage = value.owner
+    if isinstance(value.type, TileType):
+        return "registers"
     return sym(stage.view.owner) if isinstance(stage, StageOp) else None
 
 

@@ -485,11 +485,13 @@ class FenceProxyOp(IRDLOperation):
 
 @irdl_op_definition
 class MmaOp(IRDLOperation):
-    """`lm.mma(acc, a, b, init=)`: acc[M,N] (+)= a[M,K] · b[N,K]ᵀ, asynchronous."""
+    """`lm.mma(acc, a, b, init=)`: acc[M,N] (+)= a[M,K] · b[N,K]ᵀ, asynchronous. `a` is an
+    SMEM stage, or a 16-bit register tile in its role's accumulator layout (wgmma's register
+    A: the tile's registers are packed into A fragments as the wgmma is issued)."""
 
     name = "cake.mma"
     acc = operand_def(TmemType | TileType)
-    a = operand_def(StageType)
+    a = operand_def(StageType | TileType)
     b = operand_def(StageType)
     init = operand_def(i1)
 

@@ -22,9 +22,9 @@
 # * A ring stage has two readers: the MMA (its tcgen05.commit on `empty` fires once the MMA
 #   has read the centroid tile) and the epilogue (its ||c||², read after that commit). So
 #   `empty` has both as producers, init_count=2: the stage is refilled once both are done.
-#   The epilogue waits on `full` itself before reading ||c||²: the gate would also accept the
-#   order through the MMA role's wait and its acc_full commit, but the PTX ISA does not say
-#   that a tcgen05.commit arrival makes a TMA load's writes visible to other threads.
+#   The epilogue waits on `full` itself before reading ||c||²: the PTX ISA does not say that
+#   a tcgen05.commit arrival (the MMA role's, on acc_full) makes a TMA load's writes visible
+#   to other threads, so that order alone is rejected (CAKE-S002).
 @cake.schedule(target="sm_100a")
 def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
                         Dist: LM.tensor2d, B: LM.i32, N: LM.i32, K: LM.i32):

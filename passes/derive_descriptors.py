@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from cakec.dialects.cake import DTYPES, MmaOp, StageOp, TmemType, ViewOp, dtype_name
+from cakec.dialects.cake import DTYPES, MmaOp, StageOp, TileType, TmemType, ViewOp, dtype_name
 from cakec.passes.derive_common import (
     get_int, get_str, kernel_target, kernels, ops_of, role_of, set_int, set_ints, set_str,
     warps_of,
@@ -102,8 +102,19 @@ def _operand(value) -> Operand | None:
                    dims[1], swizzle, atom_bytes)
 
 
+def _register_a(v) -> Operand | None:
+    """A register-tile A operand (wgmma's register A), described like a stage: no layout
+    (its registers are the accumulator layout of its role), offsets in elements."""
+    t = v.type
+    if not isinstance(t, TileType) or len(t.dims()) != 2:
+        return None
+    rows, k = t.dims()
+    return Operand("", dtype_name(t.element_type), rows, k, "none", 0)
+
+
 def _derive(mma: MmaOp, sku: Sku) -> None:
-    a, b = _operand(mma.a), _operand(mma.b)
+    registers = isinstance(mma.a.type, TileType)
+    a, b = _register_a(mma.a) if registers else _operand(mma.a), _operand(mma.b)
     acc = mma.acc.type
     if a is None or b is None or len(acc.dims()) != 2:
         return
@@ -112,6 +123,10 @@ def _derive(mma: MmaOp, sku: Sku) -> None:
     where = "tmem" if isinstance(acc, TmemType) else "regs"
     for form in sku.mma_forms_for(a.dtype, b.dtype, d):
         if form.acc_location != where or form.cta_group != 1 or a.k % form.k:
+            continue
+        if registers:  # only wgmma reads A from registers (the conformance gate: H017)
+            if form.instruction == "wgmma" and form.allows(a.dtype, b.dtype, d, 64, n):
+                return _wgmma(mma, form, a, b, m, n, d, register_a=True)
             continue
         if form.instruction == "tcgen05.mma" and form.allows(a.dtype, b.dtype, d, m, n):
             return _tcgen05(mma, form, a, b, m, n, d)
@@ -150,20 +165,28 @@ def _tcgen05(mma: MmaOp, form: MmaForm, a: Operand, b: Operand, m: int, n: int,
 
 
 def _wgmma(mma: MmaOp, form: MmaForm, a: Operand, b: Operand, m: int, n: int,
-           d: str) -> None:
+           d: str, register_a: bool = False) -> None:
+    """A register A (`register_a`) has no descriptor: `cake.a_koffsets` are then the first
+    K column of each step and `cake.a_moffsets` the first row of each 64-row block."""
     role = role_of(mma)
     warps = warps_of(role) if role is not None else []
     groups = len(warps) // WARPGROUP_WARPS
     # Each warpgroup owns M/groups rows of the accumulator, in 64-row instructions.
     if groups == 0 or len(warps) % WARPGROUP_WARPS or m % (64 * groups):
         return
-    descs = [wgmma_smem_desc(0, swizzle=op.swizzle, lbo=lbo, sbo=sbo)
-             for op in (a, b) for lbo, sbo in [kmajor_layout(op.rows, op.swizzle, op.elem)]]
     types = ".".join(PTX_TYPE.get(t, t) for t in (d, a.dtype, b.dtype))
     _shape(mma, f"wgmma.m64n{n}k{form.k}.{types}", (64, n, form.k), a.k)
-    set_int(mma, "cake.a_desc", descs[0])
-    set_int(mma, "cake.b_desc", descs[1])
+    for key, op in (("cake.a_desc", a), ("cake.b_desc", b)):
+        if op is not a or not register_a:
+            lbo, sbo = kmajor_layout(op.rows, op.swizzle, op.elem)
+            set_int(mma, key, wgmma_smem_desc(0, swizzle=op.swizzle, lbo=lbo, sbo=sbo))
     set_int(mma, "cake.warpgroups", groups)
+    if register_a:
+        steps = range(0, a.k, form.k)
+        set_ints(mma, "cake.a_koffsets", list(steps))
+        set_ints(mma, "cake.b_koffsets", [b.k_offset(k) for k in steps])
+        set_ints(mma, "cake.a_moffsets", list(range(0, m, 64)))
+        return
     _koffsets(mma, form, a, b)
     set_ints(mma, "cake.a_moffsets", [a.row_offset(r) for r in range(0, m, 64)])
 

@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017 and H020).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H017, H020).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
@@ -90,6 +90,8 @@ def name_of(value: SSAValue) -> str:
     owner = value.owner
     if isinstance(owner, cake.StageOp):
         return name_of(owner.view)
+    if isinstance(owner, cake.ConvertOp):  # `p.to(lm.bf16)`, e.g. a register MMA operand
+        return f"{name_of(owner.source)}.to(lm.{dtype_of(value.type)})"
     if isinstance(owner, Operation):
         sym = owner.properties.get("sym_name")
         if isinstance(sym, StringAttr) and sym.data:
@@ -487,7 +489,9 @@ class _Conformance:
                         f"`{acc}` is declared here with shape ({m}, {n})")
         for message, help in problems:
             self.error("H004", message, mma, [acc_note], help=help)
-        if not problems and instr == "mma.sync":
+        if isinstance(mma.a.type, cake.TileType):
+            self.check_register_a(mma, on, instr)
+        elif not problems and instr == "mma.sync":
             self.check_mma_sync_tiling(mma, on, m, n, acc_note)
 
     # -- H017: MMA forms the hardware has and the code generator does not lower --
@@ -512,6 +516,20 @@ class _Conformance:
                    help=f"give `{name}` consecutive warps whose count divides M/16 × N/8 "
                    "into a grid, e.g. 1, 2 or 4 warps")
 
+
+    def check_register_a(self, mma: cake.MmaOp, on: str, instr: str) -> None:
+        """An A operand in registers is lowered for wgmma (its accumulator layout is the
+        register-A fragment layout, register pairs packed to 16 bits), not for tcgen05.mma
+        (A from SMEM or TMEM) nor mma.sync."""
+        dtype = dtype_of(mma.a.type)
+        if instr == "wgmma" and dtype in ("bf16", "f16"):
+            return
+        why = (f"a {dtype} register A (only bf16 and f16 tiles are packed into A fragments)"
+               if instr == "wgmma" else "an A operand in registers")
+        self.error("H017", f"{on} has no lowering for {why}", mma,
+                   [Note(decl_span(mma.a, self.ctx), "the A operand is this register tile")],
+                   help="stage A in SMEM (a view stage) or target sm_90a with a bf16/f16 tile, "
+                   "e.g. `p.to(lm.bf16)`")
 
     def wgmma_groups(self, mma: cake.MmaOp) -> int | None:
         """The issuing role's warpgroups, recording that the role needs whole ones."""

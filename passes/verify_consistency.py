@@ -124,7 +124,9 @@ class _Consistency:
             return
         self.error("D002", f"`lm.mma` operands disagree: {_party('a', mma.a)} is {a} but "
                    f"{_party('b', mma.b)} is {b}", mma, notes,
-                   help="declare both views with the same dtype")
+                   help=f"convert the register tile to {b}, e.g. `.to(lm.{b})`"
+                   if isinstance(mma.a.type, cake.TileType) else
+                   "declare both views with the same dtype")
 
     # -- D004, D005: shapes --
 

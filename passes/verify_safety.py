@@ -25,6 +25,7 @@ from cakec.passes.protocol.accounting import accounting, first_wait_free, role_f
 from cakec.passes.protocol.model import MAX_ELEMENTS, Finding, Kernel, View
 from cakec.passes.protocol.simulate import simulate_all
 from cakec.passes.protocol.trace import explore, model_of
+from cakec.targets.sku import get_sku
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
     if not any(run.oob for run in ex.runs):
         protocol = accounting(k, ex.runs, target).findings
     if not protocol:
-        protocol = simulate_all(k, first_wait_free(k), ex)
+        protocol = simulate_all(k, first_wait_free(k), ex, get_sku(target).has("tcgen05"))
         if ex.partial:
             protocol.append(_partial(k, ex.partial))
     return out + protocol

@@ -16,13 +16,15 @@ from cakec.dialects.cake import KernelOp
 from cakec.passes.base import sink_of, span_of
 from cakec.targets.emit.emitter import Backend, CudaUnit, KernelEmitter
 from cakec.targets.emit.unsupported import UNSUPPORTED
+from cakec.targets.emit.watchdog import Watchdog
 from cakec.targets.sku import SKUS
 
 
-def emit_cuda(module: ModuleOp, ctx: Context,
-              sources: Mapping[str, SourceFile] | None = None) -> CudaUnit | None:
+def emit_cuda(module: ModuleOp, ctx: Context, sources: Mapping[str, SourceFile] | None = None,
+              watchdog: Watchdog | None = None) -> CudaUnit | None:
     """Emit the module's kernel for the target derive-smem recorded; diagnostics go to the
-    context's sink and the result is None when anything could not be emitted."""
+    context's sink and the result is None when anything could not be emitted. With
+    `watchdog`, every lm.wait is a bounded spin (targets/emit/watchdog.py)."""
     sink = sink_of(ctx)
     kernels = [op for op in module.ops if isinstance(op, KernelOp)]
     if len(kernels) != 1:
@@ -32,7 +34,7 @@ def emit_cuda(module: ModuleOp, ctx: Context,
         return None
     target = kernels[0].attributes.get("cake.target")
     return KernelEmitter(kernels[0], ctx, sources or {},
-                         backend_for(getattr(target, "data", ""))).run()
+                         backend_for(getattr(target, "data", "")), watchdog).run()
 
 
 def backend_for(target: str) -> Backend | None:

@@ -192,6 +192,11 @@ class Sku:
     #: ptxas counts it in a kernel's static size), within the opt-in limit: on the H200 a
     #: 231,920-byte dynamic request with 80 bytes of mbarriers failed cuFuncSetAttribute.
     reserved_smem_per_block: int = 1024
+    #: Dense bf16 tensor-core FLOPs per SM per clock with f32 accumulation (0: unknown): the
+    #: speed-of-light peak of `cakec run` is this x SMs x the device's clock. NVIDIA's
+    #: datasheets: A100 312 TFLOP/s (108 SMs, 1.41 GHz), H100 SXM 989 (132, 1.83 GHz),
+    #: B200 2250 (148 SMs) [U: B200's clock].
+    tensor_flops_per_sm_clock: int = 0
 
     def __post_init__(self) -> None:
         unknown = self.families - FAMILIES.keys()
@@ -296,18 +301,20 @@ _CONSUMER_SMEM = 101376  # 99 KB
 SKUS: Mapping[str, Sku] = MappingProxyType({s.name: s for s in (
     Sku("sm_80", 80, "", "Ampere A100", _AMPERE,
         smem_per_block_optin=166912, max_cluster_size=0, tmem_columns=0,
-        min_ptx_version=(7, 0), mma_forms=_MMA_SYNC, codegen="sm80"),
+        min_ptx_version=(7, 0), mma_forms=_MMA_SYNC, codegen="sm80",
+        tensor_flops_per_sm_clock=2048),
     Sku("sm_89", 89, "", "Ada L4/L40S/RTX 40", _AMPERE | {"mma_sync_fp8"},
         smem_per_block_optin=_CONSUMER_SMEM, max_cluster_size=0, tmem_columns=0,
         min_ptx_version=(7, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80"),
     Sku("sm_90a", 90, "a", "Hopper H100/H200", _AMPERE | _ASYNC | {"mma_sync_fp8", "wgmma"},
         smem_per_block_optin=_HOPPER_SMEM, max_cluster_size=8, tmem_columns=0,
-        min_ptx_version=(8, 0), mma_forms=_WGMMA + _MMA_SYNC + _MMA_SYNC_FP8, codegen="sm90"),
+        min_ptx_version=(8, 0), mma_forms=_WGMMA + _MMA_SYNC + _MMA_SYNC_FP8, codegen="sm90",
+        tensor_flops_per_sm_clock=4096),
     Sku("sm_100a", 100, "a", "Blackwell B200/GB200",
         _AMPERE | _ASYNC | _TCGEN05_FAMILIES | {"mma_sync_fp8"},
         smem_per_block_optin=_HOPPER_SMEM, max_cluster_size=8, tmem_columns=512,
         min_ptx_version=(8, 6), mma_forms=_TCGEN05 + _TCGEN05_I8 + _MMA_SYNC + _MMA_SYNC_FP8,
-        codegen="sm100"),
+        codegen="sm100", tensor_flops_per_sm_clock=8192),
     # Shared memory opt-in on sm_103 is [U] in PTX.md; taken equal to sm_100.
     Sku("sm_103a", 103, "a", "Blackwell Ultra B300/GB300",
         _AMPERE | _ASYNC | _TCGEN05_FAMILIES | {"mma_sync_fp8", "tcgen05_ld_red"},

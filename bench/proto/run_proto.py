@@ -99,9 +99,14 @@ def metadata(stages: int, cluster: int) -> dict:
     }
 
 
+def proto_source() -> str:
+    """The prelude, the one wgmma form the prototype issues (generated as the emitter
+    generates it), then the hand-written kernel."""
+    return prelude_source() + WgmmaForm(256, 16, "f32", "bf16", "bf16").source() + SOURCE.read_text()
+
+
 def build(defines: dict[str, int]) -> tuple[Kernel, bytes, str]:
-    # The one wgmma form the prototype issues, generated as the emitter generates it.
-    source = prelude_source() + WgmmaForm(256, 16, "f32", "bf16", "bf16").source() + SOURCE.read_text()
+    source = proto_source()
     opts = [f"-D{k}={v}" for k, v in defines.items()]
     cubin = nvrtc.compile_cuda(source, target="sm_90a", output="cubin",
                                name="gemm_bf16_handwritten.cu", extra_options=opts)

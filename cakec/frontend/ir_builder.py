@@ -587,6 +587,10 @@ class Frontend:
                     raise error("CAKE-T007", f"{what} expects roles, got {describe(i)}", n.span,
                                 notes=decl_note(i))
             return Value("roles", v.span, const=v.const)
+        if k == "mma_a":  # a register tile (wgmma's register A), else as "stage"
+            if v.kind == "tile":
+                return v
+            k = "stage"
         if k == "stage":
             if v.kind == "view":
                 if v.info.get("stages", 1) != 1:

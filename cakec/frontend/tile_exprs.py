@@ -88,7 +88,8 @@ def _operands(fe: Any, what: str, pairs: list[tuple[Any, Span]], dtypes: tuple[s
                     span, help="convert one side with `.to(...)`")
     dtype = kinds.pop() if kinds else "f32"
     shapes = [_shape(v) for v, _ in tiles]
-    shape: tuple[int, ...] | None = shapes[0]
+    # No tiles (`lm.where(pred, 0.0, 1.0)`): the caller takes the shape from elsewhere.
+    shape: tuple[int, ...] | None = shapes[0] if shapes else ()
     for other in shapes[1:]:
         shape = broadcast(shape, other) if shape is not None else None
         if shape is None:

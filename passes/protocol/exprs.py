@@ -2,10 +2,9 @@
 
 `Exprs` turns an SSA scalar (arith ops, loop variables, kernel parameters, block ids, dims,
 the SM count) into an `ExprInfo`: a closure `env -> int | None` over an environment of loop
-variables and trip-count symbols, a structural key (bounds that are the same expression share
-it, and so one symbol), whether it depends on a runtime value or a loop variable, a
-conservative value interval and the author's text for it. `Exprs.affine` and `Exprs.bases`
-find the runtime base expressions that trip-count symbols are chosen for.
+variables and the values of a launch (launch.py), a structural key (the same expression
+written twice shares it), whether it depends on a runtime value or a loop variable, a
+conservative value interval, the author's text for it and the operands it is built from.
 """
 
 from __future__ import annotations
@@ -33,6 +32,15 @@ class ExprInfo:
     lo: int
     hi: int
     text: str
+    parts: tuple["ExprInfo", ...] = ()  # the operands it is computed from
+
+    def bases(self) -> Iterator["ExprInfo"]:
+        """The maximal runtime sub-expressions that no loop variable feeds."""
+        if self.runtime and not self.ivdep:
+            yield self
+        elif self.runtime:
+            for p in self.parts:
+                yield from p.bases()
 
 
 def _c_rem(a: int, b: int) -> int | None:
@@ -152,7 +160,8 @@ class Exprs:
         return self._runtime(key, lambda env: 1, I32_MIN, I32_MAX, v.name_hint or "param")
 
     @staticmethod
-    def _runtime(key: tuple, default: Expr, lo: int, hi: int, text: str) -> ExprInfo:
+    def _runtime(key: tuple, default: Expr, lo: int, hi: int, text: str,
+                 parts: tuple[ExprInfo, ...] = ()) -> ExprInfo:
         # A symbol assignment in the environment overrides the computed value; no loop
         # variable feeds this node, so its value is cached in the environment of a run.
         def fn(env: Env, key=key, default=default) -> int | None:
@@ -160,7 +169,7 @@ class Exprs:
             if r is None:
                 r = env[key] = default(env)
             return r
-        return ExprInfo(fn, key, True, False, lo, hi, text)
+        return ExprInfo(fn, key, True, False, lo, hi, text, parts)
 
     def _wrap(self, v: SSAValue, fn: Expr, key: tuple, ops: list[ExprInfo], lo: int, hi: int,
               text: str) -> ExprInfo:
@@ -168,12 +177,12 @@ class Exprs:
         ivdep = any(o.ivdep for o in ops)
         text = v.name_hint or text
         if runtime and not ivdep:
-            return self._runtime(key, fn, lo, hi, text)
+            return self._runtime(key, fn, lo, hi, text, tuple(ops))
         if not runtime and not ivdep:
             c = fn({})
             if c is not None:
                 return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c))
-        return ExprInfo(fn, key, runtime, ivdep, lo, hi, text)
+        return ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops))
 
     def _binary(self, v: SSAValue, op: Operation) -> ExprInfo:
         name, f = _BINARY[type(op)]
@@ -211,47 +220,6 @@ class Exprs:
                           min(a.lo, b.lo), max(a.hi, b.hi),
                           f"{a.text} if {c.text} else {b.text}")
 
-    def affine(self, v: SSAValue) -> tuple[int, SSAValue | None, int] | None:
-        """`v` as a*base + c over one runtime base that no loop variable feeds, or None."""
-        info = self(v)
-        if not info.runtime and not info.ivdep:
-            return 0, None, info.fn({}) or 0
-        op = v.owner
-        if isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp)):
-            x, y = self.affine(op.operands[0]), self.affine(op.operands[1])
-            if x is not None and y is not None:
-                combined = _combine(type(op), x, y)
-                if combined is not None:
-                    return combined
-        if info.runtime and not info.ivdep:
-            return 1, v, 0
-        return None
-
-    def bases(self, v: SSAValue) -> Iterator[SSAValue]:
-        """The maximal runtime sub-expressions of `v` that no loop variable feeds."""
-        info = self(v)
-        if info.runtime and not info.ivdep:
-            a = self.affine(v)
-            yield a[1] if a is not None and a[1] is not None else v
-        elif info.runtime and isinstance(v.owner, Operation):
-            for o in v.owner.operands:
-                yield from self.bases(o)
-
 
 def _paren(e: ExprInfo) -> str:
     return f"({e.text})" if " " in e.text and not e.text.startswith("lm.") else e.text
-
-
-def _combine(kind: type, x: tuple[int, SSAValue | None, int],
-             y: tuple[int, SSAValue | None, int]) -> tuple[int, SSAValue | None, int] | None:
-    (a1, b1, c1), (a2, b2, c2) = x, y
-    if kind is arith.MuliOp:
-        if b1 is None:
-            return c1 * a2, b2, c1 * c2
-        if b2 is None:
-            return a1 * c2, b1, c1 * c2
-        return None
-    if b1 is not None and b2 is not None and b1 is not b2:
-        return None
-    sign = 1 if kind is arith.AddiOp else -1
-    return a1 + sign * a2, b1 or b2, c1 + sign * c2

@@ -4,12 +4,10 @@ A kernel is a set of roles; each role is a sequential program (the ops of its `c
 blocks, in order; kernel-level arith is shared). Cross-role order comes only from mbarriers.
 
 `Kernel.build(kernel_op)` reads the declarations (roles, barriers, views, TMEM regions,
-register tiles) and compiles each role into a small instruction tree (`Instr`) whose scalar
-operands are closures over an environment (loop variables and trip-count symbols, see
-exprs.py). Bounds that are structurally the same expression share one trip-count `Symbol` in
-every role; `Kernel.assignments()` gives the representatives of every trip-count class that
-behaves differently (0, 1, fewer than the stages, the stages, one more, laps). Problems are
-`Finding`s in the author's terms; the event kinds of a role trace are defined here too.
+register tiles, the grid) and compiles each role into a small instruction tree (`Instr`)
+whose scalar operands are closures over an environment (loop variables and the values of a
+launch, see exprs.py and launch.py). Problems are `Finding`s in the author's terms; the
+event kinds of a role trace are defined here too.
 """
 
 from __future__ import annotations
@@ -17,17 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import product
 
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
-from cakec.passes.protocol.exprs import Env, ExprInfo, Exprs, ceildiv
+from cakec.passes.protocol.exprs import ExprInfo, Exprs
 
-MAX_ASSIGNMENTS = 64  # trip-count assignments explored per kernel
 MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM holds more)
 
 # Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
@@ -128,25 +123,6 @@ class Finding:
     warning: bool = False
 
 
-# ---- trip-count symbols ------------------------------------------------------------------------
-
-
-@dataclass
-class Symbol:
-    """A runtime base expression whose value the model chooses (a trip-count symbol)."""
-
-    key: tuple
-    text: str
-    lo: int
-    hi: int
-    reps: set[int] = field(default_factory=set)
-
-
-def _contains(key: tuple, sub: tuple) -> bool:
-    """Whether the expression `key` has `sub` as a proper sub-expression."""
-    return any(isinstance(x, tuple) and (x == sub or _contains(x, sub)) for x in key)
-
-
 # ---- the kernel model --------------------------------------------------------------------------
 
 
@@ -165,7 +141,6 @@ class Kernel:
         self.elem_barrier: list[tuple[Barrier, int]] = []
         self.total_elems = 0  # mbarriers of all barrier arrays
         self.programs: list[list[Instr]] = []
-        self.symbols: dict[tuple, Symbol] = {}
         self.undecidable: list[Instr] = []  # instructions whose operands never evaluate
         self._role_of: dict[Operation, Role] = {}
         self._barrier_of: dict[Operation, Barrier] = {}
@@ -177,7 +152,7 @@ class Kernel:
         self.depths = sorted({b.count for b in self.barriers} | {v.stages for v in self.views}
                              | {1})
         self.period = 2 * _lcm(self.depths)
-        self._find_symbols()
+        self.grid = next((o for o in op.body.block.ops if isinstance(o, cake.GridOp)), None)
 
     @classmethod
     def build(cls, op: cake.KernelOp) -> "Kernel":
@@ -285,8 +260,8 @@ class Kernel:
         if isinstance(o, cake.MmaOp):
             return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
                          b=self._operand(o.b), init=e(o.init))
-        if isinstance(o, cake.ConvertOp):
-            acc = self.acc_of(o.source)
+        if isinstance(o, cake.ConvertOp):  # of an MMA's accumulator (other tiles: definite.py)
+            acc = self.acc_of(o.source) if _mma_acc(o.source) else None
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         if isinstance(o, cake.TmaStoreOp):
             acc = self.acc_of(o.value)
@@ -306,120 +281,6 @@ class Kernel:
         if isinstance(op, cake.StageOp):
             return self.view_of(op.view), self.exprs(op.index), op
         return None
-
-    # ---- trip-count symbols --------------------------------------------------------------------
-
-    def classes(self) -> list[int]:
-        """Trip counts that behave differently: 0, 1, and around each pipeline depth."""
-        out = {0, 1}
-        for s in self.depths[-3:]:
-            out |= {s - 1, s, s + 1, 2 * s + 1}
-        return sorted(out)
-
-    def _symbol(self, v: SSAValue) -> Symbol:
-        info = self.exprs(v)
-        sym = self.symbols.get(info.key)
-        if sym is None:
-            sym = Symbol(info.key, info.text, info.lo, info.hi)
-            self.symbols[info.key] = sym
-        return sym
-
-    def _find_symbols(self) -> None:
-        classes = self.classes()
-        for ins in self._walk_all():
-            if ins.kind == "loop" and ins.runtime:
-                self._loop_symbols(ins, classes)
-            elif ins.kind == "branch" and ins.runtime:
-                self._branch_symbols(ins.op.cond, classes)
-        # A base built from another symbol (lm.min(2, k_tiles) next to k_tiles) is computed
-        # from it rather than chosen freely, so the two never disagree.
-        keys = set(self.symbols)
-        for key in list(self.symbols):
-            if any(other != key and _contains(key, other) for other in keys):
-                del self.symbols[key]
-        for sym in self.symbols.values():
-            reps = {v for v in sym.reps if sym.lo <= v <= sym.hi}
-            sym.reps = reps or {min(max(1, sym.lo), sym.hi)}
-
-    def _walk_all(self) -> Iterator[Instr]:
-        for prog in self.programs:
-            yield from walk(prog)
-
-    def _loop_symbols(self, ins: Instr, classes: list[int]) -> None:
-        op: cake.ForOp = ins.op
-        e = self.exprs
-        lb, ub, step = e(op.lb), e(op.ub), e(op.step)
-        ub_aff, lb_aff = e.affine(op.ub), e.affine(op.lb)
-        step0 = step.fn({}) if not step.runtime else None
-        if ub.runtime and not lb.runtime and ub_aff and ub_aff[1] is not None and step0 \
-                and ub_aff[0] > 0 and not lb.ivdep:
-            a, base, c = ub_aff
-            lb0 = lb.fn({}) or 0
-            self._symbol(base).reps |= {ceildiv(lb0 + r * step0 - c, a) for r in classes}
-            return
-        if lb.runtime and not ub.runtime and lb_aff and lb_aff[1] is not None and step0 \
-                and lb_aff[0] > 0 and not ub.ivdep:
-            a, base, c = lb_aff
-            ub0 = ub.fn({}) or 0
-            self._symbol(base).reps |= {(ub0 - r * step0 - c) // a for r in classes}
-            return
-        for v, other in ((op.lb, ub), (op.ub, lb)):
-            for base in e.bases(v):
-                # A persistent loop, range(lm.block_id(0), work, lm.num_blocks(0)): the CTA's
-                # index only shifts where its items start, and `work`'s classes already give
-                # every trip count. Varying block_id too made the explored assignments pair a
-                # large block_id with a small `work`: zero trips, the loop never checked.
-                if other.runtime and isinstance(base.owner, (cake.BlockIdOp, cake.NumBlocksOp)):
-                    continue
-                self._symbol(base).reps |= set(classes)
-        for base in e.bases(op.step):
-            sym = self._symbol(base)
-            sym.reps.add(max(1, sym.lo))
-
-    def _branch_symbols(self, cond: SSAValue, classes: list[int]) -> None:
-        e = self.exprs
-        op = cond.owner
-        if isinstance(op, arith.CmpiOp):
-            x, y = e.affine(op.lhs), e.affine(op.rhs)
-            for p, q in ((x, y), (y, x)):
-                if p and q and p[1] is not None and q[1] is None and p[0] != 0:
-                    a, base, c = p
-                    t = q[2]
-                    self._symbol(base).reps |= {(t + d - c) // a for d in (-1, 0, 1)}
-                    return
-        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
-            for o in op.operands:
-                self._branch_symbols(o, classes)
-            return
-        for base in e.bases(cond):
-            self._symbol(base).reps |= set(classes)
-
-    def assignments(self) -> list[dict[tuple, int]]:
-        """Symbol assignments to explore, smallest first, at most MAX_ASSIGNMENTS."""
-        syms = sorted(self.symbols.values(), key=lambda s: s.text)
-        if not syms:
-            return [{}]
-        reps = [sorted(s.reps) for s in syms]
-        total = math.prod(len(r) for r in reps)
-        if total <= MAX_ASSIGNMENTS:
-            combos = list(product(*reps))
-        else:
-            # One symbol varies at a time around the largest representative of the others,
-            # plus the diagonal: every class of every symbol is seen at least once.
-            top = tuple(r[-1] for r in reps)
-            combos = [top[:i] + (v,) + top[i + 1:] for i, r in enumerate(reps) for v in r]
-            width = max(len(r) for r in reps)
-            combos += [tuple(r[min(j, len(r) - 1)] for r in reps) for j in range(width)]
-            combos = list(dict.fromkeys(combos))[:MAX_ASSIGNMENTS]
-        combos.sort(key=lambda c: (sum(c), c))
-        return [{s.key: v for s, v in zip(syms, c)} for c in combos]
-
-    def describe(self, env: Env) -> str:
-        """' with k_tiles = 1' for the symbols of an assignment ('' when none)."""
-        parts = [f"{s.text} = {env[k]}" for k, s in sorted(self.symbols.items(),
-                                                            key=lambda kv: kv[1].text)
-                 if k in env]
-        return " with " + ", ".join(parts) if parts else ""
 
 
 def _lcm(xs: list[int]) -> int:

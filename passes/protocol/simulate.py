@@ -1,6 +1,6 @@
 """The abstract mbarrier machine: all roles run together under one trip-count assignment.
 
-`simulate_all(k, fwf, exploration)` runs all roles of every explored assignment against an
+`simulate_all(k, fwf, exploration, tcgen05)` runs all roles of every explored launch against an
 abstract mbarrier machine with vector clocks (`Simulation`) and returns the `Finding`s of the
 most fundamental category any assignment shows (out-of-range indices, deadlocks, races, phase
 lapping, uninitialised reads, unconsumed phases), each in the author's terms.
@@ -32,8 +32,13 @@ class Simulation:
     round-robin, each until it blocks, so producers run as far ahead as the protocol lets them.
     """
 
-    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str):
+    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str,
+                 tcgen05: bool = False):
         self.k, self.traces, self.where = k, traces, where
+        # Roles whose `lm.commit` is a tcgen05.commit (sm_100a: a role issuing MMAs into TMEM).
+        self.tc_commit = [tcgen05 and any(i.kind == MMA and isinstance(i.acc.op, cake.TmemOp)
+                                          for i in walk(prog) if i.acc is not None)
+                          for prog in k.programs]
         R, E = len(k.roles), k.n_elems
         self.R, self.E, self.D = R, E, 2 * R + E
         self.fwf = [int(fwf[k.barriers.index(b)]) for b, _ in k.elem_barrier]
@@ -122,6 +127,11 @@ class Simulation:
             self.outstanding[r] = []
             arr = vc[:]
             arr[self.R + self.E + r] = self.commits[r]
+            if self.tc_commit[r]:
+                # The arrival of a tcgen05.commit tracks the role's MMAs; the PTX ISA does not
+                # say it makes what the role observed on other barriers (TMA data that landed)
+                # visible to the threads that wait on it: they must wait on those themselves.
+                arr[self.R:self.R + self.E] = [0] * self.E
             self._arrive(r, ev, arr)
         elif kind == MMA:
             self._mma(r, ev)
@@ -583,18 +593,20 @@ def _stage_reader(ins: Instr) -> tuple[str, str]:
     return what, "`lm.arrive` after that read"
 
 
-def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration) -> list[Finding]:
-    """Simulates every explored assignment and returns the findings of the most fundamental
+def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False
+                 ) -> list[Finding]:
+    """Simulates every explored launch and returns the findings of the most fundamental
     category any of them shows (an out-of-range index, then deadlocks, races, lapping,
-    uninitialised reads, unconsumed phases), from the smallest assignment showing it."""
+    uninitialised reads, unconsumed phases), from the smallest launch showing it. `tcgen05`:
+    the target's `lm.commit` after MMAs into TMEM is a tcgen05.commit."""
     oob = next((run.oob for run in ex.runs if run.oob), None)
     if oob:
         return _unique(oob)
     best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
     for run in ex.runs:
-        if not run.complete:
+        if not run.complete or not run.fresh:
             continue
-        sim = Simulation(k, fwf, run.traces, k.describe(run.env))  # type: ignore[arg-type]
+        sim = Simulation(k, fwf, run.traces, run.where, tcgen05)  # type: ignore[arg-type]
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:

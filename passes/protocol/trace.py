@@ -3,7 +3,8 @@
 * `trace(k, role, env, ...)` runs one role of a `Kernel` under a trip-count assignment and
   returns its events (waits, arrivals, commits, TMA loads, MMAs, reads), reporting
   out-of-range stage indices (S008) and loops that never end (S019) as `Finding`s.
-* `explore(k)` traces every role under every assignment of `Kernel.assignments()`;
+* `explore(k)` traces every role under every launch of launch.py (parameter, grid and block
+  values);
   `model_of(ctx, op)` builds model and exploration once per compilation for both passes
   (`derive-barriers` and `verify-safety`).
 
@@ -22,27 +23,25 @@ from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
+from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
     MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TMA, WAIT, Finding, Instr, Kernel, View, line_of,
-    name_of,
+    name_of, walk,
 )
 
 EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
 TOTAL_BUDGET = 120_000  # events over all assignments of one kernel
 
 
-def trip_count(lb: int, ub: int, step: int) -> int:
-    return max(0, -(-(ub - lb) // step)) if step > 0 else 0
-
-
 def trace_role(k: Kernel, role: int, env: Env, budget: list[int], oob: list[Finding],
-               shortened: set[Operation] | None = None, exact_up_to: int = 0
+               shortened: set[Operation] | None = None, exact_up_to: int = 0, where: str = ""
                ) -> list[tuple] | None:
     """The events of one role under `env`; None if an operand cannot be evaluated or
-    the budget ran out. Out-of-range stage indices are appended to `oob`; the ops that
-    ran inside a shortened loop are added to `shortened`. Loops of at most `exact_up_to`
-    (and at most four laps of the deepest pipeline) iterations run in full."""
-    tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to)
+    the budget ran out. Out-of-range stage indices are appended to `oob` (naming the launch
+    as `where`); the ops that ran inside a shortened loop are added to `shortened`. Loops of
+    at most `exact_up_to` (and at most four laps of the deepest pipeline) iterations run in
+    full."""
+    tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to, where)
     try:
         tracer.run(k.programs[role])
     except _Stop:
@@ -56,10 +55,10 @@ class _Stop(Exception):
 
 class _Tracer:
     def __init__(self, k: Kernel, env: Env, budget: list[int], oob: list[Finding],
-                 shortened: set[Operation] | None, exact_up_to: int):
+                 shortened: set[Operation] | None, exact_up_to: int, where: str):
         self.k = k
         self.env = dict(env)
-        self.base_env = env
+        self.where = where
         self.budget = budget
         self.oob = oob
         self.shortened = shortened
@@ -84,7 +83,7 @@ class _Tracer:
     def index(self, ins: Instr, s: int, count: int, what: str, decl: Operation) -> bool:
         if 0 <= s < count:
             return True
-        where = self.k.describe(self.base_env)
+        where = self.where
         loops = ", ".join(f"{iv.name_hint or 'i'} = {v}" for iv, v in self.loops)
         self.oob.append(Finding(
             "CAKE-S008", ins.op,
@@ -145,7 +144,7 @@ class _Tracer:
                 self.seg += 1
 
     def never_ends(self, ins: Instr, step: int) -> None:
-        where = self.k.describe(self.base_env)
+        where = self.where
         self.oob.append(Finding(
             "CAKE-S019", ins.op,
             f"the loop at line {line_of(ins.op)} steps by {step}"
@@ -191,11 +190,13 @@ class _Tracer:
 
 @dataclass
 class Run:
-    """The role traces of one trip-count assignment (None for a role that could not run)."""
+    """The role traces of one launch (None for a role that could not run)."""
 
     env: Env
     traces: list[list[tuple] | None]
     oob: list[Finding]
+    where: str  # the launch, as findings name it
+    fresh: bool = True  # False when every trace repeats an earlier run's (same verdict)
 
     @property
     def complete(self) -> bool:
@@ -205,30 +206,64 @@ class Run:
 @dataclass
 class Exploration:
     runs: list[Run]
-    partial: str  # why some assignment could not be explored ("" when all were)
+    partial: str  # why some launch could not be explored ("" when all were)
+    launches: Launches | None = None
+
+
+def _signatures(k: Kernel) -> list[list[ExprInfo]]:
+    """Per role, the runtime values its trace depends on: two launches that agree on them
+    give the role the same trace."""
+    out = []
+    for prog in k.programs:
+        bases: dict[tuple, ExprInfo] = {}
+        for ins in walk(prog):
+            for x in (ins.lb, ins.ub, ins.step, ins.cond, ins.stage, ins.init,
+                      *(o[1] for o in (ins.a, ins.b) if isinstance(o, tuple))):
+                if isinstance(x, ExprInfo):
+                    for b in x.bases():
+                        bases.setdefault(b.key, b)
+        out.append(list(bases.values()))
+    return out
 
 
 def explore(k: Kernel) -> Exploration:
-    """Traces every role under every trip-count assignment, within the event budgets."""
+    """Traces every role under every launch, within the event budgets. A role whose
+    runtime values repeat an earlier launch's reuses that trace."""
+    launches = launches_of(k)
+    sigs = _signatures(k)
+    memo: dict[tuple, tuple[list[tuple] | None, list[Finding]]] = {}
     runs: list[Run] = []
+    seen: set[tuple[int, ...]] = set()
     partial = ""
     total = TOTAL_BUDGET
-    for env in k.assignments():
+    for env in launches.envs():
+        where = launches.describe(env)
         oob: list[Finding] = []
         budget = [min(EVENT_BUDGET, total)]
-        traces = [trace_role(k, r, env, budget, oob) for r in range(len(k.roles))]
+        traces = []
+        for r in range(len(k.roles)):
+            values = dict(env)
+            key = (r, *(b.fn(values) for b in sigs[r]))
+            if key not in memo:
+                own: list[Finding] = []
+                memo[key] = (trace_role(k, r, env, budget, own, where=where), own)
+            tr, found = memo[key]
+            traces.append(tr)
+            oob.extend(found)
         total -= min(EVENT_BUDGET, total) - max(budget[0], 0)
-        runs.append(Run(env, traces, oob))
+        ids = tuple(id(t) for t in traces)
+        runs.append(Run(env, traces, oob, where, ids not in seen))
+        seen.add(ids)
         if oob or all(t is not None for t in traces):
             continue
         if budget[0] < 0 or total <= 0:
-            # The other assignments are as large: stop rather than stall.
-            return Exploration(runs, f"running it{k.describe(env)} takes more than "
-                                     f"{EVENT_BUDGET} events")
+            # The other launches are as large: stop rather than stall.
+            return Exploration(runs, f"running it{where} takes more than "
+                                     f"{EVENT_BUDGET} events", launches)
         bad = k.undecidable[-1]
         partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot be "
-                              f"evaluated{k.describe(env)}")
-    return Exploration(runs, partial)
+                              f"evaluated{where}")
+    return Exploration(runs, partial, launches)
 
 
 def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:

@@ -5,8 +5,9 @@ pre-sm_90 mbarrier forms through the helper names its support header defines."""
 
 from __future__ import annotations
 
-from cakec.dialects.cake import ArriveOp, FenceProxyOp, TmaLoadOp, ViewOp, WaitOp
-from cakec.targets.emit.cexpr import paren, plus, scaled
+from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, TmaLoadOp, ViewOp,
+                                WaitOp)
+from cakec.targets.emit.cexpr import paren, plus, scaled, unparen
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
 
@@ -24,12 +25,30 @@ def wait(em: KernelEmitter, op: WaitOp) -> None:
             em.release_held(commit, held, reset=True)
     bits = role.phase[b]
     if b.count.value.data == 1:
-        em.line(f"cake_mbar_wait({em.barriers[b]}, (u32){bits} & 1u);")
-        em.line(f"{bits} ^= 1u;")
-        return
-    one = "1ull" if b.count.value.data > 32 else "1u"
-    em.line(f"cake_mbar_wait({em.bar_addr(b, s)}, (u32)({bits} >> {paren(s)}) & 1u);")
-    em.line(f"{bits} ^= {one} << {paren(s)};")
+        addr, parity, flip, s = em.barriers[b], f"(u32){bits} & 1u", "1u", "0"
+    else:
+        one = "1ull" if b.count.value.data > 32 else "1u"
+        addr, parity = em.bar_addr(b, s), f"(u32)({bits} >> {paren(s)}) & 1u"
+        flip = f"{one} << {paren(s)}"
+    if em.watchdog is None:
+        em.line(f"cake_mbar_wait({addr}, {parity});")
+    else:
+        seen = role.seen[b]
+        em.line(f"cake_wd_wait({addr}, {parity}, {_site(em, op, b)}u, (u32)({unparen(s)}), "
+                f"{seen});")
+        em.line(f"{seen} += 1u;")
+    em.line(f"{bits} ^= {flip};")
+
+
+def _site(em: KernelEmitter, op: WaitOp, b: BarrierOp) -> int:
+    """The watchdog's number for this wait, with what the host needs to name it."""
+    assert em.watchdog is not None and em.role is not None
+    span = em.span(op)
+    return em.watchdog.site(
+        file=span.file if span else None, line=span.line if span else None,
+        col=span.col if span else None, role=em.role.name, barrier=b.sym_name.data,
+        count=b.count.value.data,
+        producers=[r.owner.sym_name.data for r in b.prod if isinstance(r.owner, RoleOp)])
 
 
 

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, NumBlocksOp, SmCountOp, StageOp, TileStoreOp,
+    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, TileStoreOp,
     TmaStoreOp,
     ViewOp,
 )
@@ -116,9 +116,10 @@ def if_op(em: KernelEmitter, op: IfOp) -> None:
 
 
 def convert(em: KernelEmitter, op: ConvertOp) -> None:
-    """`tile.to(dtype)` emits nothing itself: the store that consumes it converts."""
-    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp)) for u in op.result.uses):
-        raise Unsupported("using a converted tile other than in a store")
+    """`tile.to(dtype)` emits nothing itself: the store (or the wgmma reading it as its
+    register A) that consumes it converts."""
+    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, MmaOp)) for u in op.result.uses):
+        raise Unsupported("using a converted tile other than in a store or as an MMA's A")
 
 
 #: The lowerings every backend starts from: scalar arithmetic, grid/tensor queries, stage

@@ -38,6 +38,7 @@ from cakec.passes.base import sink_of, span_of
 from cakec.targets.emit import metadata as meta
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.unsupported import MISSING, UNSUPPORTED, Unsupported
+from cakec.targets.emit.watchdog import Watchdog
 from cakec.targets.sku import SKUS, WARPGROUP_WARPS
 
 #: Ops that only declare resources; the prologue and the metadata consume them.
@@ -64,6 +65,8 @@ class CudaUnit:
     target: str
     source: str
     metadata: dict[str, object]
+    #: Watchdog builds: the wait sites and roles (targets/emit/watchdog.py), else None.
+    watchdog: dict | None = None
 
 
 
@@ -119,6 +122,7 @@ class RoleState:
     single_thread: bool
     phase: dict[BarrierOp, str] = field(default_factory=dict)  # phase-bit register
     held: dict[CommitOp, str] = field(default_factory=dict)    # deferred release slot
+    seen: dict[BarrierOp, str] = field(default_factory=dict)   # watchdog: waits passed
     accs: dict[SSAValue, AccState] = field(default_factory=dict)
     barrier_id: int = 1  # named barrier for role-wide sync (0 is __syncthreads)
     #: sm_90a: the epilogue store written a part at a time under the next wgmma groups
@@ -166,7 +170,7 @@ class Backend:
 
 class KernelEmitter:
     def __init__(self, kernel: KernelOp, ctx: Context, sources: Mapping[str, SourceFile],
-                 backend: Backend | None):
+                 backend: Backend | None, watchdog: Watchdog | None = None):
         self.kernel = kernel
         self.ctx = ctx
         self.sink = sink_of(ctx)
@@ -192,6 +196,7 @@ class KernelEmitter:
         self.target = self.kernel_str("cake.target") or ""
         self.backend = backend
         self.lowerings = backend.lowerings if backend is not None else None
+        self.watchdog = watchdog
 
     # ---- reporting ------------------------------------------------------------------------
 
@@ -320,10 +325,14 @@ class KernelEmitter:
             if dynamic_smem else 0
         document = meta.metadata(self.kernel, target=self.target, block_threads=block_threads,
                                  dynamic_smem=smem, grid_dims=grid, param_list=params)
-        source = "\n".join([*self.header(), prelude_source(), self.backend.support_source(),
+        support = [self.backend.support_source()]
+        if self.watchdog is not None:
+            support.append(self.watchdog.source())
+        source = "\n".join([*self.header(), prelude_source(), *support,
                             *self.helpers.values(), *self.signature(params, block_threads),
                             *body, "}", ""])
-        return CudaUnit(self.kernel.sym_name.data, self.target, source, document)
+        return CudaUnit(self.kernel.sym_name.data, self.target, source, document,
+                        self.watchdog.table() if self.watchdog is not None else None)
 
     def header(self) -> list[str]:
         span = self.span(self.kernel)
@@ -401,6 +410,8 @@ class KernelEmitter:
                     else:
                         self.line(f"for (u32 i = 0; i < {count}u; ++i) "
                                   f"cake_mbar_init({var} + 8u * i, {arrivals});")
+                if self.watchdog is not None:
+                    self.line("cake_wd_done = 0u;  // watchdog: no role has finished")
                 self.line("cake_fence_mbar_init();")
             self.line("__syncthreads();")
         self.line()
@@ -508,9 +519,9 @@ class KernelEmitter:
             self.depth += 1
             with self.names.scope():
                 self.role_prologue(role, default_regs, ons)
-                for on in ons:
+                for j, on in enumerate(ons):
                     self.source_comment(on)
-                    self.role_body(role, on.body.block)
+                    self.role_body(role, on.body.block, last=j == len(ons) - 1)
             self.depth -= 1
         if blocks:
             self.line("}")
@@ -544,6 +555,10 @@ class KernelEmitter:
             role.phase[b] = var
             self.line(f"{ctype} {var} = {bits};  // lm.wait parities on `{b.sym_name.data}` "
                       f"(initial parity {parity})")
+            if self.watchdog is not None:
+                role.seen[b] = self.names.fresh(f"{b.sym_name.data}_seen")
+                self.line(f"u32 {role.seen[b]} = 0u;  // watchdog: waits on "
+                          f"`{b.sym_name.data}` passed")
         role.ops = ops
         declare = self.lowerings.get(RegsOp) if self.lowerings else None  # the target's layout
         for regs_op in (op.acc.owner for op in ops if isinstance(op, MmaOp)):
@@ -568,7 +583,12 @@ class KernelEmitter:
             self.line(f"const u32 cake_wg = (cake_warp - {role.first}u) / 4u;"
                       f"  // warpgroup within `{role.name}`")
 
-    def role_body(self, role: RoleState, block: Block) -> None:
+    def role_body(self, role: RoleState, block: Block, last: bool = True) -> None:
+        if self.watchdog is not None and last:
+            self.watchdog.roles[role.name] = {
+                "warps": role.warps, "working": [role.first] if role.single_thread
+                else role.warps}
+        done = self.watchdog is not None and last
         if not role.single_thread:
             params = self.prefetches(block)
             if params:
@@ -576,12 +596,16 @@ class KernelEmitter:
                     for p in params:
                         self.line(f"cake_tma_prefetch(&{p});")
             self.ops(block)
+            if done:
+                self.line("if (cake_lane_id() == 0u) cake_wd_role_done(cake_warp);")
             return
         # Every op of this role is a single-thread one: one elected thread runs it all.
         with self.block(f"if (cake_warp == {role.first}u && cake_elect_one())"):
             for p in self.prefetches(block):
                 self.line(f"cake_tma_prefetch(&{p});")
             self.ops(block)
+            if done:
+                self.line("cake_wd_role_done(cake_warp);")
 
     def prefetches(self, block: Block) -> list[str]:
         """Tensor maps this block's TMA loads read: prefetched before the first copy."""

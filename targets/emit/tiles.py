@@ -363,6 +363,14 @@ def _lvalue(em: KernelEmitter, dest: SSAValue, layout: Layout) -> str:
     return layout.ref(em.values[dest], tile_dims(dest))
 
 
+def column_pair(em: KernelEmitter, value: SSAValue, layout: Layout) -> None:
+    """`float cake_x[2]`: the elements of `value` at column slots cake_cp and cake_cp + 1 of
+    row slot cake_r (a store's pair, or two 16-bit halves of a register-A fragment)."""
+    em.line("float cake_x[2];")
+    for e in range(2):
+        em.line(f"{{ const int {C} = {CP} + {e}; cake_x[{e}] = {element(em, value, layout)}; }}")
+
+
 def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) -> None:
     """An (M, N) tile expression stored to the tile of a rank-2 tensor at tile `coords`,
     converted to the tensor's dtype two adjacent columns at a time (one 4- or 8-byte store
@@ -380,10 +388,7 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
         em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
         em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
         with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
-            em.line("float cake_x[2];")
-            for e in range(2):
-                em.line(f"{{ const int {C} = {CP} + {e}; cake_x[{e}] = "
-                        f"{element(em, value, layout)}; }}")
+            column_pair(em, value, layout)
             em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
                     f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
                     f"{layout.col()}, cake_x[0], cake_x[1]); }}")

@@ -95,17 +95,19 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CAKEC_CACHE_DIR") or Path.home() / ".cache" / "cakec")
 
 
-def compile_cuda(source: str, *, target: str, output: Literal["ptx", "cubin"],
-                 name: str = "kernel.cu", extra_options: Sequence[str] = ()) -> bytes:
-    """Compile one self-contained translation unit; cached on disk by content.
-
-    The key covers the source, target, output kind, options and NVRTC version, so a
-    toolkit upgrade or a changed flag never returns a stale binary.
-    """
-    options = [arch_option(target, output), *_BASE_OPTIONS, *extra_options]
+def _cache_path(source: str, target: str, output: str, options: Sequence[str]) -> Path:
+    """The cache entry: keyed by the source, target, output kind, options and NVRTC version,
+    so a toolkit upgrade or a changed flag never returns a stale binary."""
     key = hashlib.sha256("\0".join(
         [source, target, output, *options, "nvrtc-%d.%d" % nvrtc_version()]).encode()).hexdigest()
-    path = cache_dir() / f"{key}.{output}"
+    return cache_dir() / f"{key}.{output}"
+
+
+def compile_cuda(source: str, *, target: str, output: Literal["ptx", "cubin"],
+                 name: str = "kernel.cu", extra_options: Sequence[str] = ()) -> bytes:
+    """Compile one self-contained translation unit; cached on disk by content."""
+    options = [arch_option(target, output), *_BASE_OPTIONS, *extra_options]
+    path = _cache_path(source, target, output, options)
     try:
         return path.read_bytes()
     except OSError:
@@ -115,11 +117,21 @@ def compile_cuda(source: str, *, target: str, output: Literal["ptx", "cubin"],
     return binary
 
 
+def compile_cubin_verbose(source: str, *, target: str, name: str = "kernel.cu",
+                          extra_options: Sequence[str] = ()) -> tuple[bytes, str]:
+    """(cubin, compiler log with `-Xptxas -v`: registers, smem, spills); always compiles,
+    and leaves the cubin in the cache where `compile_cuda` with the same options finds it."""
+    options = [arch_option(target, "cubin"), *_BASE_OPTIONS, *extra_options]
+    binary, log = _compile(source, [*options, "-Xptxas", "-v"], name, "cubin")
+    write_atomic(_cache_path(source, target, "cubin", options), binary)
+    return binary, log
+
+
 def ptxas_report(source: str, *, target: str, name: str = "kernel.cu",
                  extra_options: Sequence[str] = ()) -> str:
-    """The compiler log of a cubin build with `-Xptxas -v`: registers, smem, spills (uncached)."""
-    options = [arch_option(target, "cubin"), *_BASE_OPTIONS, *extra_options, "-Xptxas", "-v"]
-    return _compile(source, options, name, "cubin")[1]
+    """The compiler log of a cubin build with `-Xptxas -v`: registers, smem, spills."""
+    return compile_cubin_verbose(source, target=target, name=name,
+                                 extra_options=extra_options)[1]
 
 
 def write_atomic(path: Path, data: bytes) -> None:

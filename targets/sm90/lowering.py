@@ -12,13 +12,14 @@ from dataclasses import dataclass, replace
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, TmaStoreOp,
-    WaitOp, dtype_name,
+    ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, TileType,
+    TmaStoreOp, WaitOp, dtype_name,
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
 from cakec.targets.emit.emitter import AccState, KernelEmitter
+from cakec.targets.emit.tiles import CP, R, column_pair, layout_of
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sm90.wgmma_forms import WgmmaForm
 
@@ -120,23 +121,28 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
         stage = v.owner
         if isinstance(stage, StageOp) and em.attr_str(stage.view.owner, "cake.swizzle") == "none":
             raise Unsupported("a wgmma operand without swizzle")
-    a_desc, b_desc = em.attr_u64(op, "cake.a_desc"), em.attr_u64(op, "cake.b_desc")
+    register_a = isinstance(op.a.type, TileType)
+    a_desc = 0 if register_a else em.attr_u64(op, "cake.a_desc")
+    b_desc = em.attr_u64(op, "cake.b_desc")
     a_k, b_k = em.attr_ints(op, "cake.a_koffsets"), em.attr_ints(op, "cake.b_koffsets")
     a_m = em.attr_ints(op, "cake.a_moffsets")
     if not em.ok:
         return
-    wg_step = progression(a_m, acc.frags) if role.warpgroups > 1 else 0
+    wg_step = progression(a_m, acc.frags) if role.warpgroups > 1 and not register_a else 0
     em.source_comment(op)
     init = em.val(op.init)
     first_scale = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{paren(init)}")
     guard = em.mma_guard  # set by if_op: a predicated wgmma instead of a branch around it
-    form = replace(form, guarded=guard is not None)
+    form = replace(form, guarded=guard is not None, a_regs=register_a)
     call = em.helper(form.name, form.source())
     tail = "" if guard is None else f", (u32){paren(guard)}"
     with em.block():
-        # Warpgroup wg owns row blocks [wg * frags, wg * frags + frags) of A.
-        a_base = unparen(em.val(op.a)) + (f" + cake_wg * {wg_step}u" if wg_step else "")
-        em.line(f"const u32 cake_a = {unparen(a_base)};")
+        if register_a:
+            frags = _pack_register_a(em, op, acc.frags, len(a_k))
+        else:
+            # Warpgroup wg owns row blocks [wg * frags, wg * frags + frags) of A.
+            a_base = unparen(em.val(op.a)) + (f" + cake_wg * {wg_step}u" if wg_step else "")
+            em.line(f"const u32 cake_a = {unparen(a_base)};")
         em.line(f"const u32 cake_b = {unparen(em.val(op.b))};")
         # wgmma is .sync.aligned: a warp that diverged in earlier code (a bounds-checked
         # store, a lane-0 arrival) must reconverge first, or the GPU faults with an illegal
@@ -145,13 +151,37 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
         em.line("cake_wgmma_fence();")
         for f in range(acc.frags):
             for k, (ak, bk) in enumerate(zip(a_k, b_k)):
-                em.line(f"{call}({acc.var}[{f}], "
-                        f"{desc_operand(a_desc, 'cake_a', a_m[f] + ak)}, {desc_operand(b_desc, 'cake_b', bk)}, "
+                a = (f"{frags}[{f}][{k}]" if register_a
+                     else desc_operand(a_desc, 'cake_a', a_m[f] + ak))
+                em.line(f"{call}({acc.var}[{f}], {a}, {desc_operand(b_desc, 'cake_b', bk)}, "
                         f"{first_scale if k == 0 else '1u'}{tail});")
         em.line("cake_wgmma_commit();")
         store = role.deferred_store
         if store is not None:  # the previous tile's stores run under this group
             em.line(f"if ({store.parts}) {store.store_part()}")
+
+
+def _pack_register_a(em: KernelEmitter, op: MmaOp, frags: int, k_steps: int) -> str:
+    """The register tile A of `op` (16-bit, usually `p.to(lm.bf16)` of an f32 expression)
+    packed into wgmma's register-A fragments, returning their array [frag][k step][4].
+    The accumulator layout is the A layout: for K step k (columns 16k … 16k + 15) register
+    a[h + 2 i] holds row half h of column octet 2k + i, the two adjacent columns of the
+    pair as one u32. The expression is evaluated, and converted, as it is packed; reading
+    it waits for the MMAs it reads (like any tile read)."""
+    value, dtype = op.a, dtype_name(op.a.type.element_type)  # type: ignore[attr-defined]
+    if isinstance(value.owner, ConvertOp) and isinstance(value.owner.source.type, TileType):
+        value = value.owner.source
+    layout = layout_of(em)
+    rows, _ = value.type.dims()  # type: ignore[attr-defined]
+    var = em.names.fresh("cake_pa")
+    layout.before_read(em, op, value)
+    em.line(f"u32 {var}[{frags}][{k_steps}][4];  // A: register-A fragments of "
+            f"`{value.name_hint or 'the tile'}`, {dtype} pairs")
+    with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+        column_pair(em, value, layout)
+        em.line(f"{var}[{R} / 2][{CP} / 4][{R} % 2 + 2 * (({CP} / 2) % 2)] = "
+                f"{OUT_TRAITS[dtype]}::pack(cake_x[0], cake_x[1]);")
+    return var
 
 
 def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp) -> None:

@@ -60,6 +60,27 @@ __device__ __forceinline__ void cake_store_rows(const E (&v)[F][2], const CakeTe
   }
 }
 
+// An (L, 1) vector from the run of T's last dimension at element coordinates c into this
+// thread's rows (v[f][h]: row c[R-1] + row0 + 64 f + 16 (warp % 4) + lane / 4 + 8 h, the
+// accumulator's rows); elements outside T read `other`. Each quad's lanes read the same two
+// words (one transaction).
+template <int F, int R, class E>
+__device__ __forceinline__ void cake_load_rows(E (&v)[F][2], const CakeTensor<R>& t,
+                                               const i32 (&c)[R], i32 row0, E other) {
+  const long long off = cake_run_offset<R>(t, c);
+  const long long n = t.shape[R - 1], ld = t.stride[R - 1];
+  const E* const p = (const E*)t.ptr + off;
+  const i32 row = c[R - 1] + row0 + 16 * (i32)(cake_warp_id() % 4u) + (i32)(cake_lane_id() / 4u);
+#pragma unroll
+  for (int f = 0; f < F; ++f) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const i32 r = row + 64 * f + 8 * h;
+      v[f][h] = (off >= 0 && r >= 0 && r < n) ? p[r * ld] : other;
+    }
+  }
+}
+
 // Σ x² over each of this thread's rows of a bf16 SMEM stage stored as `atoms` column blocks of
 // rows × pitch bytes (derive-smem's layout). Lane q of a quad sums logical chunks q, q+4, ...
 // of each block, then the quad adds its four partial sums (in the same order on every row).

@@ -24,7 +24,7 @@ from cakec.targets.emit.cexpr import paren
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
     C, R, Layout, declare_regs, declare_row_vector, load_row_vector, store_tile, sum_sq_layout, tile_coords,
-    tile_ctype, tile_dims, tile_role,
+    load_other, tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.tiles import element as shared_element
 from cakec.targets.emit.unsupported import Unsupported
@@ -256,7 +256,24 @@ _ROW_VECTOR = (4, "columns 8 j + 2 (l % 4) + e")
 
 
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
-    load_row_vector(em, op, "cake_load_cols", *_ROW_VECTOR)
+    rows, cols = tile_dims(op.result)
+    if cols != 1:
+        load_row_vector(em, op, "cake_load_cols", *_ROW_VECTOR)
+        return
+    # An (L, 1) vector (one value per row: a per-row scale) fills the (M, 1) layout, two rows
+    # per thread and fragment, as `tile_store` writes one.
+    frags = _frags(tile_role(em), rows)
+    ctype = tile_ctype(op.result)
+    var = em.names.fresh(op.result.name_hint or "vec")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"{ctype} {var}[{frags}][2];  // ({rows}, 1): rows 64 f + 16 w + l/4 + 8 h of each "
+            "warpgroup's block")
+    with em.block():
+        em.line(f"const i32 cake_c[{len(op.coords)}] = {tile_coords(em, op, rows)};")
+        em.line(f"cake_load_rows<{frags}, {len(op.coords)}, {ctype}>({var}, "
+                f"{em.val(op.tensor)}, cake_c, {_wg_row0(em, rows)}, "
+                f"({ctype}){load_other(op, ctype)});")
 
 
 def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:

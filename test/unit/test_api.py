@@ -22,7 +22,7 @@ from cakec.driver import build, read_source, run_passes, verify_source
 from cakec.frontend.parser import parse
 
 ROOT = Path(__file__).resolve().parents[2]
-CANONICAL = ROOT / "examples" / "fmha_fwd.cake"
+CANONICAL = ROOT / "examples" / "seed_fragment.cake"
 LANGUAGE_DOC = ROOT / "docs" / "language.md"
 
 TYPO = """@cake.schedule()
@@ -87,7 +87,7 @@ def test_sym_names_carry_the_cake_names() -> None:
     comp = build(read_source(str(CANONICAL)))
     names = {op.properties["sym_name"].data for op in comp.module.walk()
              if "sym_name" in op.properties}
-    assert {"fmha_fwd", "pool", "smem_q", "tmem_acc", "load", "mma", "pipe", "q_full"} <= names
+    assert {"seed_fragment", "pool", "smem_q", "tmem_acc", "load", "mma", "pipe", "q_full"} <= names
 
 
 def test_internal_error_becomes_cake_i001(monkeypatch: pytest.MonkeyPatch) -> None:

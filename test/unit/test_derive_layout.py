@@ -229,7 +229,7 @@ def test_ledger_reads_barrier_attributes_when_present() -> None:
 
 
 def test_ledger_json_round_trips_and_keeps_the_issue_keys() -> None:
-    comp = derive(read_source("examples/fmha_fwd.cake").text)
+    comp = derive(read_source("examples/seed_fragment.cake").text)
     out = json.loads(ledger_json(comp.module))
     assert list(out)[:9] == ["kernel", "target", "block", "smem", "tmem", "barriers", "tma",
                              "waits", "arrivals"]

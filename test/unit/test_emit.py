@@ -205,7 +205,7 @@ def test_other_targets_are_not_yet_supported(monkeypatch):
 
     # every SKU has a backend now: take sm_100a's away
     monkeypatch.setattr(codegen, "backend_for", lambda target: None)
-    result = api.emit(api.load(str(ROOT / "examples" / "fmha_fwd.cake")), "sm_100a")
+    result = api.emit(api.load(str(ROOT / "examples" / "seed_fragment.cake")), "sm_100a")
     assert result.unit is None
     diag = result.comp.sink.diagnostics[-1]
     assert diag.code == "CAKE-H100"
@@ -319,14 +319,21 @@ def test_run_shape_parsing():
         api.parse_shape("M=x", {})
 
 
-def test_run_facts_line():
-    facts = {"kernel": "gemm_bf16", "target": "sm_90a", "shape": {"M": 8, "N": 8, "K": 8},
-             "correct": True, "rel_err": 1.5e-3, "tolerance": 5e-3, "written": 64,
-             "outputs": 64, "ms": {"cake": 0.5, "torch.matmul": 0.55},
-             "tflops": {"cake": 2.0, "torch.matmul": 1.8}, "speedup": {"torch.matmul": 1.1}}
-    assert api.facts_line(facts) == (
-        "gemm_bf16 sm_90a M=8 N=8 K=8 | correct rel_err=1.50e-03 (tol 5e-03) written=64/64 | "
-        "cake 0.500 ms 2.0 TFLOP/s | torch.matmul 0.550 ms 1.8 TFLOP/s (cake 1.10x)")
+def test_run_summary_line():
+    from cakec.feedback.report import RunReport
+    from cakec.feedback.text import summary
+
+    r = RunReport("k.cake", stage="done", kernel="gemm_bf16", target="sm_90a",
+                  shape={"M": 8, "N": 8, "K": 8})
+    r.numerics = {"tolerance": 5e-3, "correct": True, "seeds": [
+        {"seed": 1, "correct": True, "rel_err": 1.5e-3, "unwritten": 0}]}
+    r.timing = {"ms": {"cake": 0.5, "torch.matmul": 0.55}, "speedup": {"torch.matmul": 1.1},
+                "watchdog_overhead": None}
+    r.speed_of_light = {"flops": 1e9, "pct_roofline": 40.0, "bound": "compute"}
+    assert summary(r) == (
+        "gemm_bf16 sm_90a M=8 N=8 K=8 | correct on 1 seed(s): worst rel_err=1.50e-03 (tol 5e-03),"
+        " unwritten=0 | cake 0.500 ms 2.0 TFLOP/s | torch.matmul 0.550 ms 1.8 TFLOP/s (cake "
+        "1.10x) | 40% of the compute roofline")
 
 
 def test_example_module_defines_the_run_contract():

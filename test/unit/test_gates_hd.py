@@ -21,7 +21,7 @@ from cakec.targets.descriptors import LAYOUTS
 from cakec.targets.sku import SKUS
 
 ROOT = Path(__file__).resolve().parents[2]
-FMHA = ROOT / "examples" / "fmha_fwd.cake"
+FMHA = ROOT / "examples" / "seed_fragment.cake"
 CORPUS = sorted((ROOT / "examples").rglob("*.cake"))
 DERIVE = "derive"
 GATES = "verify-conformance,verify-consistency"
@@ -263,6 +263,6 @@ def test_gates_cost_on_the_canonical_kernel() -> None:
             p.apply(ctx, comp.module)
         samples.append(time.perf_counter() - start)
     median_ms = statistics.median(samples) * 1e3
-    print(f"verify-conformance + verify-consistency on fmha_fwd: median {median_ms:.3f} ms")
+    print(f"verify-conformance + verify-consistency on seed_fragment: median {median_ms:.3f} ms")
     assert comp.ok
     assert median_ms < 10  # generous for loaded CI machines; measured well under 2 ms

@@ -13,6 +13,7 @@ import pytest
 from cakec.dialects.cake import KernelOp, WaitOp
 from cakec.driver import build, read_source, verify_source
 from cakec.passes.protocol.accounting import first_wait_free
+from cakec.passes.protocol.launch import MAX_LAUNCHES, Launches, launches_of
 from cakec.passes.protocol.model import WAIT, Kernel
 from cakec.passes.protocol.parity import parities
 from cakec.passes.protocol.simulate import simulate_all
@@ -65,49 +66,62 @@ def g(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
 """
 
 
-# ---- trip-count symbols ------------------------------------------------------------------------
+# ---- launches ----------------------------------------------------------------------------------
 
 
-def test_symbol_classes_respect_the_value_range():
-    k = model(ring())
-    (sym,) = k.symbols.values()
-    assert sym.text == "k_tiles"
-    # 0 is impossible for max(cdiv(K, 64), 1); 1, S-1, S, S+1 and 2S+1 remain.
-    assert sorted(sym.reps) == [1, 2, 3, 4, 7]
-    assert [env[sym.key] for env in k.assignments()] == [1, 2, 3, 4, 7]
+def launches(text: str) -> Launches:
+    return launches_of(model(text))
+
+
+def test_leaves_are_the_parameters():
+    ls = launches(ring())
+    (leaf,) = ls.leaves.values()
+    assert leaf.text == "K"
+    # k_tiles = max(cdiv(K, 64), 1): the smallest K of every class 1, S-1, S, S+1, 2S+1
+    # (0 is impossible; K = 1, the base, behaves as K = 0).
+    assert sorted(leaf.reps) == [0, 65, 129, 193, 385]
+    assert [env[leaf.key] for env in ls.envs()] == [0, 65, 129, 193, 385]
 
 
 def test_zero_trip_count_is_a_class_when_possible():
-    k = model(ring(k_tiles="lm.cdiv(K, 64)"))
-    (sym,) = k.symbols.values()
-    assert 0 in sym.reps
+    ls = launches(ring(k_tiles="lm.cdiv(K, 64)"))
+    (leaf,) = ls.leaves.values()
+    assert 0 in leaf.reps and 1 in leaf.reps
 
 
-def test_structurally_equal_bounds_share_one_symbol():
-    # Written out separately in each role, the bound is the same expression tree.
-    text = ring(k_tiles="0", load_loop="lm.range(0, lm.cdiv(K, 64))",
-                mma_loop="lm.range(0, lm.cdiv(K, 64))")
-    k = model(text)
-    assert len(k.symbols) == 1
+def test_equal_bounds_in_two_forms_agree():
+    # lm.cdiv(K, 64) in one role, (K + 63) // 64 in the other: both are computed from K, so
+    # no launch gives them different trip counts, and the kernel verifies.
+    text = ring(k_tiles="0", load_loop="lm.range(0, lm.max(lm.cdiv(K, 64), 1))",
+                mma_loop="lm.range(0, lm.max((K + 63) // 64, 1))")
+    assert len(launches(text).leaves) == 1
+    assert codes(text) == []
+    # A max taken before vs after the cdiv, the same count for every K >= 0.
+    text = ring(k_tiles="0", load_loop="lm.range(0, lm.cdiv(lm.max(K, 1), 64))",
+                mma_loop="lm.range(0, lm.max(lm.cdiv(K, 64), 1))")
+    assert codes(text) == []
 
 
-def test_constant_offsets_keep_the_symbol():
-    # range(1, k_tiles) is solved for the same k_tiles as range(0, k_tiles).
-    k = model(ring(mma_loop="lm.range(1, k_tiles)", mma_body="""\
+def test_unequal_bounds_are_told_apart():
+    # cdiv against floor division differ for K not a multiple of 64: a launch shows it.
+    text = ring(k_tiles="0", load_loop="lm.range(0, lm.max(lm.cdiv(K, 64), 1))",
+                mma_loop="lm.range(0, lm.max(K // 64, 1))")
+    assert "CAKE-S001" in codes(text) or "CAKE-S018" in codes(text)
+
+
+def test_constant_offsets_keep_the_leaf():
+    # range(1, k_tiles) is solved for the same K as range(0, k_tiles).
+    text = ring(mma_loop="lm.range(1, k_tiles)", mma_body="""\
         lm.wait(full, stage=0)
         lm.mma(acc, sa[0], sb[0], init=True)
         lm.commit(empty, stage=0)
-"""))
-    assert len(k.symbols) == 1
-    assert codes(ring(mma_loop="lm.range(1, k_tiles)", mma_body="""\
-        lm.wait(full, stage=0)
-        lm.mma(acc, sa[0], sb[0], init=True)
-        lm.commit(empty, stage=0)
-""")) == []
+""")
+    assert [lf.text for lf in launches(text).leaves.values()] == ["K"]
+    assert codes(text) == []
 
 
-def test_a_bound_built_from_a_symbol_follows_it():
-    # lm.min(2, k_tiles) is computed from k_tiles, never chosen apart from it.
+def test_a_bound_built_from_another_follows_it():
+    # lm.min(2, k_tiles) is computed from K like k_tiles, never chosen apart from it.
     body = """\
         for k in lm.range(0, lm.min(2, k_tiles)):
             lm.wait(full, stage=k)
@@ -117,18 +131,17 @@ def test_a_bound_built_from_a_symbol_follows_it():
     text = ring(mma_loop="lm.range(2, k_tiles)", mma_body=body).replace(
         "init=(k == 0))\n            lm.commit(empty, stage=k % 3)",
         "init=False)\n            lm.commit(empty, stage=k % 3)")
-    k = model(text)
-    assert [s.text for s in k.symbols.values()] == ["k_tiles"]
+    assert [lf.text for lf in launches(text).leaves.values()] == ["K"]
     assert codes(text) == []
 
 
-def test_assignments_are_capped():
+def test_launches_are_capped():
     params = ", ".join(f"n{i}: LM.i32" for i in range(6))
     loops = "\n".join(f"""        for i{i} in lm.range(0, n{i}):
             lm.arrive(b)""" for i in range(6))
     waits = "\n".join(f"""        for i{i} in lm.range(0, n{i}):
             lm.wait(b)""" for i in range(6))
-    k = model(f"""@cake.schedule(target="sm_100a")
+    ls = launches(f"""@cake.schedule(target="sm_100a")
 def many(lm, {params}):
     p = lm.role(warps=[0])
     c = lm.role(warps=[1])
@@ -138,8 +151,25 @@ def many(lm, {params}):
     with c:
 {waits}
 """)
-    assert len(k.symbols) == 6
-    assert 6 <= len(k.assignments()) <= 64
+    assert len(ls.leaves) == 6
+    assert 6 <= len(ls.envs()) <= MAX_LAUNCHES
+
+
+def test_grid_and_block_are_explored_where_they_matter():
+    # A persistent loop: grids of 1, 2 and more blocks, and the first, second and last block.
+    text = (ROOT / "examples/gemm_tcgen05.cake").read_text()
+    ls = launches(text)
+    envs = ls.envs()
+    grids = {env[("lm.num_blocks", "0")] for env in envs}
+    assert {1, 2} <= grids and max(grids) > 2
+    assert any(env[("lm.block_id", "0")] == env[("lm.num_blocks", "0")] - 1 > 0 for env in envs)
+    # Every block lies in its grid, and the grid is the one lm.grid computes.
+    for env in envs:
+        tiles = -(-env[("param", 3)] // 128) * -(-env[("param", 4)] // 256)
+        assert env[("lm.num_blocks", "0")] == min(tiles, env[("lm.sm_count", "")])
+        assert 0 <= env[("lm.block_id", "0")] < env[("lm.num_blocks", "0")]
+    assert ls.describe(envs[0]).startswith(" with K = ")
+    assert ", grid = " in ls.describe(envs[0])
 
 
 # ---- traces ------------------------------------------------------------------------------------
@@ -163,7 +193,7 @@ def test_out_of_range_stage_is_reported_with_the_loop_values():
         "sb.tma_load(B, coords=(0, k), stage=k % 3", "sb.tma_load(B, coords=(0, k), stage=k % 4"))
     found = simulate_all(k, first_wait_free(k), explore(k))
     assert [f.code for f in found] == ["CAKE-S008"]
-    assert "(when k = 3, k_tiles = 4)" in found[0].message
+    assert "(when k = 3, K = 193)" in found[0].message  # k_tiles = 4
 
 
 # ---- first-wait-free and parities --------------------------------------------------------------
@@ -207,7 +237,7 @@ def test_deadlock_named_with_its_trip_count():
              "init=False)\n            lm.commit(empty, stage=k % 3)")
     diags = verify_source(read_source("t.cake", text)).sink.diagnostics
     assert [d.code for d in diags] == ["CAKE-S001"]
-    assert "with k_tiles = 1;" in diags[0].message
+    assert "with K = 0;" in diags[0].message  # k_tiles = 1
     assert codes(text.replace("lm.max(lm.cdiv(K, 64), 1)", "lm.max(lm.cdiv(K, 64), 2)")) == []
 
 
@@ -237,7 +267,7 @@ def test_event_budget_degrades_to_a_warning():
 
 
 def test_gate_is_fast_on_the_canonical_example():
-    comp = build(read_source(str(ROOT / "examples/fmha_fwd.cake")))
+    comp = build(read_source(str(ROOT / "examples/seed_fragment.cake")))
     kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
     runs = []
     for _ in range(21):

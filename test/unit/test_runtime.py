@@ -266,7 +266,11 @@ needs_nvrtc = pytest.mark.skipif(not _have_nvrtc(), reason="NVRTC not available"
 
 
 def proto_source() -> str:
-    return prelude_source() + PROTO.read_text()
+    """As bench/proto/run_proto.py builds it (that module imports torch, so not from there):
+    the prelude, the generated wgmma form the prototype issues, the kernel."""
+    from cakec.targets.sm90.wgmma_forms import WgmmaForm
+
+    return prelude_source() + WgmmaForm(256, 16, "f32", "bf16", "bf16").source() + PROTO.read_text()
 
 
 @needs_nvrtc

@@ -24,7 +24,7 @@ from cakec.targets.host.ptx_version import families_used, lower_ptx_version, low
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 #: Targets an example is also built for beyond the one its decorator names.
-ALSO = {"gemm_tcgen05": ("sm_103a",), "fmha_fwd": ("sm_103a",),
+ALSO = {"gemm_tcgen05": ("sm_103a",), "seed_fragment": ("sm_103a",),
         "gemm_bf16": ("sm_100a", "sm_103a"),  # a register accumulator: mma.sync on Blackwell
         "gemm_sm80": ("sm_89", "sm_120a", "sm_121a", "sm_100a", "sm_103a"),
         "kmeans_assign_sm100": ("sm_103a",),

@@ -3,8 +3,8 @@ for a target emits CUDA for that target, with no CAKE-H100 (bench/emit_all.py's 
 (file, target)). What cannot be lowered must be refused at verify time by the conformance
 gate, never by `cakec emit`.
 
-The known gaps below are constructs owned elsewhere (register tiles next to mma.sync, the
-tile vocabulary on the mma.sync-only targets, ...). Each is a strict xfail naming the
+The known gaps below are constructs that do not lower yet (cp.async on sm_90a, two kernels
+in one file, ...). Each is a strict xfail naming the
 construct: when one gets fixed this test fails until its entry is removed. MMA forms have
 no entry: every form the SKU table lists lowers. A sample of the new MMA forms is also built
 to a cubin with NVRTC (every example is, per declared target, in test_targets_assemble.py).
@@ -25,22 +25,10 @@ from emit_all import emit_for, kernels  # noqa: E402
 from cakec.targets.sku import SKUS  # noqa: E402
 
 _BLACKWELL = ("sm_100a", "sm_103a")
-_CONSUMER = ("sm_120a", "sm_121a")
-_TILES_NEXT_TO_MMA_SYNC = ("register tiles in a role that accumulates in registers "
-                           "(mma.sync) on sm_100a/sm_103a")
-_TILES_ON_MMA_SYNC_TARGETS = "register tiles (sum_sq, tile_load/store, tile arithmetic, " \
-                             "argmin, view[s].load()) on sm_120a/sm_121a"
 
 #: (file relative to the repository, target) -> the construct that does not lower yet.
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("examples/gemm_sm80.cake", "sm_90a"): "`copy_load` (cp.async) on sm_90a",
-    **{(f, t): _TILES_NEXT_TO_MMA_SYNC for t in _BLACKWELL for f in (
-        "examples/kmeans_assign.cake", "examples/kmeans_assign_d64.cake",
-        "examples/corpus/kmeans_pairs.cake", "examples/corpus/kmeans_pingpong.cake",
-        "test/lit/safety/arrive_after_acc_read.cake", "test/lit/tiles/ok_tiles.cake")},
-    **{(f, t): _TILES_ON_MMA_SYNC_TARGETS for t in _CONSUMER for f in (
-        "examples/kmeans_csq.cake", "test/lit/safety/arrive_after_acc_read.cake",
-        "test/lit/safety/sum_sq_refill_ok.cake", "test/lit/tiles/ok_tiles.cake")},
     **{("test/lit/frontend/two_kernels_ok.cake", t): "two kernels in one file" for t in _BLACKWELL},
     **{("test/lit/tiles/stage_load_sm100_release.cake", t):
        "`view[s].load()` read by an `lm.argmin` after a barrier release" for t in _BLACKWELL},

@@ -1,4 +1,4 @@
 # Near miss: the canonical TMEM kernel verifies on the datacenter Blackwell parts.
-# RUN: cakec verify %examples/fmha_fwd.cake --target sm_100a
-# RUN: cakec verify %examples/fmha_fwd.cake --target sm_103a
-# RUN: cakec verify %examples/fmha_fwd.cake
+# RUN: cakec verify %examples/seed_fragment.cake --target sm_100a
+# RUN: cakec verify %examples/seed_fragment.cake --target sm_103a
+# RUN: cakec verify %examples/seed_fragment.cake

@@ -31,7 +31,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}acc_unwritten.cake:33:21: error: role epi reads `acc` at line 33 but no MMA has written it with k_tiles = 0 [CAKE-S013]
+# CHECK: {{.*}}acc_unwritten.cake:33:21: error: role epi reads `acc` at line 33 but no MMA has written it with K = 0 [CAKE-S013]
 # CHECK-NEXT: {{^}}        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
 # CHECK-NEXT: {{^}}                    ^~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}acc_unwritten.cake:10:11: note: `acc` is declared here

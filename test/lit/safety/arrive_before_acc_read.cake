@@ -31,10 +31,10 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tma2d, Idx: LM.tensor2d, K: LM.i32):
             lm.argmin(best_d, best_i, scq[kt % 4].load() - 2.0 * acc, axis=1, base=kt * 128,
                       init=(kt == 0))
         Idx.store(best_i, coords=(0, 0))
-# CHECK: arrive_before_acc_read.cake:30:13: error: `lm.arrive` at line 30 releases sc[0] while the MMA at line 29 may still read it with lm.cdiv(K, 128) = 5 [CAKE-S004]
+# CHECK: arrive_before_acc_read.cake:30:13: error: `lm.arrive` at line 30 releases sc[0] while the MMA at line 29 may still read it with K = 513 [CAKE-S004]
 # CHECK-NEXT: {{^}}            lm.arrive(empty, stage=kt % 4)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: arrive_before_acc_read.cake:29:13: note: this MMA reads the stage asynchronously
 # CHECK: help: use `lm.commit(empty, stage=...)`, which arrives only once the role's MMAs have completed, or arrive after reading the MMA's register accumulator (the read waits for it)
-# CHECK: arrive_before_acc_read.cake:24:13: error: role load refills scq[0] at line 24 while role math may still be reading it (`load()` at line 31) with lm.cdiv(K, 128) = 5 [CAKE-S003]
+# CHECK: arrive_before_acc_read.cake:24:13: error: role load refills scq[0] at line 24 while role math may still be reading it (`load()` at line 31) with K = 513 [CAKE-S003]
 # CHECK: arrive_before_acc_read.cake:31:39: note: role math reads scq[0] here

@@ -34,7 +34,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
         lm.arrive(go)
-# CHECK: {{.*}}deadlock_cycle.cake:20:9: error: deadlock: role load waits on go[0] (phase 0) at line 20 with k_tiles = 1; role epi, which completes it, is itself waiting on done[0] (phase 0) at line 34 [CAKE-S001]
+# CHECK: {{.*}}deadlock_cycle.cake:20:9: error: deadlock: role load waits on go[0] (phase 0) at line 20 with K = 0; role epi, which completes it, is itself waiting on done[0] (phase 0) at line 34 [CAKE-S001]
 # CHECK-NEXT: {{^}}        lm.wait(go)
 # CHECK-NEXT: {{^}}        ^~~~~~~~~~~
 # CHECK-NEXT: {{.*}}deadlock_cycle.cake:28:13: note: role mma waits here

@@ -29,7 +29,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}deadlock_no_producer.cake:30:9: error: deadlock: role epi waits on done[0] (phase 0) at line 30 with k_tiles = 1; no role ever arrives on `done` [CAKE-S001]
+# CHECK: {{.*}}deadlock_no_producer.cake:30:9: error: deadlock: role epi waits on done[0] (phase 0) at line 30 with K = 0; no role ever arrives on `done` [CAKE-S001]
 # CHECK-NEXT: {{^}}        lm.wait(done)
 # CHECK-NEXT: {{^}}        ^~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}deadlock_no_producer.cake:15:12: note: `done` is declared here

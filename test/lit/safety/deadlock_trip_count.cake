@@ -35,7 +35,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}deadlock_trip_count.cake:26:13: error: deadlock: role mma waits on full[1] (phase 0) at line 26 with k_tiles = 1; no role ever completes full[1] [CAKE-S001]
+# CHECK: {{.*}}deadlock_trip_count.cake:26:13: error: deadlock: role mma waits on full[1] (phase 0) at line 26 with K = 0; no role ever completes full[1] [CAKE-S001]
 # CHECK-NEXT: {{^}}            lm.wait(full, stage=k)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}deadlock_trip_count.cake:14:12: note: `full` is declared here

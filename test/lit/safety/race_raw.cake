@@ -29,7 +29,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}race_raw.cake:25:13: error: role mma reads sa[0] at line 25 before the TMA load that fills it (line 20, completing phase 0 of full[0]) is known to be complete with k_tiles = 1 [CAKE-S002]
+# CHECK: {{.*}}race_raw.cake:25:13: error: role mma reads sa[0] at line 25 before the TMA load that fills it (line 20, completing phase 0 of full[0]) is known to be complete with K = 0 [CAKE-S002]
 # CHECK-NEXT: {{^}}            lm.mma(acc, sa[k % 3], sb[k % 3], init=(k == 0))
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}race_raw.cake:20:13: note: role load fills sa[0] here

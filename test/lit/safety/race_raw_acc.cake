@@ -30,7 +30,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
 
     with epi:
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}race_raw_acc.cake:32:21: error: role epi reads `acc` at line 32 while the MMA at line 27 (role mma) may still write it with k_tiles = 1 [CAKE-S002]
+# CHECK: {{.*}}race_raw_acc.cake:32:21: error: role epi reads `acc` at line 32 while the MMA at line 27 (role mma) may still write it with K = 0 [CAKE-S002]
 # CHECK-NEXT: {{^}}        C.tma_store(acc.to(lm.bf16), coords=(0, 0))
 # CHECK-NEXT: {{^}}                    ^~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}race_raw_acc.cake:27:13: note: role mma writes `acc` here

@@ -30,7 +30,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}race_war.cake:20:13: error: role load refills sa[0] at line 20 before role mma has read its previous contents (MMA at line 26) with k_tiles = 4 [CAKE-S003]
+# CHECK: {{.*}}race_war.cake:20:13: error: role load refills sa[0] at line 20 before role mma has read its previous contents (MMA at line 26) with K = 193 [CAKE-S003]
 # CHECK-NEXT: {{^}}            sa.tma_load(A, coords=(0, k), stage=k % 3, barrier=full)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}race_war.cake:26:13: note: role mma reads sa[0] here

@@ -31,7 +31,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}release_early.cake:28:13: error: `lm.arrive` at line 28 releases sa[0] while the MMA at line 27 may still read it with k_tiles = 4 [CAKE-S004]
+# CHECK: {{.*}}release_early.cake:28:13: error: `lm.arrive` at line 28 releases sa[0] while the MMA at line 27 may still read it with K = 193 [CAKE-S004]
 # CHECK-NEXT: {{^}}            lm.arrive(empty, stage=k % 3)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}release_early.cake:27:13: note: this MMA reads the stage asynchronously

@@ -31,7 +31,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}release_early_acc.cake:29:9: error: `lm.arrive` at line 29 signals role epi while the MMA at line 27 may still write `acc` with k_tiles = 1 [CAKE-S004]
+# CHECK: {{.*}}release_early_acc.cake:29:9: error: `lm.arrive` at line 29 signals role epi while the MMA at line 27 may still write `acc` with K = 0 [CAKE-S004]
 # CHECK-NEXT: {{^}}        lm.arrive(done)
 # CHECK-NEXT: {{^}}        ^~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}release_early_acc.cake:27:13: note: this MMA writes the accumulator asynchronously

@@ -31,7 +31,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}stage_range.cake:22:13: error: stage 3 is out of range for view `sb` with 3 stages (when k = 3, k_tiles = 4) [CAKE-S008]
+# CHECK: {{.*}}stage_range.cake:22:13: error: stage 3 is out of range for view `sb` with 3 stages (when k = 3, K = 193) [CAKE-S008]
 # CHECK-NEXT: {{^}}            sb.tma_load(B, coords=(0, k), stage=k % 4, barrier=full)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}stage_range.cake:9:10: note: `sb` is declared here

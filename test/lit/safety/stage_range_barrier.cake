@@ -30,7 +30,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}stage_range_barrier.cake:28:9: error: stage 1 is out of range for barrier `done` with 1 element (with k_tiles = 1) [CAKE-S008]
+# CHECK: {{.*}}stage_range_barrier.cake:28:9: error: stage 1 is out of range for barrier `done` with 1 element (with K = 0) [CAKE-S008]
 # CHECK-NEXT: {{^}}        lm.commit(done, stage=1)
 # CHECK-NEXT: {{^}}        ^~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}stage_range_barrier.cake:15:12: note: `done` is declared here

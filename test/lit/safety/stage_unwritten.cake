@@ -29,7 +29,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}stage_unwritten.cake:25:13: error: role mma reads sb[0] at line 25 but nothing ever writes it with k_tiles = 1 [CAKE-S014]
+# CHECK: {{.*}}stage_unwritten.cake:25:13: error: role mma reads sb[0] at line 25 but nothing ever writes it with K = 0 [CAKE-S014]
 # CHECK-NEXT: {{^}}            lm.mma(acc, sa[k % 3], sb[k % 3], init=(k == 0))
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}stage_unwritten.cake:8:10: note: `sb` is declared here

@@ -31,7 +31,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}tma_unconsumed.cake:22:13: error: the TMA load at line 22 into sb[1] completes phase 0 of full[1], which role mma never waits for with k_tiles = 1 [CAKE-S018]
+# CHECK: {{.*}}tma_unconsumed.cake:22:13: error: the TMA load at line 22 into sb[1] completes phase 0 of full[1], which role mma never waits for with K = 0 [CAKE-S018]
 # CHECK-NEXT: {{^}}            sb.tma_load(B, coords=(0, k), stage=k % 3, barrier=full)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}tma_unconsumed.cake:14:12: note: `full` is declared here

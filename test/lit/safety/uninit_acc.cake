@@ -30,7 +30,7 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     with epi:
         lm.wait(done)
         C.tma_store(acc.to(lm.bf16), coords=(0, 0))
-# CHECK: {{.*}}uninit_acc.cake:26:13: error: the MMA at line 26 accumulates into `acc` (init=False) before any MMA initialised it with k_tiles = 1 [CAKE-S012]
+# CHECK: {{.*}}uninit_acc.cake:26:13: error: the MMA at line 26 accumulates into `acc` (init=False) before any MMA initialised it with K = 0 [CAKE-S012]
 # CHECK-NEXT: {{^}}            lm.mma(acc, sa[k % 3], sb[k % 3], init=(k == 1))
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: {{.*}}uninit_acc.cake:9:11: note: `acc` is declared here

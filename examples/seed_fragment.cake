@@ -1,5 +1,5 @@
 @cake.schedule()
-def fmha_fwd(lm, Q: LM.tma3d, O: LM.tma2d, seqlen_q: LM.i32):
+def seed_fragment(lm, Q: LM.tma3d, O: LM.tma2d, seqlen_q: LM.i32):
     # 1. Declarative resource allocation
     pool = lm.smem(98304)                                   # 96 KB shared memory
     smem_q = pool.view(offset=0, shape=(128, 128), dtype=lm.bf16, stage=3)

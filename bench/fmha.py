@@ -1,0 +1,132 @@
+"""examples/attention/fmha_fwd_sm90.cake against torch SDPA under cuDNN and under
+FlashAttention-2, on the same fresh random inputs, in one process.
+
+Shapes (issue 14): B·S = 16k tokens and H·D = 2048, S ∈ {1k, 2k, 4k, 8k, 16k}, D ∈ {64, 128},
+causal and non-causal, plus grouped-query attention (H_q = 32, H_kv = 8, D = 128, S = 4k).
+For each shape: first correctness against the float32 reference (max abs error ≤ 2e-2,
+relative Frobenius ≤ 1e-2, lse within 1e-3, no NaN), then the three contenders timed in
+interleaved rounds with CUDA events. Prints ms, TFLOP/s (4·B·H·S_q·S_k·D, halved for
+causal), ours / cuDNN and ours / FA2, and the share of the 989 TFLOP/s dense bf16 peak.
+
+    python3 bench/fmha.py [--out DIR] [--quick]     (needs torch and an sm_90a GPU)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEAK_TFLOPS = 989.0  # dense bf16, H100/H200 SXM
+TOKENS, WIDTH = 16384, 2048
+MAX_ABS, MAX_REL, MAX_LSE = 2e-2, 1e-2, 1e-3
+
+
+def example():
+    spec = importlib.util.spec_from_file_location(
+        "fmha_fwd_sm90", ROOT / "examples" / "attention" / "fmha_fwd_sm90.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def shapes(quick: bool) -> list[dict]:
+    """(B, S, H, H_kv, D, causal) rows of the table."""
+    rows = []
+    seqs = (1024, 4096, 16384) if quick else (1024, 2048, 4096, 8192, 16384)
+    for d in (128, 64):
+        for causal in (False, True):
+            for s in seqs:
+                h = WIDTH // d
+                rows.append({"B": TOKENS // s, "S": s, "H": h, "HKV": h, "D": d,
+                             "causal": causal})
+    for causal in (False, True):
+        rows.append({"B": TOKENS // 4096, "S": 4096, "H": 32, "HKV": 8, "D": 128,
+                     "causal": causal})
+    return rows
+
+
+def errors(ex, q, k, v, causal: bool) -> dict:
+    """max abs, relative Frobenius and lse errors of ours against the f32 reference."""
+    import torch
+
+    o, lse = ex.fmha(q, k, v, causal)
+    ref_o, ref_lse = ex.reference_fmha(q, k, v, causal)
+    of = o.float()
+    finite = torch.isfinite(ref_lse)
+    return {
+        "nan": int(torch.isnan(of).sum()) + int(torch.isnan(lse).sum()),
+        "max_abs": float((of - ref_o).abs().max()),
+        "rel": float((of - ref_o).norm() / ref_o.norm()),
+        "lse": float((lse - ref_lse)[finite].abs().max()) if bool(finite.any()) else 0.0,
+        "lse_inf_ok": bool((lse[~finite] == ref_lse[~finite]).all()),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for fmha.json")
+    ap.add_argument("--quick", action="store_true", help="S ∈ {1k, 4k, 16k} only")
+    args = ap.parse_args()
+
+    import torch
+
+    from cakec.api import time_ms
+
+    ex = example()
+    for d in ex.KERNELS:
+        ex.kernel(d)  # compile outside the timings
+    rows, ok = [], True
+    for sh in shapes(args.quick):
+        b, s, h, h_kv, d, causal = sh["B"], sh["S"], sh["H"], sh["HKV"], sh["D"], sh["causal"]
+        q = torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16)
+        k = torch.randn(b, s, h_kv, d, device="cuda").to(torch.bfloat16)
+        v = torch.randn(b, s, h_kv, d, device="cuda").to(torch.bfloat16)
+        err = errors(ex, q, k, v, causal)
+        good = (err["nan"] == 0 and err["max_abs"] <= MAX_ABS and err["rel"] <= MAX_REL
+                and err["lse"] <= MAX_LSE and err["lse_inf_ok"])
+        ok &= good
+        fns = {"cake": lambda: ex.fmha(q, k, v, causal)}
+        for name in ("cudnn", "flash"):
+            try:
+                ex.sdpa(q, k, v, causal, name)
+                fns[name] = lambda name=name: ex.sdpa(q, k, v, causal, name)
+            except RuntimeError:  # the backend refuses this shape (e.g. GQA)
+                pass
+        torch.cuda.synchronize()
+        ms = time_ms(fns, rounds=5, budget_ms=60)
+        flop = 4.0 * b * h * s * s * d / (2 if causal else 1)
+        rows.append(sh | err | {"ok": good, "ms": ms,
+                                "tflops": {n: flop / t / 1e9 for n, t in ms.items()}})
+        del q, k, v
+    print(f"fmha forward on {torch.cuda.get_device_name()}: B·S = {TOKENS} tokens, bf16, "
+          "median of CUDA-event timings; ratios are ours / theirs (> 1: we are faster)")
+    print(f"{'B':>3} {'S':>6} {'H':>3} {'Hkv':>3} {'D':>4} {'causal':>6} | {'cake ms':>8} "
+          f"{'TFLOP/s':>8} {'%peak':>6} | {'cudnn':>7} {'x':>5} | {'fa2':>7} {'x':>5} | "
+          f"{'max_abs':>8} {'rel':>8} {'lse':>8}")
+    for r in rows:
+        t = r["tflops"]
+
+        def other(name: str) -> str:
+            if name not in t:
+                return f"{'n/a':>7} {'':>5}"
+            return f"{t[name]:7.1f} {t['cake'] / t[name]:5.2f}"
+
+        print(f"{r['B']:3d} {r['S']:6d} {r['H']:3d} {r['HKV']:3d} {r['D']:4d} "
+              f"{str(r['causal']):>6} | {r['ms']['cake']:8.3f} {t['cake']:8.1f} "
+              f"{100 * t['cake'] / PEAK_TFLOPS:5.1f}% | {other('cudnn')} | {other('flash')} | "
+              f"{r['max_abs']:8.2e} {r['rel']:8.2e} {r['lse']:8.2e}"
+              + ("" if r["ok"] else "  WRONG"))
+    print("correctness:", "ok at every shape" if ok else "FAILED (see WRONG rows)")
+    if args.out:
+        Path(args.out, "fmha.json").write_text(json.dumps(
+            {"device": torch.cuda.get_device_name(), "rows": rows, "ok": ok}, indent=1))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The fused-epilogue GEMM examples (issue 13) against their baselines, side by side in one
+process: examples/gemm_bias_gelu.cake vs the unfused torch pair (F.linear, then F.gelu tanh)
+and vs our plain examples/gemm_bf16.cake; examples/gemm_fp8.cake vs torch._scaled_mm
+(cuBLASLt FP8, the same row-wise scales); examples/gemm_residual.cake vs torch.addmm.
+
+For each shape: first a correctness check on fresh random inputs (the example's .py builds
+them and its float32 reference judges them; C is NaN-poisoned, so an unwritten element
+fails), then every contender timed in interleaved rounds with CUDA events (medians).
+Ratios are baseline time / our time (> 1: ours is faster); geomeans over each table.
+
+    python3 bench/gemm_epilogues.py [--out DIR]      (needs torch and an sm_90a GPU)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+LLM = [(m, n, 4096) for m in (2048, 8192) for n in (4096, 14336)]
+FP8 = [(8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336)]
+FP8_PEAK = 1979.0  # dense e4m3 TFLOP/s, H100/H200 SXM
+BF16_PEAK = 989.0
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def measure(name: str, shapes: list[tuple[int, int, int]]) -> tuple[list[dict], bool]:
+    """Check and time examples/NAME.cake against its .py's baselines at each shape."""
+    import torch
+
+    import cakec
+    from cakec.api import load_example, time_ms
+
+    path = str(EXAMPLES / f"{name}.cake")
+    module = load_example(path)
+    kernel = cakec.compile(path, target="sm_90a")
+    c_at = [p.name for p in kernel.meta.params].index("C")
+    rows, ok = [], True
+    for m, n, k in shapes:
+        shape = {"M": m, "N": n, "K": k}
+        inputs = list(module.make_inputs(shape, "cuda"))
+        inputs[c_at].fill_(float("nan"))
+        kernel(*inputs)
+        torch.cuda.synchronize()
+        out = inputs[c_at].float()
+        ref = module.reference(inputs).float()
+        unwritten = int(torch.isnan(out).sum())
+        err = float((out - ref).norm() / ref.norm())
+        ok &= unwritten == 0 and err < module.tolerance
+        del out, ref
+        fns = {"cake": lambda: kernel(*inputs)}
+        fns |= {b: (lambda f=f: f(inputs)) for b, f in module.baselines.items()}
+        ms = time_ms(fns, rounds=7, budget_ms=300)
+        flop = module.flops(shape)
+        rows.append({"shape": [m, n, k], "rel_err": err, "unwritten": unwritten, "ms": ms,
+                     "tflops": {c: flop / t / 1e9 for c, t in ms.items()}})
+        del inputs
+        torch.cuda.empty_cache()
+    return rows, ok
+
+
+def show(name: str, rows: list[dict], peak: float) -> None:
+    """One line per shape: ms and TFLOP/s of ours and of each baseline, baseline/ours."""
+    baselines = [b for b in rows[0]["ms"] if b != "cake"]
+    head = f"{'M x N x K':>18} {'cake ms':>8} {'TFLOP/s':>8} {'% peak':>7}"
+    for b in baselines:
+        head += f" | {b + ' ms':>22} {'TFLOP/s':>8} {'ratio':>6}"
+    print(f"\n{name} (ratio = baseline ms / cake ms; peak {peak:.0f} TFLOP/s)")
+    print(head + f" | {'rel_err':>8}")
+    ratios: dict[str, list[float]] = {b: [] for b in baselines}
+    for r in rows:
+        line = (f"{'x'.join(map(str, r['shape'])):>18} {r['ms']['cake']:8.3f} "
+                f"{r['tflops']['cake']:8.1f} {100 * r['tflops']['cake'] / peak:6.1f}%")
+        for b in baselines:
+            ratio = r["ms"][b] / r["ms"]["cake"]
+            ratios[b].append(ratio)
+            line += f" | {r['ms'][b]:22.3f} {r['tflops'][b]:8.1f} {ratio:6.3f}"
+        print(line + f" | {r['rel_err']:8.2e}"
+              + (f"  {r['unwritten']} UNWRITTEN" if r["unwritten"] else ""))
+    print(f"{'geomean':>18} {'':>8} {'':>8} {'':>7}"
+          + "".join(f" | {'':>22} {'':>8} {geomean(v):6.3f}" for v in ratios.values()))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for the JSON")
+    ap.add_argument("--only", nargs="*", default=None, help="example names to run")
+    args = ap.parse_args()
+
+    import torch
+
+    from cakec.api import CakeCompileError
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"fused-epilogue GEMMs on {torch.cuda.get_device_name()}, CUDA-event medians of "
+          "interleaved rounds, correctness first on fresh inputs")
+    plan = [("gemm_bias_gelu", LLM, BF16_PEAK), ("gemm_fp8", FP8, FP8_PEAK),
+            ("gemm_residual", LLM, BF16_PEAK)]
+    results, ok, missing = {}, True, []
+    for name, shapes, peak in plan:
+        if args.only is not None and name not in args.only:
+            continue
+        if not (EXAMPLES / f"{name}.cake").is_file():  # said, not skipped silently
+            missing.append(name)
+            print(f"\n{name}: examples/{name}.cake is not written yet")
+            continue
+        try:
+            rows, good = measure(name, shapes)
+        except CakeCompileError as e:  # reported, not hidden: the table says what is missing
+            print(f"\n{name}: does not compile:\n{e}")
+            ok = False
+            continue
+        ok &= good
+        results[name] = rows
+        show(name, rows, peak)
+    print("\ncorrectness:", "ok at every shape measured" if ok else
+          "FAILED (see rel_err / UNWRITTEN)", f"(not measured: {', '.join(missing)})" if missing
+          else "")
+    if args.out:
+        Path(args.out, "gemm_epilogues.json").write_text(json.dumps(
+            {"device": torch.cuda.get_device_name(), "results": results, "ok": ok,
+             "missing": missing}, indent=1))
+    return 0 if ok and not missing else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

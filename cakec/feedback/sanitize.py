@@ -1,0 +1,195 @@
+"""`cakec run --sanitize TOOL`: one launch under compute-sanitizer (racecheck, synccheck,
+memcheck, initcheck), its reports mapped back to .cake lines.
+
+The kernel is rebuilt with NVRTC `-lineinfo`. A report names a PC (and the CUDA line of the
+innermost, often inlined, helper); nvdisasm's line table gives each PC's outermost frame, the
+line of the kernel body it was inlined at, and the nearest `// file.cake:L` marker the emitter
+wrote at or above that line is the .cake line. Without nvdisasm the report's own CUDA line is
+mapped the same way. The watchdog stays on (budget x20: the sanitizer slows every wait).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from cakec.diagnostics import Diagnostic, Note, Span
+
+CODES = {"racecheck": "CAKE-R010", "synccheck": "CAKE-R011", "memcheck": "CAKE-R012",
+         "initcheck": "CAKE-R013"}
+_MARKER = re.compile(r"^\s*// (?P<file>[^:\s]+\.cake):(?P<line>\d+)(?::\s?(?P<text>.*))?$")
+_ROLE = re.compile(r"^(\w+)\s*=\s*lm\.role\(")
+_ACCESS = re.compile(r"(?:(?P<kind>Read|Write) access )?at (?P<at>\S+?) in (?P<file>[^\s:]+):"
+                     r"(?P<line>\d+)")
+_NVDISASM_LINE = re.compile(r'line (\d+)')
+_PC = re.compile(r"/\*([0-9a-f]{4,})\*/")
+_SANITIZER_TIMEOUT_S = 300
+
+
+def find_tool(name: str) -> str | None:
+    for d in (None, "/usr/local/cuda/bin"):
+        path = shutil.which(name, path=d) if d else shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+class Markers:
+    """CUDA line -> (.cake line, its text, the role whose branch holds it)."""
+
+    def __init__(self, source: str):
+        self.at: dict[int, tuple[int, str, str | None]] = {}
+        role = None
+        for n, text in enumerate(source.splitlines(), 1):
+            m = _MARKER.match(text)
+            if m:
+                body = (m.group("text") or "").strip()
+                r = _ROLE.match(body)
+                role = r.group(1) if r else role
+                self.at[n] = (int(m.group("line")), body, role)
+        self.lines = sorted(self.at)
+
+    def cake_line(self, cuda_line: int) -> tuple[int, str, str | None] | None:
+        import bisect
+
+        i = bisect.bisect_right(self.lines, cuda_line) - 1
+        return self.at[self.lines[i]] if i >= 0 else None
+
+
+def outermost_lines(cubin: bytes) -> dict[int, int]:
+    """PC offset -> the outermost CUDA line of its inline chain (nvdisasm -gi), {} when
+    nvdisasm is not installed."""
+    tool = find_tool("nvdisasm")
+    if tool is None:
+        return {}
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        text = subprocess.run([tool, "-gi", "-c", f.name], capture_output=True, text=True,
+                              timeout=120).stdout
+    out: dict[int, int] = {}
+    group: list[str] = []
+    current: int | None = None
+    for line in text.splitlines():
+        if "//## File" in line:
+            group.append(line)
+            continue
+        if group:
+            current = int(_NVDISASM_LINE.findall(group[0])[-1])
+            group = []
+        m = _PC.search(line)
+        if m and current is not None:
+            out[int(m.group(1), 16)] = current
+    return out
+
+
+def parse(log: str) -> list[list[dict]]:
+    """The sanitizer's reports: each a list of accesses (kind, pc, CUDA line), headline first."""
+    reports: list[list[dict]] = []
+    head: str | None = None
+    for raw in log.splitlines():
+        if not raw.startswith("========="):
+            continue
+        line = raw[len("========="):].strip()
+        starts = re.match(r"(ERROR|Error|Invalid|Uninitialized|Barrier|Race|Warning|WARN)", line)
+        if starts and "Race reported" not in line and "at " not in line:
+            head = line
+            reports.append([{"headline": head}])
+            continue
+        m = _ACCESS.search(line)
+        if m is None:
+            continue
+        pc = re.findall(r"0x([0-9a-f]+)", m.group("at"))
+        access = {"kind": m.group("kind"), "pc": int(pc[-1], 16) if pc else None,
+                  "cuda_line": int(m.group("line")), "text": line}
+        if "Race reported" in line:
+            reports.append([{"headline": line.split(" between")[0].replace("ERROR: ", "")
+                             .replace("Error: ", "")}, access])
+        elif reports:
+            reports[-1].append(access)
+    return [r for r in reports if len(r) > 1]
+
+
+def _col(source: str | None, line: int) -> int:
+    """The column of the statement's first character (markers carry lines only)."""
+    lines = (source or "").splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(text) - len(text.lstrip()) + 1
+
+
+def diagnostics(tool: str, reports: list[list[dict]], markers: Markers,
+                pcs: dict[int, int], cake_file: str,
+                cake_source: str | None = None) -> list[Diagnostic]:
+    """One diagnostic per distinct (headline, .cake lines) report."""
+    out: list[Diagnostic] = []
+    seen: set[tuple] = set()
+    for rep in reports:
+        headline, accesses = rep[0]["headline"], rep[1:]
+        places = []
+        for a in accesses:
+            line = pcs.get(a["pc"], a["cuda_line"]) if a["pc"] is not None else a["cuda_line"]
+            places.append((a, markers.cake_line(line)))
+        key = (headline, tuple(p[1][0] if p[1] else None for p in places))
+        if key in seen:
+            continue
+        seen.add(key)
+        first = next((p for p in places if p[1]), None)
+        span = Span(cake_file, first[1][0], _col(cake_source, first[1][0])) if first else None
+        what = []
+        for a, where in places:
+            kind = f"a {a['kind'].lower()} " if a["kind"] else ""
+            what.append(f"{kind}by role {where[2]} (line {where[0]})" if where and where[2]
+                        else f"{kind}at line {where[0]}" if where else
+                        f"{kind}outside the kernel body (CUDA line {a['cuda_line']})")
+        if headline.startswith("Race reported"):
+            message = f"{tool}: shared-memory race between " + " and ".join(what)
+        else:
+            message = f"{tool}: {headline.rstrip('.')}: " + " and ".join(what)
+        notes = [Note(Span(cake_file, w[0], _col(cake_source, w[0])),
+                      f"the {(a['kind'] or 'other').lower()} access: {w[1]}")
+                 for a, w in places[1:] if w]
+        out.append(Diagnostic("error", CODES[tool], message, span, notes,
+                              help="order the two accesses with a barrier wait (a report on a "
+                                   "kernel the verifier accepted is a verifier gap: `cakec run "
+                                   "--record DIR` keeps a reproducer to distil)"))
+    return out
+
+
+def run_sanitizer(st: Any, tool: str) -> dict[str, Any]:
+    """Rebuild with -lineinfo, launch once under the tool, map its reports."""
+    from cakec import api
+    from cakec.targets.emit.watchdog import Watchdog
+    from cakec.feedback import launch_once
+    from cakec.targets.codegen import emit_cuda
+
+    rep = st.report
+    exe = find_tool("compute-sanitizer")
+    if exe is None:
+        return {"tool": tool, "available": False, "reports": [], "log_tail": ""}
+    plain = api.emit(st.source, rep.target, unchecked=rep.unchecked)
+    unit = emit_cuda(plain.comp.module, plain.comp.ctx, plain.comp.sources,
+                     Watchdog(st.watchdog_ms * 20))
+    cubin = api.binary(unit, "cubin", ("-lineinfo",))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = launch_once.write(Path(tmp), cubin, unit.metadata, rep.file, rep.shape,
+                                   st.seeds[0] if st.seeds else 0, watchdog=True)
+        cmd = [exe, "--tool", tool, "--print-limit", "64",
+               sys.executable, "-m", "cakec.feedback.launch_once", str(folder)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=_SANITIZER_TIMEOUT_S)
+            log, status = proc.stdout + proc.stderr, proc.returncode
+        except subprocess.TimeoutExpired as e:
+            log, status = f"{e.stdout or ''}{e.stderr or ''}\n(timed out)", None
+    reports = parse(log)
+    diags = diagnostics(tool, reports, Markers(unit.source), outermost_lines(cubin), rep.file,
+                        st.source.text)
+    rep.diagnostics += [d.to_json() for d in diags]
+    return {"tool": tool, "available": True, "exit_status": status,
+            "reports": [d.to_json() for d in diags], "raw_reports": len(reports),
+            "log_tail": "\n".join(log.splitlines()[-40:])}

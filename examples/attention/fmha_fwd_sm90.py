@@ -1,0 +1,251 @@
+"""Inputs, reference and baselines for examples/attention/fmha_fwd_sm90.cake (`cakec run`
+reads these), and `fmha`, the call that bench/fmha.py and the GPU tests time and check.
+
+O = softmax(Q·Kᵀ·scale [+ causal mask])·V and the row logsumexp, for Q [B, S_q, H, D] and
+K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users hold after a
+`.transpose(1, 2)`), f32 accumulation, O bf16 [B, S_q, H, D], lse f32 [B, H, S_q].
+
+* Grouped-query attention: H a multiple of H_kv; query head h reads KV head h // (H / H_kv).
+* Head dims 64 and 128 (one kernel each: fmha_fwd_sm90.cake, fmha_fwd_sm90_d64.cake).
+* Any S_q, S_k ≥ 1; tails are masked in the kernel, never assumed away.
+* `causal=True` aligns the mask bottom-right, as flash-attn does (and torch's
+  `causal_lower_right`): query i sees keys j ≤ i + S_k − S_q, so with S_q = S_k it is the
+  usual lower triangle, and a decode step (S_q < S_k) sees the whole cache. A query that sees
+  no key (S_q > S_k, the first S_q − S_k rows) gets O = 0 and lse = −inf, never NaN.
+
+The kernel's parameters, in order: Q and K as [B, S, H·D] views, Vt = V transposed as
+[B, H_kv·D, S_k'] (S_k' = S_k rounded up to 8, zero-padded: the P·V wgmma reads V's keys as
+its K dimension, and Cake's wgmma B operand is K-major), O as [B·S_q', H·D] (S_q' = S_q
+rounded up to the 128-row tile: the kernel stores whole tiles; `fmha` returns the [:, :S_q]
+view of that buffer, so o is not contiguous when S_q % 128 != 0), Lse as
+[B·H, S_q], then B, S_q, S_k, H, G = H / H_kv, scale·log2(e), causal (0 or 1).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+#: Head dim → kernel file.
+KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
+LOG2E = 1.4426950408889634
+#: Query rows per CTA (the kernels' tile).
+TILE_M = 128
+
+#: Problem sizes; the first is `cakec run`'s default (`--shape B=..,S=..,H=..,HKV=..,D=..`,
+#: CAUSAL=0/1). S_q = S_k = S, a multiple of 128 here: `cakec run` compares the whole O buffer,
+#: whose padding rows hold no reference (test/gpu/test_fmha_gpu.py covers ragged S).
+shapes = [
+    {"B": 4, "S": 4096, "H": 16, "HKV": 16, "D": 128, "CAUSAL": 0},
+    {"B": 4, "S": 4096, "H": 16, "HKV": 16, "D": 128, "CAUSAL": 1},
+    {"B": 4, "S": 4096, "H": 32, "HKV": 32, "D": 64, "CAUSAL": 0},
+    {"B": 2, "S": 4096, "H": 32, "HKV": 8, "D": 128, "CAUSAL": 0},   # GQA
+    {"B": 3, "S": 1152, "H": 4, "HKV": 2, "D": 128, "CAUSAL": 1},    # not a power of two
+]
+
+#: Parameters the kernel writes (poisoned with NaN before the launch; lse is checked by
+#: test/gpu/test_fmha_gpu.py, where −inf rows are compared as such).
+outputs = ["O"]
+
+#: Relative Frobenius error allowed against the f32 reference (bf16 rounding of P and O
+#: gives a few 1e-3).
+tolerance = 1e-2
+
+_kernels: dict[int, object] = {}
+
+
+def kernel(d: int):
+    """The compiled kernel for head dim `d`, once per process."""
+    import cakec
+
+    if d not in _kernels:
+        _kernels[d] = cakec.compile(str(HERE / KERNELS[d]), target="sm_90a")
+    return _kernels[d]
+
+
+def _check(q, k, v, scale) -> float:
+    """ValueError for anything the kernels do not compute exactly; returns the scale."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not hasattr(t, "dtype") or str(t.dtype) != "torch.bfloat16":
+            raise ValueError(f"fmha: {name} must be a bfloat16 tensor (got "
+                             f"{getattr(t, 'dtype', type(t).__name__)})")
+        if t.dim() != 4:
+            raise ValueError(f"fmha: {name} must be [B, S, H, D] (got shape {list(t.shape)})")
+        if t.device.type != "cuda":
+            raise ValueError(f"fmha: {name} is on {t.device}, not on a CUDA device")
+    (b, s_q, h, d), (bk, s_k, h_kv, dk) = q.shape, k.shape
+    if k.shape != v.shape:
+        raise ValueError(f"fmha: k and v must have the same shape (got {list(k.shape)} and "
+                         f"{list(v.shape)})")
+    if not (q.device == k.device == v.device):
+        raise ValueError("fmha: q, k and v must be on the same device")
+    if bk != b or dk != d:
+        raise ValueError(f"fmha: q {list(q.shape)} and k {list(k.shape)} disagree on B or D")
+    if d not in KERNELS:
+        raise ValueError(f"fmha: head dim {d} is not supported (supported: "
+                         f"{sorted(KERNELS)})")
+    if min(b, s_q, s_k, h, h_kv) < 1:
+        raise ValueError(f"fmha: empty input (q {list(q.shape)}, k {list(k.shape)})")
+    if h % h_kv:
+        raise ValueError(f"fmha: query heads ({h}) must be a multiple of KV heads ({h_kv})")
+    if max(b * h, s_q, s_k) >= 2**31 // 128:
+        raise ValueError("fmha: B·H or a sequence length is too large for 32-bit indexing")
+    if scale is None:
+        return 1.0 / math.sqrt(d)
+    scale = float(scale)
+    if not math.isfinite(scale) or scale <= 0.0:
+        raise ValueError(f"fmha: scale must be a positive finite number (got {scale})")
+    return scale
+
+
+def _rows(t):
+    """[B, S, H, D] as the kernel's [B, S, H·D] view, copied only when H and D are not packed
+    or the strides and address do not meet TMA's 16-byte rules."""
+    b, s, h, d = t.shape
+    if (t.stride(3) != 1 or t.stride(2) != d or t.data_ptr() % 16 or t.stride(1) % 8
+            or t.stride(0) % 8):
+        t = t.contiguous()
+    return t.as_strided((b, s, h * d), (t.stride(0), t.stride(1), 1))
+
+
+def padded(s_q: int) -> int:
+    """Rows of O per batch in the kernel's buffer: S_q rounded up to the 128-row tile."""
+    return (s_q + TILE_M - 1) // TILE_M * TILE_M
+
+
+def transposed_v(v):
+    """V [B, S_k, H_kv, D] as the kernel's Vt [B, H_kv·D, S_k'] (S_k' = S_k rounded up to 8,
+    so TMA's 16-byte row strides hold; the padding is zero and masked anyway)."""
+    import torch
+
+    b, s_k, h_kv, d = v.shape
+    vt = torch.zeros(b, h_kv, d, (s_k + 7) // 8 * 8, device=v.device, dtype=v.dtype)
+    vt[..., :s_k] = v.permute(0, 2, 3, 1)
+    return vt.view(b, h_kv * d, -1)
+
+
+def fmha(q, k, v, causal: bool = False, scale: float | None = None):
+    """(o, lse): o [B, S_q, H, D] bf16 and lse [B, H, S_q] f32 (natural log), on q's
+    device and current stream. See the module docstring for the semantics."""
+    import torch
+
+    scale = _check(q, k, v, scale)
+    b, s_q, h, d = q.shape
+    s_k, h_kv = k.shape[1], k.shape[2]
+    o = torch.empty(b, padded(s_q), h, d, device=q.device, dtype=torch.bfloat16)
+    lse = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
+    kernel(d)(_rows(q), _rows(k), transposed_v(v), o.view(-1, h * d), lse.view(b * h, s_q),
+              b, s_q, s_k, h, h // h_kv, scale * LOG2E, int(bool(causal)))
+    return o[:, :s_q], lse
+
+
+# ---- reference -------------------------------------------------------------------------------
+
+
+def reference_fmha(q, k, v, causal: bool = False, scale: float | None = None):
+    """(o, lse) in float32, one (batch, head) at a time (bounds the S_q×S_k scratch)."""
+    import torch
+
+    scale = _check(q, k, v, scale)
+    b, s_q, h, d = q.shape
+    s_k, g = k.shape[1], h // k.shape[2]
+    o = torch.empty(b, s_q, h, d, device=q.device, dtype=torch.float32)
+    lse = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
+    allowed = None
+    if causal:
+        i = torch.arange(s_q, device=q.device)[:, None]
+        j = torch.arange(s_k, device=q.device)[None, :]
+        allowed = j <= i + (s_k - s_q)
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        for bi in range(b):
+            for hi in range(h):
+                qf = q[bi, :, hi].float()
+                kf, vf = k[bi, :, hi // g].float(), v[bi, :, hi // g].float()
+                s = (qf @ kf.t()) * scale
+                if allowed is not None:
+                    s = s.masked_fill(~allowed, float("-inf"))
+                m = s.max(1, keepdim=True).values
+                m_safe = torch.where(torch.isinf(m), torch.zeros_like(m), m)
+                p = torch.exp(s - m_safe)
+                l = p.sum(1, keepdim=True)
+                out = (p @ vf) / torch.where(l > 0, l, torch.ones_like(l))
+                o[bi, :, hi] = out
+                lse[bi, hi] = (m_safe + torch.log(l))[:, 0]
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+    return o, lse
+
+
+# ---- baselines -------------------------------------------------------------------------------
+
+
+def sdpa(q, k, v, causal: bool, backend: str):
+    """torch SDPA on the same tensors ([B, S, H, D] transposed to its [B, H, S, D]) under one
+    backend: "cudnn" (SDPBackend.CUDNN_ATTENTION) or "flash" (FLASH_ATTENTION, FA2). Causal
+    is top-left in SDPA, which equals ours when S_q = S_k (the only shapes benched)."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    which = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}[backend]
+    gqa = {"enable_gqa": True} if q.shape[2] != k.shape[2] else {}
+    with sdpa_kernel(which):
+        return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2),
+                                              v.transpose(1, 2), is_causal=causal, **gqa)
+
+
+def flops(shape: dict[str, int]) -> float:
+    """4·B·H·S_q·S_k·D, halved for causal."""
+    f = 4.0 * shape["B"] * shape["H"] * shape["S"] * shape["S"] * shape["D"]
+    return f / 2 if shape.get("CAUSAL") else f
+
+
+# ---- `cakec run` ---------------------------------------------------------------------------
+
+
+def make_inputs(shape: dict[str, int], device: str) -> tuple:
+    """Kernel arguments for `cakec run` (fresh random inputs, in the kernel's order)."""
+    import torch
+
+    b, s, h, h_kv, d = shape["B"], shape["S"], shape["H"], shape["HKV"], shape["D"]
+    q = torch.randn(b, s, h, d, device=device).to(torch.bfloat16)
+    k = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
+    v = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
+    o = torch.empty(b * padded(s), h * d, device=device, dtype=torch.bfloat16)
+    lse = torch.empty(b * h, s, device=device, dtype=torch.float32)
+    return (_rows(q), _rows(k), transposed_v(v), o, lse, b, s, s, h, h // h_kv,
+            LOG2E / math.sqrt(d), int(bool(shape.get("CAUSAL", 0))))
+
+
+def _unpack(inputs: tuple):
+    q3, k3, vt = inputs[:3]
+    b, s_q, s_k, h, g = inputs[5:10]
+    d = q3.shape[2] // h
+    v = vt[:, :, :s_k].reshape(b, h // g, d, s_k).permute(0, 3, 1, 2)
+    return q3.view(b, s_q, h, d), k3.view(b, s_k, h // g, d), v, bool(inputs[11])
+
+
+def reference(inputs: tuple):
+    """O as the kernel's padded buffer (`cakec run` shapes are whole tiles: no padding)."""
+    import torch
+
+    q, k, v, causal = _unpack(inputs)
+    o, _ = reference_fmha(q, k, v, causal)
+    b, s_q, h, d = o.shape
+    full = torch.zeros(b, padded(s_q), h * d, device=o.device, dtype=o.dtype)
+    full[:, :s_q] = o.flatten(2)
+    return full.view(-1, h * d)
+
+
+def _baseline(backend: str):
+    def run(inputs: tuple) -> None:
+        q, k, v, causal = _unpack(inputs)
+        sdpa(q, k, v, causal, backend)
+    return run
+
+
+#: Same-process contenders: torch SDPA under cuDNN and under FlashAttention-2.
+baselines = {"sdpa cudnn": _baseline("cudnn"), "sdpa flash2": _baseline("flash")}

@@ -1,0 +1,82 @@
+"""Inputs, reference and baselines for examples/gemm_residual.cake (`cakec run` reads these).
+
+C[M, N] = A[M, K] · B[N, K]ᵀ + α · R[M, N]: bf16 operands and residual, f32 accumulation and
+epilogue, bf16 result (an output projection added to the residual stream, with α a runtime
+scale). Arguments are in the kernel's parameter order: A, B, R, C, alpha, M, N, K.
+
+Not yet runnable: examples/gemm_residual.cake needs the residual tile as a register tile,
+an (M, N) load (`R.load(coords=(m, n), shape=(128, 256), dtype=lm.bf16)`, or a TMA-staged
+`view[s].load()` of a matrix), which the tile vocabulary does not have yet (loads are
+vectors only: CAKE-T007 "`load` reads a vector, shape (1, L) or (L, 1)"; and a
+`view[s].load()` of a matrix stage is refused too).
+
+Baseline: cuBLAS's own fused form, `torch.addmm(R, A, Bᵀ, beta=α)` (β·R + A·Bᵀ in one
+GEMM whose epilogue reads R).
+"""
+
+from __future__ import annotations
+
+#: Problem sizes; the first is `cakec run`'s default (`--shape M=..,N=..,K=..` overrides).
+#: The LLM shapes of the acceptance bench, then tails on every side: K not a multiple of the
+#: 64-deep stage, M and N not multiples of the 128 × 256 tile, odd N.
+shapes = [
+    {"M": 8192, "N": 4096, "K": 4096},
+    {"M": 2048, "N": 4096, "K": 4096},
+    {"M": 8192, "N": 14336, "K": 4096},
+    {"M": 2048, "N": 14336, "K": 4096},
+    {"M": 1000, "N": 3000, "K": 1000},
+    {"M": 129, "N": 257, "K": 136},
+    {"M": 77, "N": 333, "K": 72},
+    {"M": 1, "N": 4096, "K": 4104},
+]
+
+#: Parameters the kernel writes (poisoned with NaN before the launch).
+outputs = ["C"]
+
+#: Relative Frobenius error allowed against the f32 reference: bf16 rounding of C gives
+#: ~2e-3.
+tolerance = 5e-3
+
+#: The residual's scale (a runtime argument; any value but 0 and 1 shows it is applied).
+ALPHA = 0.75
+
+
+def make_inputs(shape: dict[str, int], device: str, seed: int | None = None) -> tuple:
+    """A, B ~ N(0, 1) · K^(-1/4) (A·Bᵀ is O(1)) and R ~ N(0, 1), the same scale as the
+    product, so neither term hides the other's errors; fresh unless `seed` is given."""
+    import torch
+
+    gen = torch.Generator(device=device)
+    if seed is None:
+        gen.seed()  # a fresh Generator's default seed is fixed
+    else:
+        gen.manual_seed(seed)
+    m, n, k = shape["M"], shape["N"], shape["K"]
+    scale = k ** -0.25
+    a = (torch.randn(m, k, device=device, generator=gen) * scale).to(torch.bfloat16)
+    b = (torch.randn(n, k, device=device, generator=gen) * scale).to(torch.bfloat16)
+    r = torch.randn(m, n, device=device, generator=gen).to(torch.bfloat16)
+    c = torch.empty(m, n, device=device, dtype=torch.bfloat16)
+    return a, b, r, c, ALPHA, m, n, k
+
+
+def reference(inputs: tuple):
+    """A·Bᵀ + α·R in float32."""
+    a, b, r, _, alpha = inputs[:5]
+    return a.float() @ b.float().t() + alpha * r.float()
+
+
+def flops(shape: dict[str, int]) -> float:
+    return 2.0 * shape["M"] * shape["N"] * shape["K"]
+
+
+def addmm(inputs: tuple):
+    """cuBLAS with R as the β-scaled C input of its epilogue."""
+    import torch
+
+    a, b, r, _, alpha = inputs[:5]
+    return torch.addmm(r, a, b.t(), beta=alpha)
+
+
+#: Same-process contenders.
+baselines = {"torch.addmm": addmm}

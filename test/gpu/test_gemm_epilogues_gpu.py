@@ -1,0 +1,69 @@
+"""The fused-epilogue GEMM examples on an sm_90a GPU (issue 13): examples/gemm_bias_gelu.cake,
+gemm_fp8.cake (gemm_residual.cake once it exists) against the float32 references of their sibling .py
+modules, at every shape those list (the LLM shapes and tails on every side, K not a multiple
+of the stage depth), on several fresh random inputs each. C is a window of a NaN-filled
+buffer: NaN left inside C is an element never written, anything but NaN in its guard rows
+and columns a write outside C. Skipped without torch or an sm_90 GPU.
+
+    pytest -m gpu test/gpu/test_gemm_epilogues_gpu.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpu_marks import gpu_marks  # noqa: E402
+
+pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: gemm_residual.py is written; its .cake waits for an (M, N) tile load (see that module).
+NAMES = ["gemm_bias_gelu", "gemm_fp8"]
+SEEDS = [1, 2, 3]  # fresh inputs per run of a shape (seeded so a failure reproduces)
+
+_loaded: dict[str, tuple] = {}
+
+
+def _example(name: str) -> tuple:
+    """(the sibling module, the compiled kernel), once per process."""
+    if name not in _loaded:
+        import cakec
+        from cakec.api import load_example
+
+        path = str(EXAMPLES / f"{name}.cake")
+        _loaded[name] = (load_example(path), cakec.compile(path, target="sm_90a"))
+    return _loaded[name]
+
+
+def _cases() -> list:
+    from cakec.api import load_example
+
+    return [pytest.param(name, shape, seed, id=f"{name}-{shape['M']}x{shape['N']}x{shape['K']}"
+                         f"-s{seed}")
+            for name in NAMES
+            for shape in load_example(str(EXAMPLES / f"{name}.cake")).shapes
+            for seed in SEEDS]
+
+
+@pytest.mark.parametrize("name,shape,seed", _cases())
+def test_matches_reference(name, shape, seed):
+    module, kernel = _example(name)
+    inputs = list(module.make_inputs(shape, "cuda", seed=seed * 7919 + shape["M"]))
+    c_at = [p.name for p in kernel.meta.params].index("C")
+    m, n = inputs[c_at].shape
+    buf = torch.full((m + 2, n + 4), float("nan"), device="cuda", dtype=inputs[c_at].dtype)
+    c = inputs[c_at] = buf[1:m + 1, 2:n + 2]
+    kernel(*inputs)
+    torch.cuda.synchronize()
+    assert int(torch.isnan(c).sum()) == 0, "some elements of C were never written"
+    guard = buf.clone()
+    guard[1:m + 1, 2:n + 2] = float("nan")
+    assert int((~torch.isnan(guard)).sum()) == 0, "the kernel wrote outside C"
+    ref = module.reference(inputs).float()
+    assert float(ref.norm()) > 0, "a zero reference cannot fail"
+    err = float((c.float() - ref).norm() / ref.norm())
+    assert err < module.tolerance, f"relative error {err:.2e} (tolerance {module.tolerance})"
