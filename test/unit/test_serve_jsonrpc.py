@@ -84,7 +84,7 @@ def test_session_verify_inspect_emit_then_shutdown(session: Session, tmp_path: P
     assert emitted["metadata"] == _cli_json("emit", "examples/gemm_bf16.cake",
                                             "--emit", "metadata")
     # A target the kernel cannot have: refused at verify, with the CLI's diagnostic.
-    refused = session.call("emit", path="examples/fmha_fwd.cake", target="sm_90a")["result"]
+    refused = session.call("emit", path="examples/seed_fragment.cake", target="sm_90a")["result"]
     assert not refused["ok"] and refused["cuda"] is None
     assert [d["code"] for d in refused["diagnostics"]] == ["CAKE-H001"]
 
@@ -112,10 +112,10 @@ def test_protocol_errors_are_json_rpc_errors(session: Session) -> None:
 def test_server_target_is_the_default_of_every_request() -> None:
     s = Session("--target", "sm_90a")
     try:
-        codes = [d["code"] for d in s.call("verify", path="examples/fmha_fwd.cake")
+        codes = [d["code"] for d in s.call("verify", path="examples/seed_fragment.cake")
                  ["result"]["diagnostics"]]
         assert codes == ["CAKE-H001"]
-        assert s.call("verify", path="examples/fmha_fwd.cake", target="sm_100a")["result"][
+        assert s.call("verify", path="examples/seed_fragment.cake", target="sm_100a")["result"][
             "ok"]
     finally:
         s.close()

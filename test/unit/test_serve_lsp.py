@@ -162,9 +162,9 @@ def test_target_option_overrides_the_kernels_own(client: LspClient) -> None:
     client.request("initialize", {"processId": None, "capabilities": {},
                                   "initializationOptions": {"target": "sm_90a"}})
     client.notify("initialized", {})
-    fmha = (ROOT / "examples" / "fmha_fwd.cake").read_text()
+    seed = (ROOT / "examples" / "seed_fragment.cake").read_text()
     client.notify("textDocument/didOpen", {"textDocument": {
-        "uri": URI, "languageId": "cake", "version": 1, "text": fmha}})
+        "uri": URI, "languageId": "cake", "version": 1, "text": seed}})
     assert [d["code"] for d in client.diagnostics(1)] == ["CAKE-H001"]
     client.request("shutdown", None)
     client.notify("exit", None)
