@@ -412,12 +412,12 @@ def _run(*args: str):
 def test_a_launch_error_in_cakec_run_is_one_line(monkeypatch) -> None:
     # What `cakec run examples/gemm_tcgen05.cake` on an sm_90 GPU raised as a traceback: the
     # driver refusing an sm_100a cubin. The launch is replaced by that refusal (no GPU here).
-    from cakec import api
+    from cakec.feedback import runner
 
-    def refuse(path, target=None, shape=None):
+    def refuse(path, target=None, shape=None, **options):
         raise cakec.CakeLaunchError("gemm_tcgen05 was built for sm_100a; this GPU is sm_90")
 
-    monkeypatch.setattr(api, "run_example", refuse)
+    monkeypatch.setattr(runner, "run", refuse)
     result = _run("run", str(ROOT / "examples" / "gemm_tcgen05.cake"))
     assert result.exit_code == 1
     assert result.output == "cakec: error: gemm_tcgen05 was built for sm_100a; this GPU is sm_90\n"

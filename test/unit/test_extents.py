@@ -16,8 +16,9 @@ from test_runtime import FakeTensor
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def metadata(source: str) -> dict:
-    result = api.emit(api.load(source))
+def metadata(kernel: str) -> dict:
+    """Launch metadata of a kernel given as a path or as .cake text."""
+    result = api.emit(api.load(source=kernel) if "\n" in kernel else api.load(kernel))
     assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
     return result.unit.metadata
 

@@ -44,9 +44,9 @@ def test_every_operator_damages_every_kernel():
 
 def test_the_oracle_sees_an_internal_error(monkeypatch):
     # A fault injected into the frontend must fail the check: the oracle can fail.
-    from cakec import frontend
+    from cakec.frontend import ir_builder
 
-    monkeypatch.setattr(frontend.Frontend, "build", lambda self, tree: {}["boom"])
+    monkeypatch.setattr(ir_builder.Frontend, "build", lambda self, tree: {}["boom"])
     outcome = fuzzing.check(KERNEL_TEXTS[fuzzing.KERNELS[0]], None)
     assert outcome.failure is not None and "CAKE-I001" in outcome.failure
 

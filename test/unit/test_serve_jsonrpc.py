@@ -63,7 +63,7 @@ def test_session_verify_inspect_emit_then_shutdown(session: Session, tmp_path: P
     broken.write_text(BROKEN)
     reply = session.call("verify", path=str(broken))["result"]
     assert reply["ok"] is False
-    assert reply["diagnostics"] == _cli_json("verify", "--format", "json", str(broken))
+    assert reply["diagnostics"] == _cli_json("verify", "--format", "json", str(broken))["diagnostics"]
     [d] = reply["diagnostics"]
     assert (d["code"], d["line"], d["col"], d["end_col"]) == ("CAKE-T001", 55, 25, 28)
 
