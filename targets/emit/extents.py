@@ -11,7 +11,8 @@ or skips stores past the end and computes something else than asked). A coordina
 is known when it is a loop variable, a block index, `x % y` or `x // y` over products of
 such tile counts (`t % tiles_m`, `t // tiles_m` in a persistent loop over tiles_m × B work
 items). Otherwise (a swizzled tile order through `lm.min`) the scalars it is computed from
-stand in: the `cdiv(S, e_d)` among them. A dimension is bound only when exactly one scalar
+stand in: the `cdiv(S, e_d)` among them, unless a raw scalar count is among them too (a batch
+index stacked on the tiles, `b * tiles_m + m`, covers more). A dimension is bound only when exactly one scalar
 qualifies over every access of (T, d). A dimension that every access reaches at the
 constant coordinate 0 with an extent e > 1 is covered up to e elements only: its cap.
 """
@@ -132,7 +133,14 @@ class _Reach:
     def tiling(self, c: SSAValue, e: int) -> set[str]:
         """The scalars S whose tile count cdiv(S, e) bounds coordinate c."""
         bound = self.bound(c)
-        atoms = set(bound) if bound is not None else self.deps(c)
+        if bound is not None:
+            return {s for s, div in bound if div == e}
+        atoms = self.deps(c)
+        if e > 1 and any(div == 1 for _, div in atoms):
+            # A coordinate that also counts a raw scalar (`b * tiles_m + m`: a batch or head
+            # index) stacks several tilings in one dimension: it covers more than cdiv(S, e)
+            # tiles, so no scalar's tiling gives the extent.
+            return set()
         return {s for s, div in atoms if div == e}
 
 

@@ -139,8 +139,8 @@ def _close(name: str, got, want) -> None:
 @pytest.fixture(scope="module")
 def kernels():
     import cakec
-    return ([(cakec.compile(src), cases) for src, cases in elementwise_sources()],
-            cakec.compile(reduction_source()))
+    return ([(cakec.compile(source=src), cases) for src, cases in elementwise_sources()],
+            cakec.compile(source=reduction_source()))
 
 
 @pytest.mark.parametrize("m,n,k", SHAPES)

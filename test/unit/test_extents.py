@@ -136,3 +136,12 @@ def test_max_shape_is_validated():
     meta["params"][0]["max_shape"] = [None, 0, None]
     with pytest.raises(ValueError, match="max_shape"):
         Metadata.parse(meta)
+
+
+def test_a_batch_index_stacked_on_the_tiles_binds_no_scalar():
+    # examples/attention: O is [B·S_q', H·D] with whole 128-row tiles per batch, stored at row
+    # tile b * tiles_m + mt; that covers B · cdiv(S_q, 128) tiles, so S_q is not O's extent
+    # (binding it refused every padded O on the H200). Q's own dimension still binds S_q.
+    meta = metadata(str(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake"))
+    assert "O" not in {t for t, _ in meta["shape_bindings"].values()}
+    assert meta["shape_bindings"]["Sq"] == ["Q", 1]
