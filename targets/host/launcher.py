@@ -262,7 +262,7 @@ inline namespace @VERSION@ {
 constexpr int kMessageSize = 512;
 constexpr long long kTmaAlign = @ALIGN@;  // TMA: base address and outer strides (bytes)
 
-// A tensor argument as the kernel receives it (targets/prelude.cuh: CakeTensor<R>).
+// A tensor argument as the kernel receives it (targets/emit/prelude.cuh: CakeTensor<R>).
 template <int R> struct Tensor {
   void* ptr;
   long long shape[R];

@@ -2,7 +2,7 @@
 // and stores, Σx² of SMEM rows and the quad merge of a running argmin. Appended after
 // targets/emit/tiles.cuh (the target-neutral helpers) by the emitter; no #include.
 //
-// Layout (targets/cuda_emit_tiles.py): a role of G warpgroups splits an M-row tile into G
+// Layout (targets/sm90/tiles.py): a role of G warpgroups splits an M-row tile into G
 // blocks of M/G rows, each F = M/G/64 wgmma fragments of 64 rows. In fragment f, lane l of
 // warp w (within its warpgroup) holds rows 64 f + 16 w + l/4 + 8 h (h = 0, 1) and columns
 // 8 j + 2 (l % 4) + e (e = 0, 1). An (M, 1) vector is `E v[F][2]` (v[f][h], the same in the
