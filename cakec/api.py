@@ -147,7 +147,7 @@ def emit_unit(path: "str | os.PathLike[str] | None" = None, target: str | None =
 # ---- the example contract of `cakec run` (cakec/feedback/runner.py) ------------------------
 
 
-def load_example(path: str):
+def load_example(path: "str | os.PathLike[str]"):
     """examples/NAME.py next to examples/NAME.cake, as a module: `shapes`, `make_inputs`,
     `reference`, `baselines`, `outputs` (and optionally `tolerance`, `flops`)."""
     import importlib.util

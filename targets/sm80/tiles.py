@@ -115,19 +115,28 @@ def declare_tiles(em: KernelEmitter, role: RoleState, ops: list[Operation]) -> N
         em.try_lower(role.op, lambda: declare_regs(em, ops, tile_layout(em)))
 
 
-def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
-    """A (1, N) or (M, 1) vector: each thread its column (row) slots, element by element
-    with bounds."""
+def _vector(em: KernelEmitter, op: TileLoadOp | StageLoadOp, what: str):
+    """Declare the registers of a (1, N) or (M, 1) vector that `op` fills, in this layout
+    (`what` ends the declaration's comment);
+    (var, ctype, layout, this thread's element position, the loop over its slots)."""
     layout = tile_layout(em)
     rows, cols = tile_dims(op.result)
     ctype = tile_ctype(op.result)
     var = em.names.fresh(op.result.name_hint or "vec")
     em.values[op.result] = var
     em.source_comment(op)
-    em.line(f"{ctype} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}): this warp's "
-            f"{'columns' if rows == 1 else 'rows'}")
+    em.line(f"{ctype} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}){what}")
     pos, loop = ((layout.col(), layout.col_loop(em, op.result)) if rows == 1
                  else (layout.row(), layout.row_loop(em, rows)))
+    return var, ctype, layout, pos, loop
+
+
+def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
+    """A (1, N) or (M, 1) vector: each thread its column (row) slots, element by element
+    with bounds."""
+    rows, cols = tile_dims(op.result)
+    var, ctype, layout, pos, loop = _vector(
+        em, op, f": this warp's {'columns' if rows == 1 else 'rows'}")
     rank = len(op.coords)
     with em.block():
         em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, max(rows, cols))};")
@@ -138,15 +147,8 @@ def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
 
 def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
     """A (1, N) or (M, 1) f32/i32 stage: each thread reads its own slots from SMEM."""
-    layout = tile_layout(em)
+    var, ctype, layout, pos, loop = _vector(em, op, " from SMEM")
     rows, cols = tile_dims(op.result)
-    ctype = tile_ctype(op.result)
-    var = em.names.fresh(op.result.name_hint or "vec")
-    em.values[op.result] = var
-    em.source_comment(op)
-    em.line(f"{ctype} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}) from SMEM")
-    pos, loop = ((layout.col(), layout.col_loop(em, op.result)) if rows == 1
-                 else (layout.row(), layout.row_loop(em, rows)))
     with loop:
         em.line(f"cake_from_bits({layout.ref(var, (rows, cols))}, cake_lds_b32("
                 f"{em.val(op.source)} + 4u * (u32){pos}));")

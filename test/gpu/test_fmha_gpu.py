@@ -9,7 +9,6 @@ and the argument checks. Skipped without torch or an sm_90 GPU.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -43,11 +42,9 @@ SHAPES = [
 
 @pytest.fixture(scope="module")
 def ex():
-    spec = importlib.util.spec_from_file_location(
-        "fmha_fwd_sm90", ROOT / "examples" / "attention" / "fmha_fwd_sm90.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from cakec.api import load_example
+
+    return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
 @pytest.mark.parametrize("b,s_q,s_k,h,h_kv,d,causal", SHAPES, ids=lambda v: str(v))
