@@ -16,26 +16,16 @@ GEMM whose epilogue reads R).
 
 from __future__ import annotations
 
-#: Problem sizes; the first is `cakec run`'s default (`--shape M=..,N=..,K=..` overrides).
-#: The LLM shapes of the acceptance bench, then tails on every side: K not a multiple of the
-#: 64-deep stage, M and N not multiples of the 128 × 256 tile, odd N.
-shapes = [
-    {"M": 8192, "N": 4096, "K": 4096},
-    {"M": 2048, "N": 4096, "K": 4096},
-    {"M": 8192, "N": 14336, "K": 4096},
-    {"M": 2048, "N": 14336, "K": 4096},
-    {"M": 1000, "N": 3000, "K": 1000},
-    {"M": 129, "N": 257, "K": 136},
-    {"M": 77, "N": 333, "K": 72},
-    {"M": 1, "N": 4096, "K": 4104},
-]
+import importlib.util
+from pathlib import Path
 
-#: Parameters the kernel writes (poisoned with NaN before the launch).
-outputs = ["C"]
-
-#: Relative Frobenius error allowed against the f32 reference: bf16 rounding of C gives
-#: ~2e-3.
-tolerance = 5e-3
+# The epilogue GEMMs share one shape set (LLM shapes, then tails on every side) and the bf16
+# result's tolerance: taken from gemm_bias_gelu.py.
+_spec = importlib.util.spec_from_file_location("cake_example_gemm_bias_gelu_contract",
+                                               Path(__file__).with_name("gemm_bias_gelu.py"))
+_shared = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_shared)  # type: ignore[union-attr]
+shapes, outputs, tolerance = _shared.shapes, _shared.outputs, _shared.tolerance
 
 #: The residual's scale (a runtime argument; any value but 0 and 1 shows it is applied).
 ALPHA = 0.75
