@@ -212,8 +212,12 @@ class Simulation:
 
     def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
         e = ev[2]
+        # `arr` is the arriver's own copy: the first arrival of a phase takes it as is.
+        if self.pending[e]:
+            _join(self.pend_vc[e], arr)
+        else:
+            self.pend_vc[e] = arr
         self.pending[e] += 1
-        _join(self.pend_vc[e], arr)
         if self.pending[e] < self.init[e]:
             return
         q = self.completed[e]
@@ -223,7 +227,6 @@ class Simulation:
         self.completer[e].append((r, ev[1], ev[4]))
         self.completed[e] = q + 1
         self.pending[e] = 0
-        self.pend_vc[e] = [0] * self.D
         # Completing phase q is safe only after every consumer observed phase q - 1.
         n = q - 1 + self.fwf[e]
         for c in self.consumers[e]:
@@ -377,8 +380,10 @@ class Simulation:
             self.unwritten.append(rec)
             return None
         # The newest fill this read is ordered after; a newer one is a refill that raced it.
-        seen = next((i for i in range(len(writes) - 1, -1, -1)
-                     if vc[self.R + writes[i][2]] >= writes[i][3] + 1), None)
+        last = writes[-1]
+        seen = len(writes) - 1 if vc[self.R + last[2]] >= last[3] + 1 else next(
+            (i for i in range(len(writes) - 2, -1, -1)
+             if vc[self.R + writes[i][2]] >= writes[i][3] + 1), None)
         if seen == len(writes) - 1:
             if isinstance(ins.op, cake.StageLoadOp):
                 self.vec_fill[r][ins.op] = writes[seen]

@@ -248,8 +248,9 @@ def explore(k: Kernel) -> Exploration:
         budget = [min(EVENT_BUDGET, total)]
         traces = []
         for r in range(len(k.roles)):
-            values = dict(env)
-            key = (r, *(b.fn(values) for b in sigs[r]))
+            # Runtime values cache themselves in the launch's environment (exprs.py): the
+            # signatures compute them once for every role's trace.
+            key = (r, *(b.fn(env) for b in sigs[r]))
             if key not in memo:
                 own: list[Finding] = []
                 tr = trace_role(k, r, env, budget, own, where=where)
