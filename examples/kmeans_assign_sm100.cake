@@ -31,7 +31,7 @@ def kmeans_assign_sm100(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.ten
     lm.grid(lm.cdiv(N, 128), B)
     m_tile = lm.block_id(0)
     b = lm.block_id(1)
-    pairs = lm.cdiv(K, 256)                   # pairs of 128-centroid tiles
+    pairs = lm.max(lm.cdiv(K, 256), 1)        # pairs of 128-centroid tiles (≥ 1: K = 0 stores +inf)
 
     pool = lm.smem(165888)                    # X (32 KiB), 4 stages: C (32 KiB) + ||c||² (512 B)
     sx = pool.view(offset=0, shape=(128, 128), dtype=lm.bf16, swizzle=128b)

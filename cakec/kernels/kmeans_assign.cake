@@ -26,7 +26,7 @@ def kmeans_assign(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
     tiles_m = lm.cdiv(N, 256)
     work = tiles_m * B                        # (row block, batch) items
     lm.grid(lm.min(work, lm.sm_count()))
-    tiles = lm.cdiv(K, 128)                   # centroid tiles per item
+    tiles = lm.max(lm.cdiv(K, 128), 1)        # centroid tiles per item (≥ 1: K = 0 stores +inf)
 
     pool = lm.smem(198656)                    # 2 X tiles (64 KiB) + 2 stages of C + ||c||²
     sx = pool.view(offset=0, shape=(256, 128), dtype=lm.bf16, stage=2, swizzle=128b)

@@ -11,7 +11,7 @@ def kmeans_pingpong(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2
     tiles_m = lm.cdiv(N, 256)
     work = tiles_m * B
     lm.grid(lm.min(work, lm.sm_count()))
-    tiles = lm.cdiv(K, 128)
+    tiles = lm.max(lm.cdiv(K, 128), 1)  # ≥ 1: the running minimum is always written
 
     pool = lm.smem(198656)
     sx0 = pool.view(offset=0, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)

@@ -27,8 +27,10 @@ MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM h
 
 # Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
 # threads (`lm.sum_sq`, `view[s].load()`): complete at its place in the program, unlike an
-# MMA's operand reads.
-WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE = range(7)
+# MMA's operand reads. TILE_WRITE merges into the running tiles of an `lm.argmin` (its
+# `value` and `index`; afresh when `init`), TILE_READ reads running tiles (a store, an
+# assignment, a reduction): both synchronous, in the registers of the role.
+WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, TILE_WRITE, TILE_READ = range(9)
 
 
 def line_of(op: Operation) -> int:
@@ -102,7 +104,7 @@ class Instr:
     """One effect in a role program. `kind` is an event kind or "loop" / "branch"."""
 
     __slots__ = ("op", "kind", "barrier", "stage", "view", "bytes", "acc", "a", "b", "init",
-                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime")
+                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime", "tiles")
 
     def __init__(self, op: Operation, kind: int | str, **kw: object):
         self.op = op
@@ -138,6 +140,7 @@ class Kernel:
         self.accs: list[Acc] = []
         self.pools: list[cake.SmemOp] = []
         self.tmems: list[cake.TmemOp] = []
+        self.running: set[Acc] = set()  # the `value` and `index` tiles of `lm.argmin`s
         self.elem_barrier: list[tuple[Barrier, int]] = []
         self.total_elems = 0  # mbarriers of all barrier arrays
         self.programs: list[list[Instr]] = []
@@ -209,6 +212,9 @@ class Kernel:
                 self._acc_of[o] = a
                 if isinstance(o, cake.TmemOp):
                     self.tmems.append(o)
+        for o in self.op.walk():
+            if isinstance(o, cake.ArgminOp):
+                self.running.update(filter(None, (self.acc_of(o.value), self.acc_of(o.index))))
 
     def barrier_of(self, v: SSAValue) -> Barrier:
         return self._barrier_of[v.owner]
@@ -245,7 +251,26 @@ class Kernel:
                 ins = self._effect(o)
                 if ins is not None:
                     out.append(ins)
+                out.extend(self._running_tiles(o))
         return out
+
+    def _running_tiles(self, o: Operation) -> list[Instr]:
+        """The reads and writes of `lm.argmin`'s running tiles by op `o` (after its other
+        effect: an argmin reads its source, then merges)."""
+        if isinstance(o, cake.ArgminOp):
+            return [Instr(o, TILE_WRITE, init=self.exprs(o.init),
+                          tiles=tuple(filter(None, (self.acc_of(o.value),
+                                                    self.acc_of(o.index)))))]
+        source = _tile_source(o)
+        if source is None or not self.running:
+            return []
+        read = tuple(dict.fromkeys(a for a in map(self.acc_of, tile_leaves(source))
+                                   if a in self.running))
+        if isinstance(o, cake.TileAssignOp) and self.acc_of(o.dest) in self.running:
+            # An assignment starts the tile afresh (no `init` expression: always)
+            return [*([Instr(o, TILE_READ, tiles=read)] if read else []),
+                    Instr(o, TILE_WRITE, tiles=(self.acc_of(o.dest),))]
+        return [Instr(o, TILE_READ, tiles=read)] if read else []
 
     def _effect(self, o: Operation) -> Instr | None:
         e = self.exprs
@@ -264,10 +289,15 @@ class Kernel:
             acc = self.acc_of(o.source) if _mma_acc(o.source) else None
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         if isinstance(o, cake.TmaStoreOp):
-            acc = self.acc_of(o.value)
+            v = o.value
+            if isinstance(v.owner, cake.ConvertOp) and _mma_acc(v.owner.source):
+                return None  # `acc.to(...)`: the conversion reads it, where it stands
+            # an expression of the accumulator (`lm.gelu(acc + bias).to(lm.bf16)`) is read here
+            acc = next(filter(None, map(self.acc_of, (
+                leaf for leaf in tile_leaves(v) if leaf is v or _mma_acc(leaf)))), None)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         if isinstance(o, _TILE_READERS):  # reads the accumulator its tile expression names
-            source = o.value if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp)) else o.source
+            source = _tile_source(o)
             acc = next(filter(None, map(self.acc_of, (
                 leaf for leaf in tile_leaves(source) if _mma_acc(leaf)))), None)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
@@ -306,6 +336,15 @@ VERB = {ARRIVE: "`lm.arrive`", COMMIT: "`lm.commit`", TMA: "a TMA load"}
 
 #: Ops that consume a tile expression (pure tile ops are read where these stand).
 _TILE_READERS = (cake.ArgminOp, cake.TileStoreOp, cake.TileReduceOp, cake.TileAssignOp)
+
+
+def _tile_source(o: Operation) -> SSAValue | None:
+    """The tile expression a consuming op reads (None for other ops)."""
+    if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp, cake.TmaStoreOp)):
+        return o.value
+    if isinstance(o, (cake.ArgminOp, cake.TileReduceOp)):
+        return o.source
+    return None
 
 
 def _mma_acc(v: SSAValue) -> bool:

@@ -13,8 +13,8 @@ from xdsl.ir import Operation
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_STAGE, TMA, VERB, WAIT, Acc, Barrier, Finding, Instr, Kernel, View,
-    line_of, walk,
+    ARRIVE, COMMIT, MMA, READ_STAGE, TILE_READ, TILE_WRITE, TMA, VERB, WAIT, Acc, Barrier,
+    Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.trace import Exploration
 
@@ -60,6 +60,9 @@ class Simulation:
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
+        #: per accumulator and running tile: its writes (instruction, innermost loop step)
+        #: since it was last read; for a running tile, None until its first write
+        self.unread: dict[int, list[tuple[Instr, tuple | None]] | None] = {}
         self.unwritten: list[list] = []
         #: per role: the fill each `view[s].load()` last read (for CAKE-S021)
         self.vec_fill: list[dict[Operation, list]] = [{} for _ in range(R)]
@@ -137,6 +140,10 @@ class Simulation:
             self._mma(r, ev)
         elif kind == READ_STAGE:
             self._read_stage(r, ev[1], *ev[2])
+        elif kind == TILE_WRITE:
+            self._tile_write(r, ev)
+        elif kind == TILE_READ:
+            self._tile_read(r, ev[1])
         else:
             self._read_acc(r, ev)
             self._check_companions(r, ev[1])
@@ -343,6 +350,10 @@ class Simulation:
                 f"before any MMA initialised it{self.where}",
                 [(acc.op, f"`{acc.name}` is declared here")],
                 help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
+        unread = self.unread.setdefault(acc.index, [])
+        if ev[4] and unread:
+            self._discard(ins, ev[5], unread, acc, "the MMA", "the partial sums of")
+        self.unread[acc.index] = [(ins, ev[5])] if ev[4] else [*unread, (ins, ev[5])]
         for rec in st[1]:
             if rec[0] != r and not self._after_end(vc, rec):
                 self._overwrite(r, ins, rec, acc)
@@ -420,6 +431,7 @@ class Simulation:
         st = self.acc.setdefault(acc.index, [[], []])
         writes = st[0]
         read = [r, vc[r], -1, ins]
+        self.unread[acc.index] = []
         st[1].append(read)
         if not writes:
             self._report("uninit", Finding(
@@ -443,6 +455,74 @@ class Simulation:
             self._overwrite(newer[0], newer[3], read, acc)
         else:
             self._acc_race(r, ins, last, acc, "reads")
+
+    def _discard(self, ins: Instr, step: tuple | None, unread: list[tuple[Instr, tuple | None]],
+                 tile: Acc, writer: str, what: str) -> None:
+        """An initialising write while earlier writes are unread: their results are lost
+        (CAKE-S023), reported at the write that discards them."""
+        lines = sorted({line_of(i.op) for i, _ in unread})
+        steps = [x for _, x in unread if x is not None]
+        span = ""
+        if steps and len(steps) == len(unread) and len({v for v, _ in steps}) == 1:
+            lo, hi = min(x for _, x in steps), max(x for _, x in steps)
+            span = f" from {steps[0][0]} = {lo}" + (f"..{hi}" if hi != lo else "")
+        at = f", {step[0]} = {step[1]}" if step is not None else ""
+        first = unread[0][0]
+        many = "s" if len(lines) > 1 else ""
+        mma = writer == "the MMA"
+        self._report("uninit", Finding(
+            "CAKE-S023", ins.op,
+            f"{writer} at line {line_of(ins.op)} starts `{tile.name}` afresh (init=True{at}) "
+            f"before anything reads {what} {'the MMA' if mma else '`lm.argmin`'}{'s' if mma and len(unread) > 1 else ''} "
+            f"at line{many} {', '.join(map(str, lines))}{span}: they are discarded"
+            f"{self.where}",
+            [(first.op, f"`{tile.name}` is written here{span} and not read before line "
+                        f"{line_of(ins.op)}"),
+             (tile.op, f"`{tile.name}` is declared here")],
+            help=(f"initialise `{tile.name}` only on the first step of each tile, e.g. "
+                  f"`init=({step[0] if step else 'k'} == 0)`, and read it (the epilogue) "
+                  "before the next tile starts it afresh")))
+
+    # ---- running tiles of `lm.argmin` ---------------------------------------------------------
+
+    def _tile_write(self, r: int, ev: tuple) -> None:
+        """`lm.argmin` merges into its running tiles (or an assignment sets one): the first
+        write must start each afresh, and a fresh start must not drop unread minima."""
+        ins, init, step = ev[1], ev[2], ev[3]
+        argmin = isinstance(ins.op, cake.ArgminOp)
+        for tile in ins.tiles:
+            unread = self.unread.get(tile.index)
+            if unread is None and not init:
+                self._report("uninit", Finding(
+                    "CAKE-S012", ins.op,
+                    f"`lm.argmin` at line {line_of(ins.op)} merges into `{tile.name}` "
+                    f"(init=False) before any `lm.argmin` initialised it, so it compares "
+                    f"against registers nobody wrote{self.where}",
+                    [(tile.op, f"`{tile.name}` is declared here")],
+                    help="pass `init=True` on the first `lm.argmin` of each row block, e.g. "
+                         f"`init=({step[0] if step else 'k'} == 0)`"))
+            elif init and unread:
+                self._discard(ins, step, unread, tile,
+                              "`lm.argmin`" if argmin else "the assignment",
+                              "the minima merged into it by")
+            if argmin:
+                self.unread[tile.index] = [(ins, step)] if init or unread is None else [
+                    *unread, (ins, step)]
+            else:
+                self.unread[tile.index] = []  # an assigned value is not a discarded result
+
+    def _tile_read(self, r: int, ins: Instr) -> None:
+        for tile in ins.tiles:
+            if self.unread.get(tile.index) is None:
+                self._report("uninit", Finding(
+                    "CAKE-S013", ins.op,
+                    f"role {self.k.roles[r].name} reads `{tile.name}` at line "
+                    f"{line_of(ins.op)} but no `lm.argmin` has written it{self.where}",
+                    [(tile.op, f"`{tile.name}` is declared here")],
+                    help="make sure an `lm.argmin` with init=True runs first; a loop that may "
+                         "run 0 times needs at least one iteration, e.g. "
+                         "`lm.max(lm.cdiv(K, 128), 1)`"))
+            self.unread[tile.index] = []
 
     def _acc_race(self, r: int, ins: Instr, w: list, acc: Acc, verb: str) -> None:
         roles = self.k.roles

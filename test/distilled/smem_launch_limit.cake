@@ -12,7 +12,7 @@ def kmeans_assign(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
     tiles_m = lm.cdiv(N, 256)
     work = tiles_m * B
     lm.grid(lm.min(work, lm.sm_count()))
-    tiles = lm.cdiv(K, 128)
+    tiles = lm.max(lm.cdiv(K, 128), 1)
 
     pool = lm.smem(230912)
     sx = pool.view(offset=0, shape=(256, 128), dtype=lm.bf16, stage=2, swizzle=128b)

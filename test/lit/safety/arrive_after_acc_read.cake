@@ -21,13 +21,13 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tma2d, Idx: LM.tensor2d, K: LM.i32):
     best_i = lm.regs(shape=(128, 1), dtype=lm.i32, role=math)
     with load:
         sx.tma_load(X, coords=(0, 0), barrier=x_full)
-        for kt in lm.range(0, lm.cdiv(K, 128)):
+        for kt in lm.range(0, lm.max(lm.cdiv(K, 128), 1)):
             lm.wait(empty, stage=kt % 4)
             sc.tma_load(C, coords=(kt, 0), stage=kt % 4, barrier=full)
             scq.tma_load(Csq, coords=(0, kt), stage=kt % 4, barrier=full, fill=lm.nan)
     with math:
         lm.wait(x_full)
-        for kt in lm.range(0, lm.cdiv(K, 128)):
+        for kt in lm.range(0, lm.max(lm.cdiv(K, 128), 1)):
             lm.wait(full, stage=kt % 4)
             lm.mma(acc, sx, sc[kt % 4], init=True)
             lm.argmin(best_d, best_i, scq[kt % 4].load() - 2.0 * acc, axis=1, base=kt * 128,

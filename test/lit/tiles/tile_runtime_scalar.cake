@@ -18,5 +18,5 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i3
         lm.wait(full)
         lm.mma(acc, sx, sc, init=True)
         c_sq = Csq.load(coords=(0, 0), shape=(1, 128), dtype=lm.f32, other=lm.inf)
-        lm.argmin(best_d, best_i, acc * K, axis=1)
+        lm.argmin(best_d, best_i, acc * K, axis=1, init=True)
 # CHECK: const float cake_s = (acc[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2] * ((float)K));
