@@ -27,8 +27,8 @@ def gemm_fp8(lm, A: LM.tma2d, B: LM.tma2d, Sa: LM.tensor1d, Sb: LM.tma2d, C: LM.
     sb = pool.view(offset=65536, shape=(256, 128), dtype=lm.e4m3, stage=4, swizzle=128b)
     ssb = pool.view(offset=196608, shape=(1, 256), dtype=lm.f32, stage=2, swizzle=None)
 
-    load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=232)
+    load = lm.role(warps=[0, 1, 2, 3], regs=24)
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=240)
     pipe = lm.pipeline(stages=4)
     full = lm.barrier(count=4, prod=[load], cons=[math], init_count=2, pipeline=pipe)
     empty = lm.barrier(count=4, prod=[math], cons=[load], init_count=1, pipeline=pipe)

@@ -141,7 +141,7 @@ def test_four_stage_ring_keeps_one_wgmma_group_in_flight():
 def test_gemm_epilogue_is_bounds_checked_per_warpgroup(gemm):
     src = gemm.source
     assert "const i32 cake_row = m_tile * 128 + (i32)cake_wg * 64;" in src
-    assert "cake_store_wgmma_tile<256, CakeOutBf16>(acc[0], C, cake_row, cake_col);" in src
+    assert "cake_store_packed_tile<256, CakeOutBf16>(C_tile, C, cake_row, cake_col);" in src
 
 
 def test_gemm_whole_tiles_are_stored_under_the_next_tiles_wgmma(gemm):
@@ -151,8 +151,11 @@ def test_gemm_whole_tiles_are_stored_under_the_next_tiles_wgmma(gemm):
     assert "u32 C_tile[64];" in src
     assert "if (cake_whole_tile<256, CakeOutBf16>(C, cake_row, cake_col)) {" in src
     assert f"cake_wgmma_commit();\n          if (C_tile_parts) {part}" in src
-    # Pending parts are finished before the registers are reused, and after the last tile.
+    # Pending parts are finished once the K loop issued its last group (before the packed
+    # tile is rewritten), and after the last tile.
     assert src.count(f"while (C_tile_parts) {part}") == 2
+    k_loop_end = src.index("cake_mbar_arrive(empty + 8u * empty_held);\n      }\n      while")
+    assert k_loop_end < src.index("C.tma_store(acc.to(lm.bf16)")
 
 
 def test_gemm_names_and_source_lines(gemm):
