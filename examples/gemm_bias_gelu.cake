@@ -12,8 +12,11 @@
 #   is unchanged); the consumers read them from SMEM after the K loop (no global-memory
 #   latency in the epilogue) and hand the buffer back before the store;
 # * gelu(acc + bias) is evaluated per accumulator register by the store itself (no
-#   temporaries: one add, a few FMAs and one tanh.approx per element), converted to bf16 and
-#   stored bounds-checked.
+#   temporaries: one add, a few FMAs and one tanh.approx per element) into packed bf16
+#   pairs: a whole tile is written in parts under the next tile's wgmma groups, a tail
+#   bounds-checked at once. The math role has 240 registers (the producer 24): accumulator
+#   128 + packed tile 64 + bias 64 need them (at 232 ptxas spills, so the emitter would
+#   store at once instead).
 @cake.schedule(target="sm_90a")
 def gemm_bias_gelu(lm, A: LM.tma2d, B: LM.tma2d, Bias: LM.tma2d, C: LM.tma2d,
                    M: LM.i32, N: LM.i32, K: LM.i32):

@@ -200,6 +200,22 @@ def test_gemm_builds_with_nvrtc_without_spills(gemm):
         assert instr in ptx, instr
 
 
+@pytest.mark.parametrize("name", ["gemm_bias_gelu", "gemm_fp8"])
+def test_fused_epilogues_are_deferred_and_build_without_spills(name):
+    """The epilogue expression is packed into the deferred tile (written under the next
+    tile's wgmma groups) and the math role's 240 registers hold it without spills: the
+    emitter's register rule (LOOP_/EPILOGUE_RESERVED_REGS) against ptxas itself."""
+    from cakec.targets.host import nvrtc
+
+    result = api.emit(api.load(str(ROOT / "examples" / f"{name}.cake")))
+    assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
+    src = result.unit.source
+    assert "C_tile[cake_cp + cake_r] = CakeOutBf16::pack(cake_x[0], cake_x[1]);" in src
+    assert "cake_store_pair<" not in src.split('extern "C"')[1]  # nothing stored at once
+    report = nvrtc.ptxas_report(src, target="sm_90a")
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
+
+
 # ---- what is not lowered is a diagnostic --------------------------------------------------------
 
 
