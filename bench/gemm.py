@@ -9,7 +9,9 @@ Prints a table of TFLOP/s, the ratio, and the share of the H100/H200 dense bf16 
     python3 bench/gemm.py [--out DIR] [--kernel PATH ...] [--no-sm80]
 
 (needs torch and an sm_90a GPU). `--kernel` adds another schedule with gemm_bf16's
-parameters (a variant being tuned), checked and timed in the same interleaved rounds.
+parameters (a variant being tuned), checked and timed in the same interleaved rounds: a .cake
+file, or a .cubin with its launch metadata beside it as .json (`cakec emit --emit cubin` and
+`--emit metadata`, e.g. from another commit's compiler, to compare code generators).
 """
 
 from __future__ import annotations
@@ -54,6 +56,17 @@ def sm80_kernel():
     return module.ptx_kernel()
 
 
+def load_kernel(path: str):
+    """A .cake compiled for sm_90a, or a prebuilt .cubin with its .json metadata."""
+    import cakec
+    from cakec.runtime import Kernel
+
+    if path.endswith(".cubin"):
+        meta = json.loads(Path(path).with_suffix(".json").read_text())
+        return Kernel(Path(path).read_bytes(), meta)
+    return cakec.compile(path, target="sm_90a")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for gemm.json")
@@ -71,7 +84,7 @@ def main() -> int:
     start = time.perf_counter()
     ours = {"cake": cakec.compile(str(EXAMPLE), target="sm_90a")}
     compile_s = time.perf_counter() - start
-    ours |= {Path(p).stem: cakec.compile(p, target="sm_90a") for p in args.kernel}
+    ours |= {Path(p).stem: load_kernel(p) for p in args.kernel}
     if not args.no_sm80:
         ours["sm80"] = sm80_kernel()
     rows, ok = [], True
