@@ -635,6 +635,18 @@ class StageLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class StageStoreOp(IRDLOperation):
+    """`view[s].store(tile)`: every thread of the role writes its elements of a register tile
+    (of the stage's shape and dtype) into the stage, at the addresses the view's layout (its
+    swizzle) gives them, so a later MMA or TMA store reads them. The write is by the generic
+    proxy: an async-proxy reader needs `lm.fence_proxy()` after it (verify-consistency)."""
+
+    name = "cake.stage_store"
+    dest = operand_def(StageType)
+    value = operand_def(TileType)
+
+
+@irdl_op_definition
 class SumSqOp(IRDLOperation):
     """`lm.sum_sq(stage, axis=1)`: Σ x² along each row of an SMEM stage, an (M, 1) f32 tile."""
 
@@ -689,7 +701,7 @@ Cake = Dialect(
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
         CopyLoadOp, TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
-        TileReduceOp, TileAssignOp, StageLoadOp, SumSqOp, ArgminOp,
+        TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H018, H020).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H018, H020, H021).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass
 from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
-from cakec.passes.conformance_tiles import tile_problems
+from cakec.passes.conformance_tiles import store_problems, tile_problems
 from cakec.targets import sku as hw
 from cakec.targets.sm80.tiling import warp_tiling
 
@@ -47,6 +47,7 @@ class KernelIndex:
     barriers: list[cake.BarrierOp] = field(default_factory=list)
     tma_loads: list[cake.TmaLoadOp] = field(default_factory=list)
     tma_stores: list[cake.TmaStoreOp] = field(default_factory=list)
+    stage_stores: list[cake.StageStoreOp] = field(default_factory=list)
     mmas: list[cake.MmaOp] = field(default_factory=list)
     tmem_reads: list[cake.ConvertOp] = field(default_factory=list)
     role_blocks: list[tuple[cake.RoleOp, cake.OnRoleOp]] = field(default_factory=list)
@@ -56,7 +57,7 @@ class KernelIndex:
 _BUCKETS: dict[type[Operation], str] = {
     cake.SmemOp: "pools", cake.ViewOp: "views", cake.TmemOp: "tmems", cake.RoleOp: "roles",
     cake.BarrierOp: "barriers", cake.TmaLoadOp: "tma_loads", cake.CopyLoadOp: "tma_loads",
-    cake.TmaStoreOp: "tma_stores",
+    cake.TmaStoreOp: "tma_stores", cake.StageStoreOp: "stage_stores",
     cake.MmaOp: "mmas",
 }
 
@@ -236,7 +237,7 @@ def at_line(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class VerifyConformance(ModulePass):
-    """Reports CAKE-H001..H018 and H020: constructs the target lacks and limits it imposes."""
+    """Reports CAKE-H001..H018, H020 and H021: constructs the target lacks and limits it imposes."""
 
     name = "verify-conformance"
     target: str = ""
@@ -288,6 +289,8 @@ class _Conformance:
             roles.setdefault(role, []).append(op)
         for op, message, help in tile_problems(self.sku.codegen, roles):
             self.error("H020", f"{message} on {self.target}", op, help=help)
+        for op, message, help in store_problems(self.idx.stage_stores):
+            self.error("H021", f"{message} on {self.target}", op, help=help)
 
     # -- reporting --
 

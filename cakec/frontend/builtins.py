@@ -199,6 +199,11 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "The stage of a (1, L) or (L, 1) f32 or i32 view as a register vector, read by "
            "every thread of the role (wait for the load that fills it first).",
            "ld.shared", "role"),
+        _b("store", [Arg("value", "tile")], None,
+           "Write a register tile of the stage's shape and dtype into the stage (convert "
+           "with `.to(dtype)` first), in the view's layout and swizzle, so a later MMA or TMA "
+           "store reads it; an async-proxy reader needs `lm.fence_proxy()` after it.",
+           "st.shared of column pairs at the view's swizzled addresses", "role"),
     ]},
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",

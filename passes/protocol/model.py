@@ -27,8 +27,10 @@ MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM h
 
 # Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
 # threads (`lm.sum_sq`, `view[s].load()`): complete at its place in the program, unlike an
-# MMA's operand reads.
-WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE = range(7)
+# MMA's operand reads. WRITE_STAGE is the role's threads writing a register tile into a stage
+# (`view[s].store`): complete at its place in the program (the threads' own stores), known to
+# another role once an arrival after it reaches that role.
+WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE = range(8)
 
 
 def line_of(op: Operation) -> int:
@@ -268,13 +270,21 @@ class Kernel:
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         if isinstance(o, _TILE_READERS):  # reads the accumulator its tile expression names
             source = o.value if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp)) else o.source
-            acc = next(filter(None, map(self.acc_of, (
-                leaf for leaf in tile_leaves(source) if _mma_acc(leaf)))), None)
+            acc = self._tile_acc(source)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, cake.StageStoreOp):  # also reads the accumulator its value names
+            stage = self._operand(o.dest)
+            return Instr(o, WRITE_STAGE, a=stage, view=stage[0] if stage else None,
+                         acc=self._tile_acc(o.value)) if stage is not None else None
         if isinstance(o, (cake.SumSqOp, cake.StageLoadOp)):
             stage = self._operand(o.source)
             return Instr(o, READ_STAGE, a=stage) if stage is not None else None
         return None
+
+    def _tile_acc(self, v: SSAValue) -> Acc | None:
+        """The MMA accumulator a tile expression reads (the first one), if any."""
+        return next(filter(None, map(self.acc_of, (
+            leaf for leaf in tile_leaves(v) if _mma_acc(leaf)))), None)
 
     def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
         op = v.owner

@@ -5,11 +5,12 @@ pre-sm_90 mbarrier forms through the helper names its support header defines."""
 
 from __future__ import annotations
 
-from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, TmaLoadOp, ViewOp,
-                                WaitOp)
+from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, StageStoreOp,
+                                TmaLoadOp, ViewOp, WaitOp)
 from cakec.targets.emit.cexpr import paren, plus, scaled, unparen
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sku import get_sku
 
 
 def wait(em: KernelEmitter, op: WaitOp) -> None:
@@ -101,5 +102,19 @@ def arrive(em: KernelEmitter, op: ArriveOp) -> None:
 
 
 def fence_proxy(em: KernelEmitter, op: FenceProxyOp) -> None:
+    """Each thread fences its own generic-proxy writes (targets without TMA have no async
+    proxy: mma.sync reads SMEM with ldmatrix, an ordinary load). In a role whose threads
+    write views (`view[s].store`), the role then meets at its named barrier: the MMA or TMA
+    store that follows is issued by one thread or warpgroup and reads every thread's bytes."""
     em.source_comment(op)
-    em.line("cake_fence_proxy_async();")
+    if get_sku(em.target).has("tma"):
+        em.line("cake_fence_proxy_async();")
+    role = em.role
+    if role is None or role.single_thread or not any(isinstance(o, StageStoreOp)
+                                                     for o in role.ops):
+        return
+    if len(role.warps) == 1:
+        em.line("__syncwarp();  // every lane has written and fenced its part")
+        return
+    em.line(f"cake_named_barrier_sync({role.barrier_id}u, {32 * len(role.warps)}u);  "
+            f"// every thread of `{role.name}` has written and fenced its part")

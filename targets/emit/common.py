@@ -9,8 +9,8 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, TileStoreOp,
-    TmaStoreOp,
+    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, StageStoreOp,
+    TileStoreOp, TmaStoreOp,
     ViewOp,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
@@ -118,7 +118,8 @@ def if_op(em: KernelEmitter, op: IfOp) -> None:
 def convert(em: KernelEmitter, op: ConvertOp) -> None:
     """`tile.to(dtype)` emits nothing itself: the store (or the wgmma reading it as its
     register A) that consumes it converts."""
-    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, MmaOp)) for u in op.result.uses):
+    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, StageStoreOp, MmaOp))
+               for u in op.result.uses):
         raise Unsupported("using a converted tile other than in a store or as an MMA's A")
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, TileType,
-    TmaStoreOp, WaitOp, dtype_name,
+    ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, StageStoreOp,
+    TileType, TmaStoreOp, WaitOp, dtype_name,
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
@@ -283,7 +283,8 @@ def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
     waits = [op for op in body if isinstance(op, WaitOp)]
     if (len(commits) != 1 or len(waits) != 1 or body[-1] is not commits[0]
             or not any(isinstance(op, MmaOp) for op in body)
-            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp)) for op in body)):
+            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp, StageStoreOp))
+                   for op in body)):
         return []
     commit, wait = commits[0], waits[0]
     full, empty = wait.barrier.owner, commit.barrier.owner
