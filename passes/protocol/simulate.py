@@ -297,15 +297,11 @@ class Simulation:
             if own_done or self._after_end(vc, rec):
                 continue
             if rec[5] and q != w:  # read before anything wrote the stage: this store fills it
-                self._report("race", Finding(
-                    "CAKE-S002", reader.op,
-                    f"role {roles[q].name} reads {name} at line {line_of(reader.op)}, which role "
-                    f"{roles[w].name} writes with `store` at line {line_of(ins.op)} with nothing "
-                    f"ordering the read after it{self.where}",
-                    [(ins.op, f"role {roles[w].name} writes {name} here")],
-                    help=f"hand the stage over: `lm.arrive` on a barrier in role "
-                         f"{roles[w].name} after the store (and `lm.fence_proxy()`), `lm.wait` "
-                         f"on it in role {roles[q].name} before the read"), other=reader.op)
+                self._read_before_fill(
+                    w, ins, q, reader, name, "writes with `store`",
+                    f"hand the stage over: `lm.arrive` on a barrier in role {roles[w].name} "
+                    f"after the store (and `lm.fence_proxy()`), `lm.wait` on it in role "
+                    f"{roles[q].name} before the read", other=reader.op)
                 continue
             if q == w:
                 self._report("race", Finding(
@@ -318,15 +314,8 @@ class Simulation:
                          "sm_100a, wait on that barrier) or read its accumulator before the "
                          "store, or store into another stage"), other=reader.op)
                 continue
-            what, release = _stage_reader(reader)
-            self._report("race", Finding(
-                "CAKE-S003", ins.op,
-                f"role {roles[w].name} overwrites {name} with `store` at line "
-                f"{line_of(ins.op)} while role {roles[q].name} may still be reading it ({what} "
-                f"at line {line_of(reader.op)}){self.where}",
-                [(reader.op, f"role {roles[q].name} reads {name} here")],
-                help=f"before the store, wait on a barrier that role {roles[q].name} releases "
-                     f"with {release} (an empty barrier)"), other=reader.op)
+            self._still_reading(w, ins, q, reader, name, "overwrites {} with `store`",
+                                "the store", other=reader.op)
         if st[0] and not st[1]:
             prev = st[0][-1]
             if prev[2] is not None and not self._fill_seen(vc, prev):
@@ -363,14 +352,9 @@ class Simulation:
         roles = self.k.roles
         name = f"{ins.view.name}[{s}]"
         if unwritten:
-            self._report("race", Finding(
-                "CAKE-S002", reader.op,
-                f"role {roles[q].name} reads {name} at line {line_of(reader.op)}, which role "
-                f"{roles[w].name} fills at line {line_of(ins.op)} with nothing ordering the "
-                f"read after it{self.where}",
-                [(ins.op, f"role {roles[w].name} fills {name} here")],
-                help=f"wait on `{ins.barrier.name}` (the barrier this load completes) before "
-                     "reading the stage"))
+            self._read_before_fill(w, ins, q, reader, name, "fills",
+                                   f"wait on `{ins.barrier.name}` (the barrier this load "
+                                   "completes) before reading the stage")
             return
         rel = self._release(q, clock, self.vc[w][q])
         if rel is not None:
@@ -384,15 +368,35 @@ class Simulation:
                      "the role's MMAs have completed, or arrive after reading the MMA's "
                      "register accumulator (the read waits for it)"))
             return
+        self._still_reading(w, ins, q, reader, name, "refills {}", "refilling")
+
+    def _read_before_fill(self, w: int, ins: Instr, q: int, reader: Instr, name: str,
+                          verb: str, help: str, other: Operation | None = None) -> None:
+        """CAKE-S002: role q read stage `name` before anything filled it, and role w's fill
+        (`verb`: "fills", "writes with `store`") is not ordered after that read."""
+        roles = self.k.roles
+        self._report("race", Finding(
+            "CAKE-S002", reader.op,
+            f"role {roles[q].name} reads {name} at line {line_of(reader.op)}, which role "
+            f"{roles[w].name} {verb} at line {line_of(ins.op)} with nothing ordering the read "
+            f"after it{self.where}",
+            [(ins.op, f"role {roles[w].name} {verb.split()[0]} {name} here")],
+            help=help), other=other)
+
+    def _still_reading(self, w: int, ins: Instr, q: int, reader: Instr, name: str, verb: str,
+                       before: str, other: Operation | None = None) -> None:
+        """CAKE-S003: role w writes stage `name` (`verb`, e.g. "refills {}") while role q's
+        read of it (`reader`) may still be going on."""
+        roles = self.k.roles
         what, release = _stage_reader(reader)
         self._report("race", Finding(
             "CAKE-S003", ins.op,
-            f"role {roles[w].name} refills {name} at line {line_of(ins.op)} while role "
+            f"role {roles[w].name} {verb.format(name)} at line {line_of(ins.op)} while role "
             f"{roles[q].name} may still be reading it ({what} at line {line_of(reader.op)})"
             f"{self.where}",
             [(reader.op, f"role {roles[q].name} reads {name} here")],
-            help=f"before refilling, wait on a barrier that role {roles[q].name} releases with "
-                 f"{release} (an empty barrier)"))
+            help=f"before {before}, wait on a barrier that role {roles[q].name} releases with "
+                 f"{release} (an empty barrier)"), other=other)
 
     def _mma(self, r: int, ev: tuple) -> None:
         ins: Instr = ev[1]

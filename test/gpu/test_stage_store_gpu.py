@@ -1,0 +1,75 @@
+"""`view[s].store(tile)` on an sm_90a GPU: two MMAs chained through SMEM. Each CTA computes
+E = (A·Bᵀ).to(bf16) by wgmma into registers, stores E into a stage of the view's swizzle
+(128b, 64b, 32b), fences (`lm.fence_proxy()`: each thread, then the role's named barrier), and
+computes O = E·Dᵀ by wgmma reading E from that stage. Checked against a float64 reference of
+the same bf16 rounding on fresh random inputs, with a row tail (M not a multiple of 128).
+
+    pytest -m gpu test/gpu/test_stage_store_gpu.py
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpu_marks import gpu_marks  # noqa: E402
+
+pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
+
+SWIZZLES = ("128b", "64b", "32b")
+ROWS = (128, 300, 1, 1000)
+
+
+def source(swizzle: str) -> str:
+    return f'''@cake.schedule(target="sm_90a")
+def chain(lm, A: LM.tma2d, B: LM.tma2d, D: LM.tma2d, O: LM.tensor2d, M: LM.i32):
+    lm.grid(lm.cdiv(M, 128))
+    mt = lm.block_id(0)
+    pool = lm.smem(98304)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    sb = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    sd = pool.view(offset=32768, shape=(64, 128), dtype=lm.bf16, swizzle=128b)
+    se = pool.view(offset=49152, shape=(128, 128), dtype=lm.bf16, swizzle={swizzle})
+    load = lm.role(warps=[0])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11])
+    full = lm.barrier(count=1, prod=[load], cons=[math], init_count=3)
+    acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    out = lm.regs(shape=(128, 64), dtype=lm.f32, role=math)
+    with load:
+        sa.tma_load(A, coords=(mt, 0), barrier=full)
+        sb.tma_load(B, coords=(0, 0), barrier=full)
+        sd.tma_load(D, coords=(0, 0), barrier=full)
+    with math:
+        lm.wait(full)
+        lm.mma(acc, sa, sb, init=True)
+        se[0].store((acc * 0.5).to(lm.bf16))
+        lm.fence_proxy()
+        lm.mma(out, se, sd, init=True)
+        O.store(out, coords=(mt, 0))
+'''
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    import cakec
+    return {swz: cakec.compile(source=source(swz)) for swz in SWIZZLES}
+
+
+@pytest.mark.parametrize("swizzle", SWIZZLES)
+@pytest.mark.parametrize("m", ROWS)
+def test_mma_chained_through_a_stored_stage(kernels, swizzle: str, m: int) -> None:
+    gen = torch.Generator(device="cuda").manual_seed(1000 * m + len(swizzle))
+    a = torch.randn(m, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn(128, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    d = torch.randn(64, 128, device="cuda", generator=gen).to(torch.bfloat16)
+    o = torch.full((m, 64), float("nan"), device="cuda")
+    kernels[swizzle](a, b, d, o, m)
+    torch.cuda.synchronize()
+    e = (a.double() @ b.double().t() * 0.5).to(torch.bfloat16).double()
+    want = e @ d.double().t()
+    assert not torch.isnan(o).any(), "an element of O was never written"
+    # E is bf16 on both sides; what differs is the f32 accumulation order of the wgmmas and
+    # a rare bf16 rounding tie of E: a relative Frobenius error well under bf16's 2⁻⁸.
+    err = float((o.double() - want).norm() / want.norm())
+    assert err < 2e-3, f"relative error {err:.2e} (swizzle {swizzle}, M = {m})"
