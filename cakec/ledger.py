@@ -17,7 +17,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TileType, TmaLoadOp,
-    TmaStoreOp, TmemOp, ViewOp, WaitOp, dtype_name,
+    TmaStoreOp, TmemOp, ViewOp, WaitOp, dtype_name, stage_source,
 )
 from cakec.passes.derive_common import (
     attr_json, expr, get_int, get_ints, get_str, get_strs, get_u64, kernels, line_of, plus,
@@ -272,7 +272,7 @@ def _mma(op: MmaOp) -> Json:
 
 def _stage_view(value: SSAValue) -> str | None:
     """The view an MMA operand reads, or "registers" for wgmma's register A."""
-    stage = value.owner
+    stage = stage_source(value)[0].owner
     if isinstance(value.type, TileType):
         return "registers"
     return sym(stage.view.owner) if isinstance(stage, StageOp) else None

@@ -405,6 +405,25 @@ class StageOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """`view[s].T`: a stage stored [K, M] (or [K, N]) read as the [M, K] (or [N, K]) operand of
+    an MMA, MN-major: the instruction reads it through the descriptor's transposed layout
+    (wgmma imm-trans, tcgen05 a_major/b_major), no data moves."""
+
+    name = "cake.transpose"
+    source = operand_def(StageType)
+    result = result_def(StageType)
+
+
+def stage_source(v: SSAValue) -> tuple[SSAValue, bool]:
+    """The stage an MMA operand reads (`view[s]`, through a `.T`) and whether it is
+    transposed (read MN-major)."""
+    if isinstance(v.owner, TransposeOp):
+        return v.owner.source, True
+    return v, False
+
+
+@irdl_op_definition
 class TmaLoadOp(IRDLOperation):
     """`view.tma_load(T, coords=, stage=, barrier=, fill=)`: an async copy of one box into
     `view[stage]`, completing its bytes on `barrier[stage]`. `coords` are tile
@@ -685,7 +704,7 @@ def tile_leaves(v: SSAValue) -> list[SSAValue]:
 #: arithmetic) runs on one elected thread; any other op makes every thread of the role run
 #: it. The emitters and derive-barriers' arrival counts share this rule.
 SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, FenceProxyOp, BlockIdOp,
-                     NumBlocksOp, DimOp, StageOp, CommitOp)
+                     NumBlocksOp, DimOp, StageOp, TransposeOp, CommitOp)
 
 
 def runs_single_thread(on_roles: Sequence[OnRoleOp]) -> bool:
@@ -698,7 +717,7 @@ Cake = Dialect(
     "cake",
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
-        RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
+        RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
         CopyLoadOp, TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
         TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,

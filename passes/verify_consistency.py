@@ -167,7 +167,8 @@ class _Consistency:
         self.error("D005", f"{_party(which, value)} is {_shape(dims)} = [K, {outer}], "
                    f"but `lm.mma` reads operands K-major: `{which}` must be [{outer}, K] = "
                    f"{_shape(expected)}", mma, [self.declared(value)],
-                   help=f"store `{name_of(value)}` with K as its inner dimension, shape "
+                   help=f"read it transposed, `{name_of(value)}[s].T` (MN-major: 16-bit operands "
+                   f"of wgmma and tcgen05.mma), or store it with K as its inner dimension, shape "
                    f"{_shape(expected)}")
         return True
 
@@ -300,7 +301,7 @@ class _Consistency:
 #: ops that only name a view or only read it (`lm.sum_sq`). Any other op that takes a view or
 #: a stage accesses SMEM with ordinary loads and stores: the generic proxy.
 _ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp)
-_NO_ACCESS = (cake.StageOp, cake.SumSqOp, cake.StageLoadOp)
+_NO_ACCESS = (cake.StageOp, cake.TransposeOp, cake.SumSqOp, cake.StageLoadOp)
 
 Pending = dict[cake.ViewOp, Operation]  # view → a generic write not yet fenced
 

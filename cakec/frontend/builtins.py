@@ -23,7 +23,9 @@ KIND_NAMES: dict[str, str] = {
     "barrier": "a barrier",
     "view": "an SMEM view",
     "stage": "an SMEM view stage such as view[s]",
-    "mma_a": "an SMEM view stage such as view[s], or a 16-bit register tile (sm_90a)",
+    "mma_a": "an SMEM view stage such as view[s] or view[s].T, or a 16-bit register tile "
+             "(sm_90a)",
+    "mma_b": "an SMEM view stage such as view[s] or view[s].T",
     "acc": "an accumulator (a TMEM region or lm.regs tile)",
     "tensor": "a tensor parameter",
     "tile": "a register tile",
@@ -129,9 +131,10 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
     _b("fence_proxy", [], None,
        "Order generic-proxy SMEM writes before async-proxy reads (TMA store, MMA).",
        "fence.proxy.async.shared::cta", "role"),
-    _b("mma", [Arg("acc", "acc"), Arg("a", "mma_a"), Arg("b", "stage"),
+    _b("mma", [Arg("acc", "acc"), Arg("a", "mma_a"), Arg("b", "mma_b"),
                Arg("init", "bool", required=False, default=False)], None,
-       "acc[M,N] (+)= a[M,K] · b[N,K]ᵀ; init=True overwrites.",
+       "acc[M,N] (+)= a[M,K] · b[N,K]ᵀ; init=True overwrites; `view[s].T` reads a stage "
+       "stored [K, M] or [K, N] as a (MN-major).",
        "mma.sync (sm_80/89/120), wgmma (sm_90a), tcgen05.mma (sm_100a/103a)", "role"),
     _b("sum_sq", [Arg("source", "stage"), Arg("axis", "int", min=1)], "tile",
        "Σ x² along each row of an SMEM stage: an (M, 1) f32 register tile.",

@@ -287,7 +287,7 @@ class Kernel:
             leaf for leaf in tile_leaves(v) if _mma_acc(leaf)))), None)
 
     def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
-        op = v.owner
+        op = cake.stage_source(v)[0].owner
         if isinstance(op, cake.StageOp):
             return self.view_of(op.view), self.exprs(op.index), op
         return None

@@ -10,7 +10,7 @@ from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
     BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, StageStoreOp,
-    TileStoreOp, TmaStoreOp,
+    TileStoreOp, TmaStoreOp, TransposeOp,
     ViewOp,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
@@ -83,6 +83,11 @@ def stage_addr(em: KernelEmitter, op: StageOp) -> None:
 
 
 
+def transpose(em: KernelEmitter, op: TransposeOp) -> None:
+    """`view[s].T`: the same stage address; the MMA reads it MN-major (its descriptor)."""
+    em.values[op.result] = em.val(op.source)
+
+
 def for_loop(em: KernelEmitter, op: ForOp) -> None:
     em.source_comment(op)
     loop(em, op)
@@ -132,5 +137,5 @@ COMMON: dict[type[Operation], Lowering] = {
                            arith.OrIOp, arith.XOrIOp, arith.AddfOp, arith.SubfOp, arith.MulfOp,
                            arith.DivfOp, arith.SIToFPOp)},
     BlockIdOp: block_index, NumBlocksOp: block_index, SmCountOp: sm_count, DimOp: tensor_dim,
-    StageOp: stage_addr, ForOp: for_loop, IfOp: if_op,
+    StageOp: stage_addr, TransposeOp: transpose, ForOp: for_loop, IfOp: if_op,
 }

@@ -19,7 +19,7 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, SumSqOp,
     TileLoadOp, TileStoreOp,
-    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves, stage_source,
 )
 from cakec.targets.emit.cexpr import paren
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
@@ -167,7 +167,8 @@ class WgmmaLayout(Layout):
 
 
 def _view_of(v: SSAValue) -> SSAValue | None:
-    return v.owner.view if isinstance(v.owner, StageOp) else None
+    stage = stage_source(v)[0].owner
+    return stage.view if isinstance(stage, StageOp) else None
 
 
 def tile_layout(em: KernelEmitter) -> WgmmaLayout:

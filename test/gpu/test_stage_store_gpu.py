@@ -73,3 +73,46 @@ def test_mma_chained_through_a_stored_stage(kernels, swizzle: str, m: int) -> No
     # a rare bf16 rounding tie of E: a relative Frobenius error well under bf16's 2⁻⁸.
     err = float((o.double() - want).norm() / want.norm())
     assert err < 2e-3, f"relative error {err:.2e} (swizzle {swizzle}, M = {m})"
+
+
+def transposed_source(swizzle: str) -> str:
+    """acc = Kᵀ·U with K, U stored [C, D] (C = 64 rows, the reduction): both operands read
+    MN-major, `sk[0].T` as A ([D, C]) and `su.T` as B ([D, C]), as the KDA state update
+    reads its chunk's keys and values."""
+    return f'''@cake.schedule(target="sm_90a")
+def ktu(lm, K: LM.tma2d, U: LM.tma2d, O: LM.tensor2d):
+    pool = lm.smem(65536)
+    sk = pool.view(offset=0, shape=(64, 128), dtype=lm.bf16, swizzle={swizzle})
+    su = pool.view(offset=16384, shape=(64, 128), dtype=lm.bf16, swizzle={swizzle})
+    load = lm.role(warps=[0])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11])
+    full = lm.barrier(count=1, prod=[load], cons=[math], init_count=2)
+    acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    with load:
+        sk.tma_load(K, coords=(0, 0), barrier=full)
+        su.tma_load(U, coords=(0, 0), barrier=full)
+    with math:
+        lm.wait(full)
+        lm.mma(acc, sk[0].T, su.T, init=True)
+        O.store(acc, coords=(0, 0))
+'''
+
+
+@pytest.fixture(scope="module")
+def transposed_kernels():
+    import cakec
+    return {swz: cakec.compile(source=transposed_source(swz)) for swz in SWIZZLES}
+
+
+@pytest.mark.parametrize("swizzle", SWIZZLES)
+@pytest.mark.parametrize("seed", (1, 2, 3))
+def test_mma_reads_transposed_operands(transposed_kernels, swizzle: str, seed: int) -> None:
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    k = torch.randn(64, 128, device="cuda", generator=gen).to(torch.bfloat16)
+    u = torch.randn(64, 128, device="cuda", generator=gen).to(torch.bfloat16)
+    o = torch.full((128, 128), float("nan"), device="cuda")
+    transposed_kernels[swizzle](k, u, o)
+    torch.cuda.synchronize()
+    want = k.double().t() @ u.double()
+    err = float((o.double() - want).norm() / want.norm())
+    assert err < 1e-5, f"relative error {err:.2e} (swizzle {swizzle})"
