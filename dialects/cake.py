@@ -471,6 +471,19 @@ class TmaStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TmaStoreStageOp(IRDLOperation):
+    """`T.tma_store(view[s], coords=)`: one TMA copy (one per swizzle column block) of a staged
+    SMEM tile to the global tile at `coords`, clipped at the tensor's edges; complete (its
+    SMEM reads and global writes) before any thread of the role continues."""
+
+    name = "cake.tma_store_stage"
+    tensor = operand_def(TensorType)
+    source = operand_def(StageType)
+    coords = var_operand_def(i32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
 class WaitOp(IRDLOperation):
     """`lm.wait(b, stage=s)`: wait for the next phase of `b[s]` this role has not consumed."""
 
@@ -703,8 +716,8 @@ def tile_leaves(v: SSAValue) -> list[SSAValue]:
 #: Ops one thread can execute for its whole role: a role made only of these (and scalar
 #: arithmetic) runs on one elected thread; any other op makes every thread of the role run
 #: it. The emitters and derive-barriers' arrival counts share this rule.
-SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, FenceProxyOp, BlockIdOp,
-                     NumBlocksOp, DimOp, StageOp, TransposeOp, CommitOp)
+SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, TmaStoreStageOp, FenceProxyOp,
+                     BlockIdOp, NumBlocksOp, DimOp, StageOp, TransposeOp, CommitOp)
 
 
 def runs_single_thread(on_roles: Sequence[OnRoleOp]) -> bool:
@@ -718,7 +731,7 @@ Cake = Dialect(
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
-        CopyLoadOp, TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
+        CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
         TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
     ],

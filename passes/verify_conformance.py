@@ -48,6 +48,7 @@ class KernelIndex:
     tma_loads: list[cake.TmaLoadOp] = field(default_factory=list)
     tma_stores: list[cake.TmaStoreOp] = field(default_factory=list)
     stage_stores: list[cake.StageStoreOp] = field(default_factory=list)
+    stage_tma_stores: list[cake.TmaStoreStageOp] = field(default_factory=list)
     mmas: list[cake.MmaOp] = field(default_factory=list)
     tmem_reads: list[cake.ConvertOp] = field(default_factory=list)
     role_blocks: list[tuple[cake.RoleOp, cake.OnRoleOp]] = field(default_factory=list)
@@ -58,6 +59,7 @@ _BUCKETS: dict[type[Operation], str] = {
     cake.SmemOp: "pools", cake.ViewOp: "views", cake.TmemOp: "tmems", cake.RoleOp: "roles",
     cake.BarrierOp: "barriers", cake.TmaLoadOp: "tma_loads", cake.CopyLoadOp: "tma_loads",
     cake.TmaStoreOp: "tma_stores", cake.StageStoreOp: "stage_stores",
+    cake.TmaStoreStageOp: "stage_tma_stores",
     cake.MmaOp: "mmas",
 }
 
@@ -360,6 +362,14 @@ class _Conformance:
             for store in self.idx.tma_stores:
                 # The tile is staged unswizzled in compiler scratch (derive-smem).
                 self.check_box(store, store.value, "none", "tma_store")
+        # A staged view is copied out by TMA itself: the target needs TMA stores.
+        staged = self.idx.stage_tma_stores
+        self.family_needed("tma_store", staged, "tma_store")
+        if self.sku.has("tma_store"):
+            for store in staged:
+                view = view_of(store.source)
+                if view is not None:
+                    self.check_box(store, store.source, view_swizzle(view), "tma_store")
 
     def family_needed(self, family: str, ops: Sequence[Operation], what: str) -> None:
         if not ops or self.sku.has(family):

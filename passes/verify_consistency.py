@@ -78,6 +78,8 @@ class _Consistency:
             self.check_box(load, load.view, "view")
         for store in self.idx.tma_stores:
             self.check_box(store, store.value, "tile")
+        for staged in self.idx.stage_tma_stores:
+            self.check_box(staged, staged.source, "view")
         for store in self.idx.stage_stores:
             self.check_stage_store(store)
         self.check_aliased_layouts()
@@ -300,7 +302,7 @@ class _Consistency:
 #: Ops that touch SMEM through the async proxy (they read or write views by TMA or MMA), and
 #: ops that only name a view or only read it (`lm.sum_sq`). Any other op that takes a view or
 #: a stage accesses SMEM with ordinary loads and stores: the generic proxy.
-_ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp)
+_ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp, cake.TmaStoreStageOp)
 _NO_ACCESS = (cake.StageOp, cake.TransposeOp, cake.SumSqOp, cake.StageLoadOp)
 
 Pending = dict[cake.ViewOp, Operation]  # view → a generic write not yet fenced
@@ -320,8 +322,8 @@ class _FenceScan:
         self.reported: set[tuple[Operation, cake.ViewOp]] = set()
         #: Views some role reads through the async proxy: the readers of a hand-off.
         self.async_read: dict[cake.ViewOp, Operation] = {}
-        for op in gate.idx.mmas:
-            for view in (view_of(op.a), view_of(op.b)):
+        for op in [*gate.idx.mmas, *gate.idx.stage_tma_stores]:
+            for view in _async_reads(op):
                 if isinstance(view, cake.ViewOp):
                     self.async_read.setdefault(view, op)
 
@@ -387,27 +389,36 @@ class _FenceScan:
                 f"{at_line(writer)} and no `lm.fence_proxy()` orders that write before the "
                 f"async-proxy read{at_line(reader)}", op,
                 [Note(span_of(writer, self.gate.ctx), f"`{name}` is written here"),
-                 Note(span_of(reader, self.gate.ctx), f"`lm.mma` reads `{name}` here")],
+                 Note(span_of(reader, self.gate.ctx),
+                      f"`{'lm.mma' if isinstance(reader, cake.MmaOp) else 'tma_store'}` reads "
+                      f"`{name}` here")],
                 help=f"add `lm.fence_proxy()` after the write{at_line(writer)}, before the "
                 "arrival")
 
     def check_access(self, op: Operation, pending: Pending) -> None:
-        views = ([view_of(op.a), view_of(op.b)] if isinstance(op, cake.MmaOp)
-                 else [op.view.owner])
+        views = _async_reads(op) if not isinstance(op, cake.TmaLoadOp) else [op.view.owner]
         for view in views:
             writer = pending.get(view) if isinstance(view, cake.ViewOp) else None
             if writer is None or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
             name = name_of(view.result)
-            verb = "reads" if isinstance(op, cake.MmaOp) else "overwrites"
-            what = "`lm.mma`" if isinstance(op, cake.MmaOp) else "`tma_load`"
+            verb = "overwrites" if isinstance(op, cake.TmaLoadOp) else "reads"
+            what = {cake.MmaOp: "`lm.mma`", cake.TmaLoadOp: "`tma_load`"}.get(
+                type(op), "`tma_store`")
             self.gate.error(
                 "D009", f"{what} {verb} `{name}` through the async proxy, but `{name}` was "
                 f"written with ordinary stores{at_line(writer)} and no `lm.fence_proxy()` "
                 "orders that write first", op,
                 [Note(span_of(writer, self.gate.ctx), f"`{name}` is written here")],
                 help=f"add `lm.fence_proxy()` after the write{at_line(writer)}")
+
+
+def _async_reads(op: Operation) -> list[cake.ViewOp | None]:
+    """The views an MMA (its stage operands) or a TMA store of a stage reads by async proxy."""
+    if isinstance(op, cake.MmaOp):
+        return [view_of(op.a), view_of(op.b)]
+    return [view_of(op.source)]
 
 
 #: Arrivals that hand what the role wrote to the roles waiting on the barrier.

@@ -29,6 +29,7 @@ KIND_NAMES: dict[str, str] = {
     "acc": "an accumulator (a TMEM region or lm.regs tile)",
     "tensor": "a tensor parameter",
     "tile": "a register tile",
+    "store_src": "a register tile, or an SMEM view stage such as view[s]",
     "operand": "a register tile or a number",
     "pool": "an SMEM pool",
     "tmem": "a TMEM region",
@@ -184,8 +185,9 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "cp.async (16-byte chunks, zero fill) + cp.async.mbarrier.arrive.noinc", "role"),
     ]},
     "tensor": {b.name: b for b in [
-        _b("tma_store", [Arg("value", "tile"), Arg("coords", "coords")], None,
-           "Store a register tile to the tile of this tensor at `coords` (bounds-checked).",
+        _b("tma_store", [Arg("value", "store_src"), Arg("coords", "coords")], None,
+           "Store a register tile, or a staged SMEM view stage by TMA, to the tile of this "
+           "tensor at `coords` (bounds-checked or clipped).",
            "st.global with bounds (tails) / cp.async.bulk.tensor store", "role"),
         _b("load", [Arg("coords", "coords"), Arg("shape", "shape"), Arg("dtype", "dtype"),
                     Arg("other", "float", required=False, default=0.0)], "tile",

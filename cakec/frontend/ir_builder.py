@@ -593,6 +593,11 @@ class Frontend:
                     raise error("CAKE-T007", f"{what} expects roles, got {describe(i)}", n.span,
                                 notes=decl_note(i))
             return Value("roles", v.span, const=v.const)
+        if k == "store_src":  # a register tile, or a stage a TMA store copies out
+            if v.kind in ("tile", "stage"):
+                return v
+            if v.kind == "view":
+                k = "stage"
         if k in ("mma_a", "mma_b"):  # a stage, its transpose, or (A only) a register tile
             if v.kind == "stage_t" or (k == "mma_a" and v.kind == "tile"):
                 return v
@@ -1046,6 +1051,15 @@ def _build_tma_store(fe, e, b, recv):
         raise error("CAKE-T013", f"`coords` has {len(coords)} entries but tensor "
                     f"`{recv.info['name']}` has rank {recv.info['rank']}", b["coords"].span)
     value = b["value"]
+    if value.kind == "stage":  # a staged SMEM tile, copied out by TMA
+        if not recv.info.get("tma"):
+            raise error("CAKE-T007", f"`{recv.info['name']}` is not a TMA tensor: a stage is "
+                        "stored by TMA", e.span, notes=[Note(recv.span, "declared here")],
+                        help=f"declare it as `LM.tma{recv.info['rank']}d`")
+        fe.note_tensor_dtype(recv, cake.dtype_name(value.ssa.type.element_type), e.span)
+        fe._add(cake.TmaStoreStageOp.build(operands=[recv.ssa, value.ssa,
+                                                     [fe._i32(c) for c in coords]]), e.span)
+        return Value("none", e.span)
     fe.note_tensor_dtype(recv, cake.dtype_name(value.ssa.type.element_type), e.span)
     fe._add(cake.TmaStoreOp.build(operands=[recv.ssa, value.ssa,
                                             [fe._i32(c) for c in coords]]), e.span)

@@ -26,8 +26,8 @@ from cakec.passes.protocol.exprs import ExprInfo, Exprs
 MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM holds more)
 
 # Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
-# threads (`lm.sum_sq`, `view[s].load()`): complete at its place in the program, unlike an
-# MMA's operand reads. WRITE_STAGE is the role's threads writing a register tile into a stage
+# threads (`lm.sum_sq`, `view[s].load()`, and a TMA store of a stage, which the role waits
+# for): complete at its place in the program, unlike an MMA's operand reads. WRITE_STAGE is the role's threads writing a register tile into a stage
 # (`view[s].store`): complete at its place in the program (the threads' own stores), known to
 # another role once an arrival after it reaches that role.
 WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE = range(8)
@@ -276,7 +276,7 @@ class Kernel:
             stage = self._operand(o.dest)
             return Instr(o, WRITE_STAGE, a=stage, view=stage[0] if stage else None,
                          acc=self._tile_acc(o.value)) if stage is not None else None
-        if isinstance(o, (cake.SumSqOp, cake.StageLoadOp)):
+        if isinstance(o, (cake.SumSqOp, cake.StageLoadOp, cake.TmaStoreStageOp)):
             stage = self._operand(o.source)
             return Instr(o, READ_STAGE, a=stage) if stage is not None else None
         return None

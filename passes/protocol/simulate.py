@@ -674,7 +674,8 @@ def _stage_reader(ins: Instr) -> tuple[str, str]:
     """How findings name a read of a stage, and how its role releases the stage after it."""
     if ins.kind == MMA:
         return "MMA", "`lm.commit` after its MMA"
-    what = "`lm.sum_sq`" if isinstance(ins.op, cake.SumSqOp) else "`load()`"
+    what = {cake.SumSqOp: "`lm.sum_sq`", cake.TmaStoreStageOp: "`tma_store`"}.get(
+        type(ins.op), "`load()`")
     return what, "`lm.arrive` after that read"
 
 

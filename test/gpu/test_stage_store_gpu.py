@@ -116,3 +116,49 @@ def test_mma_reads_transposed_operands(transposed_kernels, swizzle: str, seed: i
     want = k.double().t() @ u.double()
     err = float((o.double() - want).norm() / want.norm())
     assert err < 1e-5, f"relative error {err:.2e} (swizzle {swizzle})"
+
+
+TMA_STORE_SOURCE = '''@cake.schedule(target="sm_90a")
+def staged(lm, A: LM.tma2d, B: LM.tma2d, O: LM.tma2d, M: LM.i32, N: LM.i32):
+    lm.grid(lm.cdiv(M, 128), lm.cdiv(N, 128))
+    mt = lm.block_id(0)
+    nt = lm.block_id(1)
+    pool = lm.smem(65536)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    sb = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    so = pool.view(offset=32768, shape=(128, 128), dtype=lm.bf16, swizzle=128b)
+    load = lm.role(warps=[0])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11])
+    full = lm.barrier(count=1, prod=[load], cons=[math], init_count=2)
+    acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    with load:
+        sa.tma_load(A, coords=(mt, 0), barrier=full)
+        sb.tma_load(B, coords=(nt, 0), barrier=full)
+    with math:
+        lm.wait(full)
+        lm.mma(acc, sa, sb, init=True)
+        so[0].store((acc + 1.0).to(lm.bf16))
+        lm.fence_proxy()
+        O.tma_store(so[0], coords=(mt, nt))
+'''
+
+
+@pytest.mark.parametrize("m,n", [(128, 128), (300, 200), (1, 8), (257, 1000)])
+def test_tma_store_of_a_staged_view(m: int, n: int) -> None:
+    """O through SMEM: the tile stored into a 128b-swizzled stage, then one TMA store per
+    64-column block, clipped by the TMA unit at the tensor's edges (row and column tails)."""
+    import cakec
+    kernel = cakec.compile(source=TMA_STORE_SOURCE)
+    gen = torch.Generator(device="cuda").manual_seed(m * 31 + n)
+    a = torch.randn(m, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn(n, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    buf = torch.full((m + 1, n + 8), float("nan"), device="cuda", dtype=torch.bfloat16)
+    o = buf[:m, :n]
+    kernel(a, b, o, m, n)
+    torch.cuda.synchronize()
+    want = (a.double() @ b.double().t() + 1).to(torch.bfloat16).double()
+    assert not torch.isnan(o).any(), "an element of O was never written"
+    err = float((o.double() - want).abs().max() / want.abs().max())
+    assert err < 1e-2, f"max error {err:.2e} relative to max |O|"
+    assert torch.isnan(buf[m:]).all() and torch.isnan(buf[:m, n:]).all(), \
+        "the TMA store wrote outside O"
