@@ -17,13 +17,15 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp,
-    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves,
+    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, SumSqOp,
+    TileLoadOp, TileStoreOp,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves, stage_source,
 )
 from cakec.targets.emit.cexpr import paren
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
-    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, store_tile, sum_sq_layout, tile_coords,
+    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, store_tile,
+    sum_sq_layout, tile_coords,
     load_other, tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.tiles import element as shared_element
@@ -150,6 +152,23 @@ class WgmmaLayout(Layout):
     def before_read(self, em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
         _retire_mma(em, reader, v)
         _merge_running(em, v)
+
+    def before_write(self, em: KernelEmitter, store: Operation, view: SSAValue) -> None:
+        """The safety gate checks that a commit or an accumulator read retired the role's
+        wgmmas reading the view in program order, but a ring loop's commit keeps its newest
+        group in flight: release it and retire every group before the view is overwritten."""
+        role = tile_role(em)
+        if not any(isinstance(o, MmaOp) and view in (_view_of(o.a), _view_of(o.b))
+                   for o in role.ops):
+            return
+        for commit, held in role.held.items():
+            em.release_held(commit, held, reset=True)
+        em.line("cake_wgmma_wait<0>();  // no wgmma of this role still reads the view")
+
+
+def _view_of(v: SSAValue) -> SSAValue | None:
+    stage = stage_source(v)[0].owner
+    return stage.view if isinstance(stage, StageOp) else None
 
 
 def tile_layout(em: KernelEmitter) -> WgmmaLayout:
