@@ -65,6 +65,7 @@ class _State:
         self.units: dict[str, Any] = {}
         self.arch: str | None = None  # what NVRTC builds for (launch_arch)
         self.log: Any = None          # the watchdog's host-mapped log, once armed
+        self.module: Any = None       # the derived IR (the MMA dtypes of the roofline)
 
     def metadata(self, build: str) -> dict:
         """The build's launch metadata, naming the arch its cubin was built for."""
@@ -106,6 +107,7 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
     rep.diagnostics += [d.to_json() for d in diags]
     unit = plain.unit
     rep.kernel, rep.target = unit.kernel, unit.target
+    st.module = plain.comp.module
     st.units["release"] = unit
     if st.watchdog:
         from cakec.targets.codegen import emit_cuda
@@ -397,7 +399,9 @@ def _timing(st: _State, example: Any, shape: dict, inputs: list[Any],
     else:
         nbytes, source = roofline.tensor_bytes(inputs), "tensor arguments, once each"
     dev = rep.device or {}
-    peak = roofline.tensor_peak_tflops(rep.target, dev.get("sm_count", 0),
-                                       dev.get("clock_khz", 0))
+    dtypes = roofline.mma_dtypes(st.module)
+    peak = roofline.tensor_peak_tflops(st.arch, dev.get("sm_count", 0),
+                                       dev.get("clock_khz", 0), dtypes)
     rep.speed_of_light = roofline.speed_of_light(flops, nbytes, source, ms["cake"], peak,
-                                                 roofline.copy_bandwidth_gbps())
+                                                 roofline.copy_bandwidth_gbps()) | {
+        "mma_dtypes": sorted(dtypes)}
