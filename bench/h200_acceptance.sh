@@ -10,14 +10,8 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 CAKEC_CACHE_DIR="$OUT/cache"
 cd "$(dirname "$0")/.."
 
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  echo "== $name: rc=$rc ($((SECONDS - t0)) s)"
-  tail -n 25 "$OUT/$name.log"
-}
+LOGS="$OUT"
+. bench/step.sh
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 step gpu_tests 100 python3 -m pytest -q -m gpu test/gpu -p no:cacheprovider \

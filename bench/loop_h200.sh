@@ -13,14 +13,9 @@ mkdir -p "$OUT" "$LOGS"
 export PYTHONUNBUFFERED=1 CAKEC_CACHE_DIR="${CAKEC_CACHE_DIR:-/tmp/cake-loop-cache}"
 cd "$(dirname "$0")/.."
 
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" >"$LOGS/$name.log" 2>&1
-  echo "== $name: rc=$? ($((SECONDS - t0)) s)"
-  tail -n "${TAIL:-40}" "$LOGS/$name.log"
-  tar czf "$OUT/loop.tgz" -C "$LOGS" .  # after every step: a later one may be cut off
-}
+# Pack after every step: a later one may be cut off by the device call's limit.
+AFTER_STEP='tar czf "$OUT/loop.tgz" -C "$LOGS" .'
+. bench/step.sh
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "nvdisasm: $(command -v nvdisasm || echo none); compute-sanitizer: $(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || echo none)"

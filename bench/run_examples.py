@@ -64,7 +64,7 @@ def main() -> int:
           flush=True)
     failed = 0
     for path in paths:
-        doc = cakec.run(str(path.relative_to(ROOT)), seeds=args.seeds).to_json()
+        doc = cakec.run(str(path), seeds=args.seeds).to_json()
         (out / f"{path.stem}.json").write_text(json.dumps(doc, indent=1) + "\n")
         verdict = "not checked (no jsonschema)"
         if jsonschema is not None:

@@ -23,6 +23,9 @@ from cakec.feedback.watchdog import Record, diagnostics
 from cakec.targets.emit.watchdog import Watchdog
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from run_examples import runnable  # noqa: E402
+
 SCHEMA = json.loads((ROOT / "docs" / "run.schema.json").read_text())
 BROKEN = ROOT / "bench" / "broken"
 
@@ -45,9 +48,10 @@ cpu_only = pytest.mark.skipif(has_gpu(), reason="checks the CPU-side path (GPU s
 
 
 @cpu_only
-@pytest.mark.parametrize("name", ["gemm_bf16", "kmeans_assign", "gemm_sm80", "gemm_tcgen05"])
-def test_every_runnable_example_reports_up_to_the_launch(name):
-    report = cakec.run(str(ROOT / "examples" / f"{name}.cake"), seeds=1)
+@pytest.mark.parametrize("path", runnable(), ids=lambda p: p.stem)
+def test_every_runnable_example_reports_up_to_the_launch(path):
+    """bench/run_examples.py's list: every example .cake with its sibling .py."""
+    report = cakec.run(str(path), seeds=1)
     assert isinstance(report, RunReport)
     doc = valid(report.to_json())
     assert doc["stage"] == "launch" and doc["launch"]["skipped"] and doc["exit_status"] == 2
