@@ -33,8 +33,9 @@ def run(path: str, target: str | None = None, shape: str | None = None, *, seeds
     `seed` fixes the first seed (the others follow it); by default all are fresh."""
     report = RunReport(file=path, unchecked=unchecked)
     state = _State(report, watchdog, watchdog_ms, timeout_s)
+    state.sanitize = sanitize
     try:
-        _stages(state, target, shape, seeds, seed, unchecked, sanitize, timing)
+        _stages(state, target, shape, seeds, seed, unchecked, timing)
     except _Stop:
         pass
     finally:
@@ -66,6 +67,7 @@ class _State:
         self.arch: str | None = None  # what NVRTC builds for (launch_arch)
         self.log: Any = None          # the watchdog's host-mapped log, once armed
         self.module: Any = None       # the derived IR (the MMA dtypes of the roofline)
+        self.sanitize: str | None = None  # `--sanitize TOOL`
 
     def metadata(self, build: str) -> dict:
         """The build's launch metadata, naming the arch its cubin was built for."""
@@ -79,7 +81,7 @@ class _State:
 
 
 def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int,
-            seed: int | None, unchecked: bool, sanitize: str | None, timing: bool) -> None:
+            seed: int | None, unchecked: bool, timing: bool) -> None:
     from cakec import api
 
     rep = st.report
@@ -168,11 +170,10 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
     for s in st.seeds:
         inputs = _one_seed(st, example, shape, s, run_kernel, log, names, tolerance)
     rep.numerics["correct"] = all(r["correct"] for r in rep.numerics["seeds"])
-    # The sanitizer runs even after wrong numbers: its report is what explains them.
-    if sanitize:
-        from cakec.feedback.sanitize import run_sanitizer
-
-        rep.sanitizer = run_sanitizer(st, sanitize)
+    # The sanitizer runs even after wrong numbers (and after a fault, `_launch`): its report
+    # is what explains them.
+    if st.sanitize:
+        _sanitize(st)
     if not rep.numerics["correct"]:
         bad = next(r for r in rep.numerics["seeds"] if not r["correct"])
         st.stop("numerics", f"seed {bad['seed']}: " + (
@@ -180,7 +181,7 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
             if bad["unwritten"] else f"rel_err {bad['rel_err']} > tolerance {tolerance:g}"))
     errors = [d for d in (rep.sanitizer or {}).get("reports", []) if d["severity"] == "error"]
     if errors:  # warnings (reports the tool cannot confirm here) are reported, not fatal
-        st.stop("sanitize", f"{sanitize}: {len(errors)} report(s)")
+        st.stop("sanitize", f"{st.sanitize}: {len(errors)} report(s)")
     if timing:
         _timing(st, example, shape, inputs, kernels)
     rep.stage = "done"
@@ -342,6 +343,8 @@ def _launch(st: _State, kernel: Any, inputs: list[Any], log: Any) -> None:
     except RuntimeError as e:  # an illegal address, a trap: the context is gone
         rep.context_ok = False
         rep.launch["error"] = " ".join(str(e).split())
+        if st.sanitize:  # in a process of its own: this one's lost context does not matter
+            _sanitize(st)
         st.stop("launch", f"the kernel faulted: {rep.launch['error']}")
     if log is not None and log.words[0]:
         from cakec.feedback.watchdog import diagnostics
@@ -359,6 +362,12 @@ def _launch(st: _State, kernel: Any, inputs: list[Any], log: Any) -> None:
         rep.context_ok = rep.hang["gpu_usable_after"]
         first = diags[0].message if diags else "watchdog fired"
         st.stop("hang", first, diags)
+
+
+def _sanitize(st: _State) -> None:
+    from cakec.feedback.sanitize import run_sanitizer
+
+    st.report.sanitizer = run_sanitizer(st, st.sanitize)
 
 
 def _gpu_usable() -> bool:

@@ -162,3 +162,19 @@ def test_an_unpredicted_wrong_result_is_recorded_and_replays(tmp_path):
     assert [s["seed"] for s in again["numerics"]["seeds"]] == [11, 12, 13]
     assert [s["rel_err"] for s in again["numerics"]["seeds"]] == [
         s["rel_err"] for s in report.numerics["seeds"]]
+
+
+@needs_sanitizer
+def test_a_fault_still_gets_its_sanitizer_report():
+    """missing_wait.cake faults on the H200 (its CTAs exit with TMA loads in flight), which
+    loses the context: in a process of its own, so the tests after it keep theirs. The
+    sanitizer runs anyway, in its own process."""
+    r = subprocess.run([sys.executable, "-m", "cakec.cli", "run",
+                        str(BROKEN / "missing_wait.cake"), "--unchecked", "--seeds", "1",
+                        "--no-timing", "--sanitize", "memcheck", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in r.stderr, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["stage"] == "launch" and r.returncode == 5 and not doc["context_ok"]
+    assert "faulted" in doc["reason"]
+    assert doc["sanitizer"]["available"] and doc["sanitizer"]["exit_status"] is not None
