@@ -57,7 +57,7 @@ def test_every_runnable_example_reports_up_to_the_launch(path):
     assert doc["stage"] == "launch" and doc["launch"]["skipped"] and doc["exit_status"] == 2
     assert doc["diagnostics"] == [] and doc["compile"]["error"] is None
     res = doc["compile"]["resources"]
-    assert res["registers"] > 0 and res["spill_store_bytes"] == 0
+    assert res["registers"] > 0 and res["spill_store_bytes"] == 0 and res["from"] == "ptxas"
     assert doc["watchdog"] == {"enabled": True, "budget_ms": 1500.0,
                                "sites": doc["watchdog"]["sites"]}
     assert doc["watchdog"]["sites"] >= 2
