@@ -176,10 +176,12 @@ def diagnostics(tool: str, reports: list[list[dict]], markers: Markers,
         message = (f"{tool}: shared-memory race between " if race
                    else f"{tool}: {headline.rstrip('.')}: ") + " and ".join(what)
         notes: list[Note] = []
+        noted: set[tuple] = set()
         for a, where, _ in places[1:]:
-            note = f"the {(a['kind'] or 'other').lower()} access: {where[1]}" if where else None
-            if note and all(n.message != note or n.span.line != where[0] for n in notes):
-                notes.append(Note(Span(cake_file, where[0], _col(cake_source, where[0])), note))
+            if where and (a["kind"], where[0]) not in noted:
+                noted.add((a["kind"], where[0]))
+                notes.append(Note(Span(cake_file, where[0], _col(cake_source, where[0])),
+                                  f"the {(a['kind'] or 'other').lower()} access: {where[1]}"))
         severity = "error"
         if race and cp_async_blind and any(a["kind"] == "Write" and op.startswith("LDGSTS")
                                            for a, _, op in places):
