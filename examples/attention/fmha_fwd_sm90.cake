@@ -15,7 +15,8 @@
 #   bf16 in registers and used as the A operand of the P·V wgmma (no SMEM round trip);
 # * causal (bottom-right aligned: query i sees keys j ≤ i + S_k − S_q): the KV blocks wholly
 #   above the diagonal are never loaded; masks (causal diagonal, the key tail) are index
-#   comparisons; a row that sees no key keeps m = −inf, so its P and α are 0, O = 0 and
+#   comparisons, evaluated only on the blocks that hold the key tail or cross the diagonal
+#   (elsewhere they would cost as much as the softmax itself); a row that sees no key keeps m = −inf, so its P and α are 0, O = 0 and
 #   lse = −inf, never NaN;
 # * O normalised by the row sum and stored (whole tiles, into the padded rows), lse bounds-checked.
 @cake.schedule(target="sm_90a")
@@ -67,13 +68,16 @@ def fmha_fwd_sm90(lm, Q: LM.tma3d, K: LM.tma3d, Vt: LM.tma3d, O: LM.tensor2d,
             s = j % 2
             lm.wait(k_full, stage=s)
             lm.mma(s_acc, sq, sk[s], init=True)
-            col = lm.col_index(s_acc, base=j * 128)
-            row = lm.row_index(s_acc, base=diag if causal == 1 else Sk)
-            hidden = (col >= Sk) or (col > row)    # the key tail; the causal diagonal
-            x = lm.where(hidden, -lm.inf, s_acc)
-            m_new = lm.max(m_i, x.max(axis=1) * scale_log2)   # scale_log2 > 0
+            # Only a block that holds the key tail or crosses the causal diagonal (its last key
+            # is past what row 0 sees) is masked; the others skip the index comparisons.
+            if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
+                col = lm.col_index(s_acc, base=j * 128)
+                row = lm.row_index(s_acc, base=diag if causal == 1 else Sk)
+                hidden = (col >= Sk) or (col > row)    # the key tail; the causal diagonal
+                s_acc = lm.where(hidden, -lm.inf, s_acc)
+            m_new = lm.max(m_i, s_acc.max(axis=1) * scale_log2)   # scale_log2 > 0
             m_use = lm.where(m_new == -lm.inf, 0.0, m_new)   # a row that sees no key yet
-            p = lm.exp2(x * scale_log2 - m_use)              # one FFMA, one ex2 per element
+            p = lm.exp2(s_acc * scale_log2 - m_use)              # one FFMA, one ex2 per element
             alpha = lm.exp2(m_i - m_use)
             l_i = l_i * alpha + p.sum(axis=1)
             m_i = m_new

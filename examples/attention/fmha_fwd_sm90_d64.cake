@@ -50,13 +50,16 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, Vt: LM.tma3d, O: LM.tensor2d
             s = j % 2
             lm.wait(k_full, stage=s)
             lm.mma(s_acc, sq, sk[s], init=True)
-            col = lm.col_index(s_acc, base=j * 128)
-            row = lm.row_index(s_acc, base=diag if causal == 1 else Sk)
-            hidden = (col >= Sk) or (col > row)    # the key tail; the causal diagonal
-            x = lm.where(hidden, -lm.inf, s_acc)
-            m_new = lm.max(m_i, x.max(axis=1) * scale_log2)   # scale_log2 > 0
+            # Only a block that holds the key tail or crosses the causal diagonal (its last key
+            # is past what row 0 sees) is masked; the others skip the index comparisons.
+            if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
+                col = lm.col_index(s_acc, base=j * 128)
+                row = lm.row_index(s_acc, base=diag if causal == 1 else Sk)
+                hidden = (col >= Sk) or (col > row)    # the key tail; the causal diagonal
+                s_acc = lm.where(hidden, -lm.inf, s_acc)
+            m_new = lm.max(m_i, s_acc.max(axis=1) * scale_log2)   # scale_log2 > 0
             m_use = lm.where(m_new == -lm.inf, 0.0, m_new)   # a row that sees no key yet
-            p = lm.exp2(x * scale_log2 - m_use)              # one FFMA, one ex2 per element
+            p = lm.exp2(s_acc * scale_log2 - m_use)              # one FFMA, one ex2 per element
             alpha = lm.exp2(m_i - m_use)
             l_i = l_i * alpha + p.sum(axis=1)
             m_i = m_new
