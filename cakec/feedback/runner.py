@@ -28,12 +28,13 @@ def run(path: str, target: str | None = None, shape: str | None = None, *, seeds
         seed: int | None = None, watchdog: bool = True,
         watchdog_ms: float = DEFAULT_BUDGET_MS, unchecked: bool = False,
         sanitize: str | None = None, record: str | None = None, timing: bool = True,
-        timeout_s: float = DEFAULT_TIMEOUT_S) -> RunReport:
+        timeout_s: float = DEFAULT_TIMEOUT_S, kernel: str | None = None) -> RunReport:
     """Run the candidate at `path` (its sibling .py gives inputs, reference, baselines).
-    `seed` fixes the first seed (the others follow it); by default all are fresh."""
+    `seed` fixes the first seed (the others follow it); by default all are fresh. `kernel`
+    names the kernel of a file of several."""
     report = RunReport(file=path, unchecked=unchecked)
     state = _State(report, watchdog, watchdog_ms, timeout_s)
-    state.sanitize = sanitize
+    state.sanitize, state.kernel = sanitize, kernel
     try:
         _stages(state, target, shape, seeds, seed, unchecked, timing)
     except _Stop:
@@ -68,6 +69,7 @@ class _State:
         self.log: Any = None          # the watchdog's host-mapped log, once armed
         self.module: Any = None       # the derived IR (the MMA dtypes of the roofline)
         self.sanitize: str | None = None  # `--sanitize TOOL`
+        self.kernel: str | None = None    # `--kernel NAME`: which kernel of the file
 
     def metadata(self, build: str) -> dict:
         """The build's launch metadata, naming the arch its cubin was built for."""
@@ -99,7 +101,7 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
     rep.shape = shape
 
     # verify + emit: the release build, then the watchdog build from the same derived IR
-    plain = api.emit(st.source, target, unchecked=unchecked)
+    plain = api.emit(st.source, target, unchecked=unchecked, kernel=st.kernel)
     rep.rejected = [d.to_json() for d in plain.rejected]
     diags = plain.comp.sink.diagnostics
     if plain.unit is None:
@@ -115,7 +117,7 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
         from cakec.targets.codegen import emit_cuda
 
         wd_unit = emit_cuda(plain.comp.module, plain.comp.ctx, plain.comp.sources,
-                            Watchdog(st.watchdog_ms))
+                            Watchdog(st.watchdog_ms), unit.kernel)
         if wd_unit is None:
             st.stop("emit", "the watchdog build could not be emitted",
                     plain.comp.sink.diagnostics[len(diags):])

@@ -209,9 +209,9 @@ def run_sanitizer(st: Any, tool: str) -> dict[str, Any]:
     exe = find_tool("compute-sanitizer")
     if exe is None:
         return {"tool": tool, "available": False, "reports": [], "log_tail": ""}
-    plain = api.emit(st.source, rep.target, unchecked=rep.unchecked)
+    plain = api.emit(st.source, rep.target, unchecked=rep.unchecked, kernel=rep.kernel)
     unit = emit_cuda(plain.comp.module, plain.comp.ctx, plain.comp.sources,
-                     Watchdog(st.watchdog_ms * 20))
+                     Watchdog(st.watchdog_ms * 20), rep.kernel)
     cubin = compile_cuda(unit.source, target=st.arch, output="cubin", name=f"{unit.kernel}.cu",
                          extra_options=("-lineinfo",))
     with tempfile.TemporaryDirectory() as tmp:

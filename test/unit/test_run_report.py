@@ -88,6 +88,32 @@ def test_unchecked_runs_past_the_gates_and_says_so():
     assert "--unchecked" in r.stderr and "it ran anyway" in r.stderr
 
 
+#: The example contract for two_kernels_ok.cake's kernels: only `shapes` is read before the
+#: launch, which a machine without a GPU never reaches.
+TWO_KERNELS_PY = """shapes = [{"S": 128}]
+outputs = []
+baselines = {}
+def make_inputs(shape, device): raise RuntimeError("needs a GPU")
+def reference(inputs): raise RuntimeError("needs a GPU")
+"""
+
+
+@cpu_only
+def test_a_file_of_several_kernels_runs_the_one_named(tmp_path):
+    cake = tmp_path / "two.cake"
+    cake.write_text((ROOT / "test/lit/frontend/two_kernels_ok.cake").read_text())
+    cake.with_suffix(".py").write_text(TWO_KERNELS_PY)
+    unnamed = cakec_cli("run", str(cake), "--target", "sm_100a", "--json")
+    doc = valid(json.loads(unnamed.stdout))
+    assert doc["stage"] == "emit" and unnamed.returncode == 3
+    assert "this file has 2 kernels (`first`, `second`); name the one to emit" in \
+        doc["diagnostics"][-1]["message"]
+    named = cakec_cli("run", str(cake), "--target", "sm_100a", "--kernel", "second", "--json")
+    doc = valid(json.loads(named.stdout))
+    assert doc["kernel"] == "second" and doc["stage"] == "launch" and named.returncode == 2
+    assert doc["watchdog"]["sites"] == 1 and doc["compile"]["error"] is None
+
+
 def test_a_kernel_without_its_example_module_is_a_usage_stop(tmp_path):
     lonely = tmp_path / "lonely.cake"
     lonely.write_text((ROOT / "examples" / "gemm_bf16.cake").read_text())
@@ -306,8 +332,8 @@ def test_a_bundle_holds_what_replays_the_failure(tmp_path):
     assert (bundle / "gemm_bf16.py").is_file()
     doc = valid(json.loads((bundle / "report.json").read_text()))
     assert doc["record"] == str(bundle)
-    assert ("cakec run gemm_bf16.cake --target sm_90a --shape M=64,N=64,K=64 --seed 7 "
-            "--seeds 3 --json") in (bundle / "replay.sh").read_text()
+    assert ("cakec run gemm_bf16.cake --target sm_90a --kernel gemm_bf16 --shape M=64,N=64,K=64 "
+            "--seed 7 --seeds 3 --json") in (bundle / "replay.sh").read_text()
 
 
 @pytest.mark.skipif(shutil.which("cakec") is None, reason="cakec not on PATH")
