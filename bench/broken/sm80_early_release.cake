@@ -1,12 +1,12 @@
 # The planted shared-memory race for `cakec run --sanitize racecheck` (bug class
 # `early_release`, made from examples/gemm_sm80.cake): the math role hands each stage back
 # (`lm.arrive(empty)`) before the MMA that reads it (ldmatrix), so the load role's cp.async
-# refill of that stage four steps later is ordered after the arrival but not after the reads:
-# a write-after-read hazard between two warps' own shared-memory accesses, which racecheck
-# sees (it follows mbarrier arrive/wait and cp.async). The TMA form of this bug
-# (early_release.cake, kmeans_early_release.cake) writes through the copy engine, which
-# racecheck attributes to no thread: 0 hazards there. `cakec verify` rejects it (CAKE-S003);
-# `cakec run --unchecked --sanitize racecheck` runs it (on sm_90, compiled for the GPU).
+# refill of that stage four steps later is ordered after the arrival, not after the reads: a
+# write-after-read hazard between two warps' own accesses, which racecheck attributes to threads
+# (a TMA write, as in early_release.cake, it attributes to none: 0 hazards). With NVRTC < 13.1 it
+# also reports the correct gemm_sm80.cake (it misses cp.async arrivals): docs/run.md. `cakec
+# verify` rejects it (CAKE-S003); `cakec run --unchecked --sanitize racecheck` runs it (on an
+# sm_90 GPU, built for sm_90).
 @cake.schedule(target="sm_80")
 def sm80_early_release(lm, A: LM.tensor2d, B: LM.tensor2d, C: LM.tensor2d, M: LM.i32, N: LM.i32,
               K: LM.i32):
