@@ -362,3 +362,15 @@ def test_the_tensor_peak_follows_the_kernels_mma_dtype(name, dtypes, scale):
     assert roofline.tensor_peak_tflops("sm_90a", 132, 1_980_000, dtypes) == scale * bf16
     # a portable kernel built for the GPU's own arch gets that GPU's peak
     assert roofline.tensor_peak_tflops("sm_90", 132, 1_980_000) == bf16
+
+
+def test_the_summary_says_when_a_portable_kernel_was_built_for_this_gpu():
+    from cakec.feedback.text import summary
+
+    r = RunReport("k.cake", stage="launch", reason="GPU stages skipped: torch is not installed",
+                  kernel="gemm_sm80", target="sm_80", shape={"M": 8})
+    assert summary(r).startswith("gemm_sm80 sm_80 M=8 | stopped at launch")
+    r.compile = {"arch": "sm_90", "error": None}
+    assert summary(r).startswith("gemm_sm80 sm_80 (built for sm_90) M=8 | stopped at launch")
+    r.compile["arch"] = "sm_80"
+    assert summary(r).startswith("gemm_sm80 sm_80 M=8 |")
