@@ -21,6 +21,7 @@ route serves.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -58,8 +59,9 @@ def bench_gemm(shapes, out: dict) -> None:
 
     import cakec.kernels as K
     from cakec.api import time_ms
-    from cakec.kernels import gemm as G
     from cakec.runtime.routes import TORCH
+
+    G = importlib.import_module("cakec.kernels.gemm")  # the package's `gemm` is the function
 
     torch.backends.cuda.matmul.allow_tf32 = False
     bw = copy_gbps()
@@ -88,7 +90,6 @@ def bench_gemm(shapes, out: dict) -> None:
               f"{ms['torch'] * 1e3:9.1f} {r['x']:7.3f} {r['tflops']:8.1f} "
               + (f"{r['gbps']:6.0f} {100 * r['gbps'] / bw:4.0f}%" if decode else f"{'':6} {'':5}")
               + f" {err:8.1e}" + ("  WRONG" if not err < 5e-3 else ""))
-        del a, b
     xs = [r["x"] for r in rows]
     dec = [r["x"] for r in rows if r["shape"][0] <= 64]
     served = sum(r["cake"] for r in rows)
@@ -111,7 +112,8 @@ def bench_kmeans(shapes, out: dict) -> None:
 
     import cakec.kernels as K
     from cakec.api import load_example, time_ms
-    from cakec.kernels import kmeans as KM
+
+    KM = importlib.import_module("cakec.kernels.kmeans")
 
     fk, note = _flash_kmeans()
     check = load_example(str(ROOT / "examples" / "kmeans_assign.cake")).check
@@ -143,7 +145,6 @@ def bench_kmeans(shapes, out: dict) -> None:
         print(f"{','.join(map(str, r['shape'])):>22} {r['route']:>12} {ms['ours']:9.4f} "
               + (f"{ms['triton']:9.4f} {r['x']:8.3f}" if r["x"] else f"{'-':>9} {'-':>8}")
               + f" {bad:8d}")
-        del x, c, csq, idx, dist
         torch.cuda.empty_cache()
     xs = [r["x"] for r in rows if r["x"]]
     ok = all(r["bad_rows"] == 0 for r in rows)
@@ -211,7 +212,6 @@ def bench_e2e(out: dict) -> None:
         rows.append(r)
         print(f"{','.join(map(str, r['shape'])):>22} {ours:9.2f} "
               + (f"{r['flash_ms']:9.2f} {r['x']:8.3f} {inertia}" if r["x"] else f"{'-':>9}"))
-        del x, init
         torch.cuda.empty_cache()
     xs = [r["x"] for r in rows if r["x"]]
     if xs:

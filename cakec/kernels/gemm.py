@@ -26,9 +26,15 @@ def table() -> routes.Table:
     return _table[0]
 
 
+def extents(m: int, n: int, k: int) -> dict[str, int]:
+    """What gemm's rules may bound: the extents, and the two alignments that change which
+    kernel is fastest (measured: K % 64 != 0 costs our TMA loads, N % 8 != 0 cuBLAS)."""
+    return {"m": m, "n": n, "k": k, "k_mod64": k % 64, "n_mod8": n % 8}
+
+
 def route_of(m: int, n: int, k: int) -> str:
     """The route the table picks for an M×N×K product."""
-    return table().choose(m=m, n=n, k=k)
+    return table().choose(**extents(m, n, k))
 
 
 def _torch_route(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, m: int, n: int, k: int,

@@ -71,11 +71,27 @@ def _outputs(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             torch.empty((b, n), device=x.device, dtype=torch.float32))
 
 
+#: ||c||² scratch per (B, K, device index, stream): reused by every call on that stream,
+#: whose kernels run in stream order, so one call's ||c||² is read before the next call's
+#: overwrites it. A fresh buffer per call cost an allocation and a slice (~10 µs of host
+#: time on the H200's host) and a new kernel binding whenever its address changed.
+_scratch: dict[tuple[int, int, int, int], torch.Tensor] = {}
+
+
+def _csq_scratch(x: torch.Tensor, b: int, k: int) -> torch.Tensor:
+    dev = x.get_device()
+    key = (b, k, dev, torch._C._cuda_getCurrentRawStream(dev))
+    buf = _scratch.get(key)
+    if buf is None:
+        buf = _scratch[key] = csq_buffer(b, k, x.device)
+    return buf
+
+
 def _assign_direct(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None,
                    check: Callable[[], None] | None = None
                    ) -> tuple[torch.Tensor, torch.Tensor]:
     idx, dist = _outputs(x)
-    csq = c_sq if c_sq is not None else csq_buffer(x.shape[0], c.shape[1], x.device)
+    csq = c_sq if c_sq is not None else _csq_scratch(x, x.shape[0], c.shape[1])
     assign_into(x, c, csq, idx, dist, csq_ready=c_sq is not None, check=check)
     return idx, dist
 

@@ -14,7 +14,6 @@ kmeans_assign), so a shape between the measured ones inherits its bucket's route
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -36,8 +35,10 @@ GEMM_SHAPES: list[tuple[int, int, int]] = (
     + [(3, 4000, 4104), (7, 11008, 4096), (33, 5000, 2056), (100, 3000, 1000),
        (200, 14336, 4096), (333, 5000, 2056), (1000, 1000, 1000), (2049, 4097, 4096),
        (3000, 3000, 3000), (5000, 7000, 1992)])
-#: gemm's buckets: M intervals (their upper ends) × N intervals.
-GEMM_EDGES = {"m": [1, 16, 64, 128, 256, 512, 1024, 2048, 4096], "n": [8192]}
+#: gemm's buckets: M intervals (their upper ends) × N intervals × K a multiple of 64 or not ×
+#: N a multiple of 8 or not.
+GEMM_EDGES = {"m": [1, 16, 64, 128, 256, 512, 1024, 2048, 4096], "n": [8192], "k_mod64": [0],
+              "n_mod8": [0]}
 
 #: kmeans_assign's shape set (B, N, K, D), small to large, D in {64, 96, 128}.
 KMEANS_SHAPES: list[tuple[int, int, int, int]] = [
@@ -68,6 +69,12 @@ def _candidates(table: routes.Table, extents: dict[str, int]) -> Iterable[str]:
             yield name
 
 
+def gemm_extents(m: int, n: int, k: int) -> dict[str, int]:
+    from cakec.kernels.gemm import extents
+
+    return extents(m, n, k)
+
+
 def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
                  log: Callable[[str], None]) -> list[Measured]:
     import torch
@@ -83,7 +90,7 @@ def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         fns: dict[str, Callable[[], Any]] = {}
         wrong: dict[str, str] = {}
-        for route in _candidates(table, {"m": m, "n": n, "k": k}):
+        for route in _candidates(table, gemm_extents(m, n, k)):
             kname = table.kernel(route)
             if kname is None:
                 fns[route] = lambda: torch.matmul(a, b.t(), out=c)
@@ -100,7 +107,6 @@ def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
         out.append(Measured((m, n, k), ms, wrong))
         log(f"{m}x{n}x{k}: " + ", ".join(f"{r} {t * 1e3:.1f} us" for r, t in ms.items())
             + "".join(f", {r} WRONG ({why})" for r, why in wrong.items()))
-        del a, b, c, ref
     return out
 
 
@@ -109,7 +115,7 @@ def measure_kmeans(table: routes.Table, shapes: list[tuple[int, int, int, int]],
     import torch
 
     from cakec.api import load_example
-    from cakec.kernels import build, kmeans
+    from cakec.kernels import build, csq_buffer
 
     check = load_example(str(Path(__file__).resolve().parents[2] / "examples" /
                              "kmeans_assign.cake")).check
@@ -117,7 +123,7 @@ def measure_kmeans(table: routes.Table, shapes: list[tuple[int, int, int, int]],
     for b, n, k, d in shapes:
         x = torch.randn(b, n, d, device="cuda").to(torch.bfloat16)
         c = torch.randn(b, k, d, device="cuda").to(torch.bfloat16)
-        csq = kmeans.csq_buffer(b, k, "cuda")
+        csq = csq_buffer(b, k, "cuda")
         csq.copy_((c.float() ** 2).sum(-1))
         idx = torch.empty(b, n, device="cuda", dtype=torch.int32)
         dist = torch.empty(b, n, device="cuda", dtype=torch.float32)
@@ -138,13 +144,12 @@ def measure_kmeans(table: routes.Table, shapes: list[tuple[int, int, int, int]],
         out.append(Measured((b, n, k, d), ms, wrong))
         log(f"{b},{n},{k},{d}: " + ", ".join(f"{r} {t:.4f} ms" for r, t in ms.items())
             + "".join(f", {r} WRONG ({why})" for r, why in wrong.items()))
-        del x, c, csq, idx, dist
     return out
 
 
 ENTRIES = {
-    "gemm": (measure_gemm, GEMM_SHAPES, lambda s: {"m": s[0], "n": s[1], "k": s[2]},
-             GEMM_EDGES, "persistent_128x256"),
+    "gemm": (measure_gemm, GEMM_SHAPES, lambda s: gemm_extents(*s), GEMM_EDGES,
+             "persistent_128x256"),
     "kmeans_assign": (measure_kmeans, KMEANS_SHAPES,
                       lambda s: {"rows": s[0] * s[1], "k": s[2], "d": s[3]}, KMEANS_EDGES,
                       "rows256"),

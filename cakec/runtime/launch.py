@@ -103,10 +103,8 @@ class Kernel:
         self._tensor_mask = tuple(p.kind == "tensor" for p in self.meta.params)
         self._signature = _signature_fn(self._tensor_mask)
         self._binds: dict[tuple, _Bound] = {}
-        self._launch: Any = None       # cuda-python's cuLaunchKernel, set on the first bind
-        #: What a call runs: `_first_call` until the first bind has imported torch and the
-        #: driver, then the generated replay function (`_replay_fn`).
-        self.launch: Callable[..., None] = self._first_call
+        self._launch: Any = None       # cuda-python's cuLaunchKernel, set on the first call
+        self._with_device = True       # whether signatures hold device indices (first call)
 
     def __repr__(self) -> str:
         sig = ", ".join(p.name for p in self.meta.params)
@@ -196,24 +194,28 @@ class Kernel:
             ("shared_size_bytes", F.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES),
             ("max_threads_per_block", F.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK))}
 
-    # `kernel(*args, stream=None, check=None)`: a property handing out `self.launch`, so a
-    # call is the generated replay function itself, with no forwarding frame in between
-    # (Python looks `__call__` up on the type and calls what the descriptor returns).
-    # On a signature bound before, it replays the packed parameters on `stream` (default:
-    # torch's current stream of the tensors' device); anything else is checked in full
-    # first (`_bind`), after `check()` when given (a library entry's own checks, which
-    # depend on the signature alone).
-    __call__ = property(lambda self: self.launch)
+    def __call__(self, *args: Any, stream: Any = None, check: Any = None) -> None:
+        """Launch on `stream` (default: torch's current stream of the tensors' device). A
+        call whose argument signature was bound before replays its packed parameters;
+        anything else is checked in full first (`_bind`), after `check()` when given (a
+        library entry's own checks, which depend on the signature alone).
 
-    def _first_call(self, *args: Any, stream: Any = None, check: Any = None) -> None:
-        """Bind (which loads the module), then install the replay function and run it."""
-        self._miss(args, check)
+        This is the first call only: it binds (loading the module), then turns the kernel
+        into an instance of a class of its own whose `__call__` is the generated replay
+        function (`_replay_fn`), so a steady-state call is that one function: no forwarding
+        frame, no attribute lookups on the kernel."""
         import torch
+
+        # One GPU: every tensor's device index is 0, so the signature leaves it out.
+        self._with_device = torch.cuda.device_count() > 1
+        self._signature = _signature_fn(self._tensor_mask, self._with_device)
+        self._miss(args, check)
         self._launch = _drv().cuLaunchKernel
-        self.launch = _replay_fn(self._tensor_mask)(
+        replay = _replay_fn(self._tensor_mask, self._with_device)(
             self._binds.get, self._miss, self._launch, torch._C._cuda_getCurrentRawStream,
             self._relaunch)
-        self.launch(*args, stream=stream, check=check)
+        self.__class__ = type(type(self).__name__, (type(self),), {"__call__": replay})
+        replay(self, *args, stream=stream, check=check)
 
     def _miss(self, args: tuple, check: Any) -> "_Bound":
         """A call whose signature is not bound (or not a valid signature at all)."""
@@ -291,31 +293,33 @@ class _Bound:
     keep: tuple          # the ctypes buffers `address` points into
 
 
-def signature(tensor_mask: tuple[bool, ...], args: tuple) -> tuple:
-    """What identifies a binding: per tensor its pointer, shape, strides, dtype and device
-    index; per scalar its type and value (so True does not pass for 1). Raises on arguments
-    that are not tensors where tensors belong, and on the wrong count."""
-    return _signature_fn(tensor_mask)(args)
+def signature(tensor_mask: tuple[bool, ...], args: tuple, with_device: bool = True) -> tuple:
+    """What identifies a binding: per tensor its pointer, shape, strides, dtype and (with
+    more than one GPU) device index; per scalar its type and value (so True does not pass
+    for 1). Raises on arguments that are not tensors where tensors belong, and on the
+    wrong count."""
+    return _signature_fn(tensor_mask, with_device)(args)
 
 
-def _key_source(tensor_mask: tuple[bool, ...]) -> tuple[str, str]:
+def _key_source(tensor_mask: tuple[bool, ...], with_device: bool) -> tuple[str, str]:
     """The unpacking of `args` into a0, a1, ... and the signature as one tuple literal over
-    them: per tensor its pointer, shape, strides, dtype and device index, per scalar its
-    type and value. Only argument positions are interpolated."""
+    them. Only argument positions are interpolated."""
     names = [f"a{i}" for i in range(len(tensor_mask))]
-    items = [f"{a}.data_ptr(), {a}.shape, {a}.stride(), {a}.dtype, {a}.get_device()"
+    device = ", {a}.get_device()" if with_device else ""
+    items = [f"{a}.data_ptr(), {a}.shape, {a}.stride(), {a}.dtype" + device.format(a=a)
              if is_tensor else f"type({a}), {a}" for a, is_tensor in zip(names, tensor_mask)]
     unpack = f"({', '.join(names)},) = args" if names else "() = args"
     return unpack, f"({', '.join(items)},)" if items else "()"
 
 
 @lru_cache(maxsize=None)
-def _signature_fn(tensor_mask: tuple[bool, ...]) -> Callable[[tuple], tuple]:
+def _signature_fn(tensor_mask: tuple[bool, ...], with_device: bool = True
+                  ) -> Callable[[tuple], tuple]:
     """`signature` for one parameter list, as straight-line code: one flat tuple literal.
     A generic loop building per-argument tuples measured 4.0 µs per call for the GEMM's six
     arguments on the H200's host against 1.9 µs for the literal (bench/launch_overhead.py
     --parts)."""
-    unpack, key = _key_source(tensor_mask)
+    unpack, key = _key_source(tensor_mask, with_device)
     source = f"def key(args):\n    {unpack}\n    return {key}\n"
     scope: dict[str, Any] = {}
     exec(compile(source, "<cake signature>", "exec"), scope)  # noqa: S102 - positions only
@@ -323,16 +327,17 @@ def _signature_fn(tensor_mask: tuple[bool, ...]) -> Callable[[tuple], tuple]:
 
 
 @lru_cache(maxsize=None)
-def _replay_fn(tensor_mask: tuple[bool, ...]) -> Callable[..., Callable[..., None]]:
-    """A factory of the steady-state call for one parameter list: unpack the arguments,
-    build the signature as one tuple literal (`_signature_fn`'s), look it up, launch. Built
-    as straight-line code with everything it touches in closure cells: the method-based
-    path (a `signature` call, attribute lookups on the kernel, a forwarding `__call__`)
-    measured 6.51 µs per call on the H200's host against the driver floor of 4.15 µs
+def _replay_fn(tensor_mask: tuple[bool, ...], with_device: bool = True
+               ) -> Callable[..., Callable[..., None]]:
+    """A factory of the steady-state `__call__` for one parameter list: unpack the
+    arguments, build the signature as one tuple literal (`_signature_fn`'s), look it up,
+    launch. Straight-line code with everything it touches in closure cells: the
+    method-based path (a `signature` call, attribute lookups on the kernel) measured
+    6.51 µs per call on the H200's host against the driver floor of 4.15 µs
     (bench/launch_overhead.py)."""
-    unpack, key = _key_source(tensor_mask)
+    unpack, key = _key_source(tensor_mask, with_device)
     source = f"""def make(get, miss, launch, raw_stream, relaunch):
-    def call(*args, stream=None, check=None):
+    def call(self, *args, stream=None, check=None):
         try:
             {unpack}
             bound = get({key})

@@ -32,7 +32,8 @@ def test_shipped_tables_parse_and_name_shipped_kernels(entry):
 @given(m=st.integers(1, 1 << 20), n=st.integers(1, 1 << 20), k=st.integers(1, 1 << 20))
 def test_every_gemm_shape_has_a_route(m, n, k):
     table = routes.load("gemm", routes.path("gemm"))
-    assert table.choose(m=m, n=n, k=k) in {*table.routes, routes.TORCH}
+    route = table.choose(m=m, n=n, k=k, k_mod64=k % 64, n_mod8=n % 8)  # gemm.extents
+    assert route in {*table.routes, routes.TORCH}
 
 
 def test_kmeans_d64_route_never_serves_a_wider_d():
@@ -113,3 +114,25 @@ def test_choose_takes_the_fastest_cake_route_and_torch_only_past_the_margin():
     assert choose(table, slow, lambda s: {"m": s[0], "n": s[1], "k": s[2]}, {"m": [64]},
                   "big", {}).rules[0].route == "torch"
     assert routes.parse(got.to_json()).rules == got.rules  # what tune writes loads again
+
+
+def _have_sm90() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+@pytest.mark.skipif(_have_sm90(), reason="with an sm_90 GPU the command tunes")
+def test_cakec_tune_without_a_gpu_is_one_error_line():
+    from click.testing import CliRunner
+
+    from cakec.cli import main
+
+    result = CliRunner().invoke(main, ["tune", "gemm"])
+    assert result.exit_code == 2
+    assert result.output.startswith("cakec: error: cakec tune needs ")
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    bad = CliRunner().invoke(main, ["tune", "fmha"])
+    assert bad.exit_code == 2 and "'fmha' is not one of 'gemm', 'kmeans_assign'" in bad.output

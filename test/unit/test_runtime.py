@@ -242,6 +242,10 @@ def test_signature_tells_apart_everything_the_binding_depends_on():
                   (KeyedTensor((4, 8)), 4), (KeyedTensor((4, 8)), 3.0)]:
         assert signature(mask, other) != base, other
     assert signature((False,), (True,)) != signature((False,), (1,))  # bool is not an int
+    # one GPU: the device index is left out, the rest still tells signatures apart
+    one = signature(mask, (KeyedTensor((4, 8)), 3), with_device=False)
+    assert one == signature(mask, (KeyedTensor((4, 8), index=1), 3), with_device=False)
+    assert one != signature(mask, (KeyedTensor((4, 8), ptr=0x10010), 3), with_device=False)
     with pytest.raises(ValueError):  # the wrong count: the full bind reports it
         signature(mask, (KeyedTensor((4, 8)),))
     with pytest.raises(AttributeError):  # a scalar where a tensor belongs: the full bind reports
@@ -404,8 +408,12 @@ def test_replay_launches_a_bound_signature_and_binds_anything_else():
         missed.append((args, check))
         return bound
 
-    call = _replay_fn(mask)(binds.get, miss, launch, lambda dev: 1000 + dev,
-                            lambda b, h, e: relaunched.append((b, h, e)))
+    replay = _replay_fn(mask)(binds.get, miss, launch, lambda dev: 1000 + dev,
+                              lambda b, h, e: relaunched.append((b, h, e)))
+
+    def call(*args, **kw):  # as the kernel's class calls it: the kernel first
+        replay(None, *args, **kw)
+
     call(KeyedTensor((4, 8)), 3)
     call(t, 3, stream=SimpleNamespace(cuda_stream=7))
     call(t, 3, stream=9)
