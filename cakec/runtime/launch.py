@@ -254,7 +254,7 @@ class Kernel:
                      (loaded.fn, *grid, *meta.block, meta.dynamic_smem),
                      ctypes.addressof(params), (params, buffers))
         if key is not None:
-            if len(self._binds) >= _BIND_CACHE_SIZE:
+            if len(self._binds) >= BIND_CACHE_SIZE:
                 del self._binds[next(iter(self._binds))]  # the oldest binding
             self._binds[key] = out
         return out
@@ -279,7 +279,7 @@ def _handle(stream: Any) -> int:
 #: a launch returns when the kernel's context is not the thread's current one.
 _WRONG_CONTEXT = (201, 709, 400)
 #: Argument signatures bound per kernel; the oldest is dropped beyond this.
-_BIND_CACHE_SIZE = 1024
+BIND_CACHE_SIZE = 1024
 
 
 @dataclass
