@@ -8,7 +8,9 @@
 # * persistent: one CTA per SM loops over the tiles, the ring running on across them, so a
 #   large N (28672: 896 tiles) never waits on a fresh CTA's empty pipeline;
 # * keeps 14 stages of 64 K-columns in flight per SM (14 × 4 KiB of B): at ~1 µs of DRAM
-#   latency that is ~57 GB/s per SM, over the ~36 GB/s fair share of 4.8 TB/s;
+#   latency that is ~57 GB/s per SM, over the ~36 GB/s fair share of 4.8 TB/s (measured
+#   on the H200, `cakec tune gemm`: the 64×64 form, gemm_bf16_skinny_n64.cake, streams B at
+#   31-40 GB/s per SM at M = 64, less below M = 64, where A's box reads past M; docs/kernels.md);
 # * one producer warpgroup (one elected thread) issues the TMA loads; one consumer warpgroup issues 4 × wgmma m64n32k16
 #   per stage. A's 64×64 box reads zeros past M (TMA fill), which multiply into rows no
 #   store writes. A is M×K: every CTA reads it, from L2.
