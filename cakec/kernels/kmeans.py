@@ -171,10 +171,16 @@ def kmeans(x: torch.Tensor, k: int, iters: int = 10, init: str | torch.Tensor = 
     drawn with `generator`) or the starting centroids [B, k, D] (or [k, D]). Returns
     (centroids f32, idx int32, dist f32) of a final assignment to the returned centroids."""
     checks.tensor("cakec.kernels.kmeans", "x", x, dtype=torch.bfloat16, ranks=(2, 3))
+    if isinstance(iters, bool) or not isinstance(iters, int) or iters < 0:
+        raise checks.CakeArgumentError(f"cakec.kernels.kmeans: iters = {iters!r}; expected an "
+                                       "int >= 0")
     batched = x.dim() == 3
     x3 = x if batched else x[None]
     b, n, d = x3.shape
     if isinstance(init, torch.Tensor):
+        if init.device != x.device or not init.is_floating_point():
+            raise checks.CakeArgumentError(f"cakec.kernels.kmeans: init is {init.dtype} on "
+                                           f"{init.device}; expected floating point on {x.device}")
         c = (init if batched else init[None]).float()
         if tuple(c.shape) != (b, k, d):
             raise checks.CakeArgumentError(f"cakec.kernels.kmeans: init has shape "

@@ -197,6 +197,11 @@ def test_kmeans_lloyd(K, example):
     assert example.check(x, c.to(torch.bfloat16), idx, dist) == {"choice": 0, "dist": 0}
     c2, idx2, _ = K.kmeans(x[0], k, iters=3, generator=torch.Generator().manual_seed(1))
     assert c2.shape == (k, d) and idx2.shape == (2000,)
+    for kw, message in [({"iters": -1}, "iters = -1"), ({"init": init.cpu()}, "init is .* on cpu"),
+                        ({"init": init[:, :3]}, "init has shape"), ({"init": "kmeans++"},
+                                                                     "neither 'random'")]:
+        with pytest.raises(CakeArgumentError, match=message):
+            K.kmeans(x, k, **kw)
 
 
 def test_kernels_are_cached_on_disk(K):
