@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from cakec.runtime import routes
-from cakec.runtime.routes import Measured, choose, inside
+from cakec.runtime.routes import Measured, candidates, choose
 
 GEMM_TOLERANCE = 5e-3   # relative Frobenius error against the float32 product
 
@@ -57,18 +57,6 @@ def _time(fns: dict[str, Callable[[], Any]]) -> dict[str, float]:
     return time_ms(fns, rounds=5, budget_ms=60)
 
 
-def _candidates(table: routes.Table, extents: dict[str, int]) -> Iterable[str]:
-    """The routes worth timing at `extents`: each route's optional `candidate` box (the
-    skinny decode tiles are not timed at M = 16384) and `requires` box must hold it."""
-    for name, spec in table.routes.items():
-        for key in ("candidate", "requires"):
-            box = {k: tuple(v) for k, v in spec.get(key, {}).items()}
-            if box and not inside(box, extents):
-                break
-        else:
-            yield name
-
-
 def gemm_extents(m: int, n: int, k: int) -> dict[str, int]:
     from cakec.kernels.gemm import extents
 
@@ -90,7 +78,7 @@ def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         fns: dict[str, Callable[[], Any]] = {}
         wrong: dict[str, str] = {}
-        for route in _candidates(table, gemm_extents(m, n, k)):
+        for route in candidates(table, gemm_extents(m, n, k)):
             kname = table.kernel(route)
             if kname is None:
                 fns[route] = lambda: torch.matmul(a, b.t(), out=c)
@@ -130,7 +118,7 @@ def measure_kmeans(table: routes.Table, shapes: list[tuple[int, int, int, int]],
         rows = min(n, 4096)  # the float64 check on the first rows of the first and last batch
         fns: dict[str, Callable[[], Any]] = {}
         wrong: dict[str, str] = {}
-        for route in _candidates(table, {"rows": b * n, "k": k, "d": d}):
+        for route in candidates(table, {"rows": b * n, "k": k, "d": d}):
             kern = build.kernel(table.kernel(route), table.target)
             dist.fill_(float("nan"))
             kern(x, c, csq, idx, dist, b, n, k)

@@ -174,6 +174,18 @@ def inside(box: dict[str, tuple[int, int | None]], extents: dict[str, int]) -> b
     return Rule(box, "").matches(extents)
 
 
+def candidates(table: Table, extents: Mapping[str, int]) -> list[str]:
+    """The routes worth timing at `extents`: each route's optional `candidate` box (the
+    skinny decode tiles are not timed at M = 16384) and `requires` box must hold it."""
+    out = []
+    for name, spec in table.routes.items():
+        boxes = [{k: tuple(v) for k, v in spec.get(key, {}).items()}
+                 for key in ("candidate", "requires")]
+        if all(inside(box, extents) for box in boxes):
+            out.append(name)
+    return out
+
+
 def choose(table: Table, measured: list[Measured],
            extents_of: Callable[[tuple[int, ...]], dict[str, int]],
            edges: dict[str, list[int]], default: str, tuned: Mapping[str, Any]) -> Table:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cakec.runtime import routes
-from cakec.runtime.routes import Measured, RouteTableError, buckets, choose
+from cakec.runtime.routes import Measured, RouteTableError, buckets, candidates, choose
 
 
 def gemm_table(rules: list[dict]) -> dict:
@@ -136,3 +136,12 @@ def test_cakec_tune_without_a_gpu_is_one_error_line():
     assert result.output.count("\n") == 1 and "Traceback" not in result.output
     bad = CliRunner().invoke(main, ["tune", "fmha"])
     assert bad.exit_code == 2 and "'fmha' is not one of 'gemm', 'kmeans_assign'" in bad.output
+
+
+def test_candidates_honour_candidate_and_requires_boxes():
+    raw = gemm_table([{"box": {}, "route": "big"}])
+    raw["routes"]["skinny"]["candidate"] = {"m": [0, 512]}
+    table = routes.parse(raw)
+    assert candidates(table, {"m": 64, "n": 1, "k": 1}) == ["big", "skinny", "narrow", "torch"]
+    assert candidates(table, {"m": 100, "n": 1, "k": 1}) == ["big", "skinny", "torch"]
+    assert candidates(table, {"m": 4096, "n": 1, "k": 1}) == ["big", "torch"]
