@@ -288,10 +288,13 @@ def inspect(file: str, target: str | None) -> None:
 @click.option("--unchecked", is_flag=True,
               help="Emit even if a verifier gate rejects FILE (to study how it fails); the "
                    "gates' errors are printed as warnings.")
+@click.option("--kernel", default=None, metavar="NAME",
+              help="The kernel to emit from a file of several (each is its own translation "
+                   "unit).")
 @FORMAT
 def emit(file: str, target: str | None, kind: str, output: str, header: str | None, md: bool,
          mf: str | None, watchdog: bool, watchdog_ms: float | None, unchecked: bool,
-         fmt: str) -> None:
+         kernel: str | None, fmt: str) -> None:
     """Verify FILE, then write its code for the target (no GPU needed). Input that fails
     verification is refused with its diagnostics (exit 1), unless --unchecked."""
     from cakec import api
@@ -306,7 +309,7 @@ def emit(file: str, target: str | None, kind: str, output: str, header: str | No
         from cakec.targets.emit.watchdog import DEFAULT_BUDGET_MS, Watchdog
 
         wd = Watchdog(watchdog_ms or DEFAULT_BUDGET_MS)
-    result = api.emit(src, target, watchdog=wd, unchecked=unchecked)
+    result = api.emit(src, target, watchdog=wd, unchecked=unchecked, kernel=kernel)
     if result.rejected:
         from dataclasses import replace
 

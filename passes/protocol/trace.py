@@ -25,7 +25,7 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TMA, WAIT, Finding, Instr, Kernel, View, line_of,
+    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TMA, WAIT, WRITE_STAGE, Finding, Instr, Kernel, View, line_of,
     name_of, walk,
 )
 
@@ -124,10 +124,10 @@ class _Tracer:
                 ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
                            bool(self.value(ins.init, ins))))
                 continue
-            if kind == READ_STAGE:
+            if kind in (READ_STAGE, WRITE_STAGE):
                 stage = self.stage_of(ins, ins.a)
                 if stage is not None:
-                    ev.append((READ_STAGE, ins, stage))
+                    ev.append((kind, ins, stage))
                 continue
             if kind == READ_ACC:
                 ev.append((READ_ACC, ins))
