@@ -13,7 +13,8 @@ from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
     PURE_TILE_OPS, ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp,
-    TileIndexOp, TileStoreOp, TileType, TmaStoreOp, WaitOp, dtype_name,
+    StageStoreOp, TileIndexOp, TileStoreOp, TileType, TmaStoreOp, WaitOp, dtype_name,
+    stage_source,
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
@@ -128,7 +129,7 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
     form = wgmma_form(em.mma_instr(op))
     for v in (op.a, op.b):
-        stage = v.owner
+        stage = stage_source(v)[0].owner
         if isinstance(stage, StageOp) and em.attr_str(stage.view.owner, "cake.swizzle") == "none":
             raise Unsupported("a wgmma operand without swizzle")
     register_a = isinstance(op.a.type, TileType)
@@ -143,7 +144,8 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
     init = em.val(op.init)
     first_scale = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{paren(init)}")
     guard = em.mma_guard  # set by if_op: a predicated wgmma instead of a branch around it
-    form = replace(form, guarded=guard is not None, a_regs=register_a)
+    form = replace(form, guarded=guard is not None, a_regs=register_a,
+                   trans_a="cake.trans_a" in op.attributes, trans_b="cake.trans_b" in op.attributes)
     call = em.helper(form.name, form.source())
     tail = "" if guard is None else f", (u32){paren(guard)}"
     with em.block():
@@ -390,7 +392,8 @@ def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
     waits = [op for op in body if isinstance(op, WaitOp)]
     if (len(commits) != 1 or len(waits) != 1 or body[-1] is not commits[0]
             or not any(isinstance(op, MmaOp) for op in body)
-            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp)) for op in body)):
+            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp, StageStoreOp))
+                   for op in body)):
         return []
     commit, wait = commits[0], waits[0]
     full, empty = wait.barrier.owner, commit.barrier.owner
