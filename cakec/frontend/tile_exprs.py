@@ -145,9 +145,13 @@ def predicate_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Value:
 
 
 def binary(fe: Any, kind: str, what: str, pairs: list[tuple[Any, Span]], span: Span) -> Value:
-    ssa, shape, _ = _operands(fe, what, pairs, ("f32",), span)
+    """Arithmetic on f32 tiles; `lm.min`/`lm.max` also of i32 tiles (index tiles, argmin
+    results), with i32 scalars."""
+    dtypes = ("f32", "i32") if kind in ("min", "max") else ("f32",)
+    ssa, shape, dtype = _operands(fe, what, pairs, dtypes, span)
     return _result(fe, cake.TileBinaryOp.build(operands=ssa, properties={
-        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, f32)]), span)
+        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, cake.dtype_attr(dtype))]),
+        span)
 
 
 def unary(fe: Any, kind: str, what: str, v: Any, span: Span, arg_span: Span) -> Value:

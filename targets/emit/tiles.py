@@ -176,7 +176,8 @@ def evaluate(em: KernelEmitter, v: SSAValue, leaf: Leaf) -> str:
     if isinstance(owner, TileBinaryOp):
         kind = owner.kind.data
         if kind in _CALL2:
-            return f"{_CALL2[kind]}({evaluate(em, owner.lhs, leaf)}, {evaluate(em, owner.rhs, leaf)})"
+            call = _CALL2[kind] if tile_ctype(v) == "float" else kind  # i32: CUDA's min/max
+            return f"{call}({evaluate(em, owner.lhs, leaf)}, {evaluate(em, owner.rhs, leaf)})"
         return _fused(em, owner, leaf) or "({} {} {})".format(
             evaluate(em, owner.lhs, leaf), _INFIX[kind], evaluate(em, owner.rhs, leaf))
     if isinstance(owner, TileUnaryOp):
