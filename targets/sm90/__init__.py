@@ -28,7 +28,7 @@ def backend(target: str) -> Backend:
             FenceProxyOp: barriers.fence_proxy, ConvertOp: common.convert,
             CommitOp: lowering.commit_sm90, MmaOp: lowering.mma_sm90,
             TmaStoreOp: tiles.tma_store, RegsOp: lowering.declare_acc,
-            ForOp: lowering.for_loop, IfOp: lowering.if_op,
+            ForOp: lowering.for_loop, IfOp: tiles.branch,
             **TILE_LOWERINGS, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
             StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq, ArgminOp: tiles.argmin,
             StageStoreOp: tiles.stage_store,

@@ -32,7 +32,7 @@ from cakec.targets.emit.tiles import (
 from cakec.targets.emit.tiles import element as shared_element
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sku import WARPGROUP_WARPS
-from cakec.targets.sm90.lowering import guarded_mmas, tma_store_sm90
+from cakec.targets.sm90.lowering import guarded_mmas, if_op, tma_store_sm90
 
 _FRAG_ROWS = 64
 #: C loop variables of the per-register loops: fragment, column octet, column, row half.
@@ -218,26 +218,53 @@ def _retire_mma(em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
 
 
+def branch(em: KernelEmitter, op: IfOp) -> None:
+    """An `if` that reads an accumulator whose wgmma may still be in flight retires that group
+    before the branch, not inside it: waited for on one path only, the registers would still
+    be in flight at the join on the other, and ptxas 13.0 then serialises every wgmma of the
+    kernel (C7514) — the attention kernel's masked block. The wait is the one its first
+    reader would do; an MMA's own accumulator operand needs none (wgmmas chain on it)."""
+    role = em.role
+    if role is not None and role.accs:
+        read = {v: None for inner in op.walk() if inner is not op and not isinstance(inner, MmaOp)
+                for v in inner.operands if v in role.accs}
+        for acc in read:
+            _retire_mma(em, op, acc)
+    if_op(em, op)
+
+
 def _groups_after(em: KernelEmitter, reader: Operation, acc: SSAValue) -> int:
     """wgmma groups (one per MMA) issued in straight-line code between the newest MMA into
-    `acc` and `reader`, walking back through the reader's block. The walk also stops at the
-    start of the block or at a loop or branch (its groups, if any, were issued earlier): the
-    MMA into `acc` is older still, so the groups counted so far are a sound bound either way
-    (the safety gate rejects reading an accumulator no MMA has written). An `if` whose MMAs
-    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted."""
+    `acc` and `reader`, walking back through the reader's block and, from the start of an
+    `if` region, on through the block around that `if` (what ran before the branch ran before
+    the reader). An `if` with no MMA in it adds no group and is walked over; one whose MMAs
+    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted. The
+    walk stops at a loop (a later trip's groups are not in its body's prefix), at another
+    `if`, or at the kernel or a role's start: the MMA into `acc` is older still, so the groups
+    counted so far are a sound bound either way (the safety gate rejects reading an
+    accumulator no MMA has written)."""
     groups = 0
     op = reader.prev_op
-    while op is not None:
+    while True:
+        if op is None:  # the start of a block: leave an `if` region, stop anywhere else
+            parent = reader.parent_op()
+            if not isinstance(parent, IfOp):
+                return groups
+            reader, op = parent, parent.prev_op
+            continue
         mmas = [op] if isinstance(op, MmaOp) else (
             guarded_mmas(em, op) if isinstance(op, IfOp) else [])
-        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas):
-            break
+        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas and _issues_mma(op)):
+            return groups
         for mma in reversed(mmas):  # predicated wgmmas commit a group whether they run or not
             if mma.acc == acc:
                 return groups
             groups += 1
-        op = op.prev_op
-    return groups
+        reader, op = op, op.prev_op
+
+
+def _issues_mma(op: Operation) -> bool:
+    return any(isinstance(o, MmaOp) for o in op.walk())
 
 
 def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
