@@ -158,13 +158,4 @@ __device__ __forceinline__ void cake_argmin_quad_merge(float (&d)[F][2], i32 (&i
   }
 }
 
-// stmatrix.sync.aligned.m8n8.x4.shared.b16: four 8x8 16-bit matrices from the accumulator
-// layout (register i of lane l: row l / 4, columns 2 (l % 4), +1 of matrix i) into SMEM; lane l
-// gives the address of row l % 8 of matrix l / 8.
-__device__ __forceinline__ void cake_stmatrix_x4(u32 addr, const u32 (&r)[4]) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
-               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-               : "memory");
-}
-
 #endif  // CAKE_SM90_TILES_CUH

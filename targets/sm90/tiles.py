@@ -337,6 +337,18 @@ def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
         store_tile(em, op, tile_layout(em))
 
 
+#: Written into the translation unit by the first `store` that uses it (em.helper).
+_STMATRIX = """// stmatrix.sync.aligned.m8n8.x4.shared.b16: four 8x8 16-bit matrices from the accumulator
+// layout (register i of lane l: row l / 4, columns 2 (l % 4), +1 of matrix i) into SMEM; lane l
+// gives the address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void cake_stmatrix_x4(u32 addr, const u32 (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+"""
+
+
 def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
     """`view[s].store(tile)` of a 16-bit tile whose columns are whole 16-column blocks: per
     fragment and 16-column block, each warp packs its four 8x8 matrices (row halves h × column
@@ -371,7 +383,7 @@ def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
                 em.line(f"const int {R} = 2 * {_F} + {h}; const int {CP} = 4 * {_J} + {2 * octet};")
                 column_pair(em, value, layout)
                 em.line(f"cake_m[{i}] = {STAGE_STORE_TRAITS[dtype]}::pack(cake_x[0], cake_x[1]);")
-        em.line(f"cake_stmatrix_x4(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
+        em.line(f"{em.helper('cake_stmatrix_x4', _STMATRIX)}(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
                 f"{row}, {col}), cake_m);")
         _close(em, n)
 
