@@ -128,6 +128,17 @@ class WgmmaLayout(Layout):
             return f"[{self.frags}][2]"
         return f"[{cols // 4}]" if rows == 1 else f"[{self.frags}][{cols // 2}]"
 
+    def decl_packed(self, shape: tuple[int, int]) -> str:
+        rows, cols = shape
+        if 1 in shape:
+            raise Unsupported(f"a 16-bit ({rows}, {cols}) register vector")
+        return f"[{self.frags}][{cols // 4}]"
+
+    def ref_packed(self, var: str, shape: tuple[int, int]) -> str:
+        """Column slots 2k, 2k + 1 of row slot r are one u32, as the register-A fragment
+        packs them."""
+        return f"{var}[{R} / 2][2 * ({C} / 2) + {R} % 2]"
+
     def ref(self, var: str, shape: tuple[int, int]) -> str:
         rows, cols = shape
         if cols == 1:
