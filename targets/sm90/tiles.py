@@ -339,10 +339,12 @@ def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
 
 
 def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
-    """A register accumulator (converted) is stored from its fragments (lowering.py); any
-    other tile expression is evaluated per register as it is stored."""
+    """A register accumulator (converted) is stored from its fragments, a deferred store
+    packed for later (lowering.py); any other tile expression is evaluated per register as
+    it is stored."""
     value = op.value.owner.source if isinstance(op.value.owner, ConvertOp) else op.value
-    if value in tile_role(em).accs:
+    role = tile_role(em)
+    if value in role.accs or _deferred(role, op):
         tma_store_sm90(em, op)
     else:
         store_tile(em, op, tile_layout(em))
@@ -394,8 +396,9 @@ def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
                 em.line(f"const int {R} = 2 * {_F} + {h}; const int {CP} = 4 * {_J} + {2 * octet};")
                 column_pair(em, value, layout)
                 em.line(f"cake_m[{i}] = {STAGE_STORE_TRAITS[dtype]}::pack(cake_x[0], cake_x[1]);")
-        em.line(f"{em.helper('cake_stmatrix_x4', _STMATRIX)}(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
-                f"{row}, {col}), cake_m);")
+        stmatrix = em.helper("cake_stmatrix_x4", _STMATRIX)
+        em.line(f"{stmatrix}(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, {row}, "
+                f"{col}), cake_m);")
         _close(em, n)
 
 
@@ -407,8 +410,15 @@ def _open_loops(em: KernelEmitter, loops: list[tuple[str, int]]) -> int:
     return len(loops)
 
 
+def _deferred(role: RoleState, op: TmaStoreOp | TileStoreOp) -> bool:
+    return role.deferred_store is not None and role.deferred_store.op is op
+
+
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
     rows, cols = tile_dims(op.value)
+    if _deferred(tile_role(em), op):
+        tma_store_sm90(em, op)
+        return
     if cols > 1:
         store_tile(em, op, tile_layout(em))
         return
