@@ -20,14 +20,14 @@ if TYPE_CHECKING:
     from cakec.targets.emit.emitter import CudaUnit
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("examples", "examples/corpus", "test/lit", "test/distilled", "test/gpu")
+SOURCES = ("examples", "test/lit", "test/distilled", "test/gpu")
 
 
 def kernels() -> Iterator[Path]:
-    """Every .cake file under the source folders, in a stable order."""
+    """Every .cake file under the source folders (at any depth: examples/attention/, …), in a
+    stable order."""
     for folder in SOURCES:
-        pattern = "*.cake" if folder.startswith("examples") else "**/*.cake"
-        yield from sorted((ROOT / folder).glob(pattern))
+        yield from sorted((ROOT / folder).glob("**/*.cake"))
 
 
 def emit_for(path: Path, target: str) -> tuple[bool, dict[str, CudaUnit | None], list[str]]:

@@ -494,3 +494,31 @@ def serve(target: str | None, lsp: bool) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@main.command()
+@click.argument("entry", type=click.Choice(["gemm", "kmeans_assign"]))
+@click.option("--out", "out", type=click.Path(), default=None,
+              help="Write the table here (a folder or a .json file) instead of over the "
+                   "shipped one; point CAKEC_ROUTES_DIR at a folder to use it.")
+@click.option("--quick", is_flag=True, help="Time every fourth shape of the set only.")
+def tune(entry: str, out: str | None, quick: bool) -> None:
+    """Time ENTRY's candidate routes on this GPU over its shape set and rewrite its route
+    table from the timings, printing the route chosen per shape bucket (needs torch and an
+    sm_90 GPU; docs/kernels.md)."""
+    from pathlib import Path
+
+    from cakec.errors import CakeToolkitError
+
+    try:
+        import torch
+    except ImportError:
+        raise CakeToolkitError("cakec tune needs torch (and an sm_90 GPU) to time the "
+                               "routes") from None
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        raise CakeToolkitError("cakec tune needs an sm_90 GPU: the shipped route tables are "
+                               "for sm_90a")
+    from cakec.kernels import tune as tuner
+
+    written = tuner.tune(entry, Path(out) if out else None, quick, click.echo)
+    click.echo(f"wrote {written}")
