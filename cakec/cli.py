@@ -424,10 +424,12 @@ def _host_code(file: str, unit, image: bytes | None) -> tuple[str, str]:
               help="On a failure the verifier did not predict, write a reproducer bundle "
                    "under DIR.")
 @click.option("--no-timing", is_flag=True, help="Skip the timing and speed-of-light stage.")
+@click.option("--kernel", default=None, metavar="NAME",
+              help="The kernel to run from a file of several.")
 def run(file: str, target: str | None, shape: str | None, as_json: bool, fmt: str,
         seeds: int, seed: int | None, watchdog: bool, watchdog_ms: float | None,
         timeout_s: float | None, unchecked: bool, sanitize: str | None, record: str | None,
-        no_timing: bool) -> None:
+        no_timing: bool, kernel: str | None) -> None:
     """Compile FILE, run it on fresh random inputs from its sibling FILE.py (outputs poisoned
     with NaN), check every output element against the reference, and time it against the
     baselines. Exit status names the stage that failed (docs/run.md)."""
@@ -439,7 +441,8 @@ def run(file: str, target: str | None, shape: str | None, as_json: bool, fmt: st
     report = runner.run(file, target, shape, seeds=seeds, seed=seed, watchdog=watchdog,
                         watchdog_ms=watchdog_ms or runner.DEFAULT_BUDGET_MS,
                         unchecked=unchecked, sanitize=sanitize, record=record,
-                        timing=not no_timing, timeout_s=timeout_s or runner.DEFAULT_TIMEOUT_S)
+                        timing=not no_timing, timeout_s=timeout_s or runner.DEFAULT_TIMEOUT_S,
+                        kernel=kernel)
     from cakec.feedback.text import render
 
     text = render(report)

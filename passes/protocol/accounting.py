@@ -19,7 +19,7 @@ from cakec.passes.protocol.model import (
     ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding, Instr, Kernel,
     line_of, walk,
 )
-from cakec.passes.protocol.trace import Run
+from cakec.passes.protocol.trace import Exploration, Run
 
 
 def _writes(ins: Instr) -> set[object]:
@@ -150,6 +150,15 @@ class Accounting:
     arrivals: list[int]
     tx_bytes: list[int]
     findings: list[Finding]
+
+
+def accounting_of(k: Kernel, ex: Exploration, target: str) -> Accounting:
+    """`accounting` of every explored run, computed once per exploration and target:
+    derive-barriers writes its arrivals and bytes, verify-safety reports its findings."""
+    key = ("accounting", target)
+    if key not in ex.memo:
+        ex.memo[key] = accounting(k, ex.runs, target)
+    return ex.memo[key]
 
 
 def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:

@@ -217,8 +217,12 @@ class Simulation:
 
     def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
         e = ev[2]
+        # `arr` is the arriver's own copy: the first arrival of a phase takes it as is.
+        if self.pending[e]:
+            _join(self.pend_vc[e], arr)
+        else:
+            self.pend_vc[e] = arr
         self.pending[e] += 1
-        _join(self.pend_vc[e], arr)
         if self.pending[e] < self.init[e]:
             return
         q = self.completed[e]
@@ -228,7 +232,6 @@ class Simulation:
         self.completer[e].append((r, ev[1], ev[4]))
         self.completed[e] = q + 1
         self.pending[e] = 0
-        self.pend_vc[e] = [0] * self.D
         # Completing phase q is safe only after every consumer observed phase q - 1.
         n = q - 1 + self.fwf[e]
         for c in self.consumers[e]:

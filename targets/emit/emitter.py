@@ -535,7 +535,7 @@ class KernelEmitter:
         for op in self.kernel.body.block.ops:
             if isinstance(op, OnRoleOp) and isinstance(op.role.owner, RoleOp):
                 blocks.setdefault(op.role.owner, []).append(op)
-        default_regs = _default_regs(block_threads)
+        default_regs = launch_regs(block_threads)
         for i, (role_op, ons) in enumerate(blocks.items()):
             self.role = role = self.make_role(role_op, ons)
             role.barrier_id = 1 + i
@@ -756,7 +756,7 @@ def _device_values(kernel: KernelOp) -> set[SSAValue]:
     return needed
 
 
-def _default_regs(block_threads: int) -> int:
+def launch_regs(block_threads: int) -> int:
     """Registers per thread the launch gives (__launch_bounds__(threads, 1)): the 65536 of
     the register file split evenly, in setmaxnreg's units of 8."""
     return min(65536 // block_threads // 8 * 8, 256) if block_threads else 0

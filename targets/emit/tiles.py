@@ -261,7 +261,7 @@ def declare_regs(em: KernelEmitter, ops: list[Operation], layout: Layout) -> Non
 # ---- lowerings --------------------------------------------------------------------------------
 
 
-def _inlined(op: Operation) -> bool:
+def inlined(op: Operation) -> bool:
     """Whether the consumer evaluates this pure op: its one use follows in the same block
     with only pure ops (or scalar arithmetic) in between, so nothing it reads can change."""
     uses = list(op.results[0].uses)
@@ -281,7 +281,7 @@ def _inlined(op: Operation) -> bool:
 
 def pure_tile(em: KernelEmitter, op: Operation) -> None:
     """A pure tile op: nothing when inlined into its consumer, else its registers."""
-    if _inlined(op):
+    if inlined(op):
         return
     v = op.results[0]
     layout = layout_of(em)

@@ -330,17 +330,26 @@ def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
 
 
 def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
-    """A register accumulator (converted) is stored from its fragments (lowering.py); any
-    other tile expression is evaluated per register as it is stored."""
+    """A register accumulator (converted) is stored from its fragments, a deferred store
+    packed for later (lowering.py); any other tile expression is evaluated per register as
+    it is stored."""
     value = op.value.owner.source if isinstance(op.value.owner, ConvertOp) else op.value
-    if value in tile_role(em).accs:
+    role = tile_role(em)
+    if value in role.accs or _deferred(role, op):
         tma_store_sm90(em, op)
     else:
         store_tile(em, op, tile_layout(em))
 
 
+def _deferred(role: RoleState, op: TmaStoreOp | TileStoreOp) -> bool:
+    return role.deferred_store is not None and role.deferred_store.op is op
+
+
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
     rows, cols = tile_dims(op.value)
+    if _deferred(tile_role(em), op):
+        tma_store_sm90(em, op)
+        return
     if cols > 1:
         store_tile(em, op, tile_layout(em))
         return
