@@ -26,11 +26,14 @@ from cakec.passes.protocol.exprs import ExprInfo, Exprs
 MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM holds more)
 
 # Event kinds of a role trace. READ_STAGE is a synchronous read of an SMEM stage by the role's
-# threads (`lm.sum_sq`, `view[s].load()`): complete at its place in the program, unlike an
-# MMA's operand reads. TILE_WRITE merges into the running tiles of an `lm.argmin` (its
-# `value` and `index`; afresh when `init`), TILE_READ reads running tiles (a store, an
-# assignment, a reduction): both synchronous, in the registers of the role.
-WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, TILE_WRITE, TILE_READ = range(9)
+# threads (`lm.sum_sq`, `view[s].load()`, and a TMA store of a stage, which the role waits
+# for): complete at its place in the program, unlike an MMA's operand reads. WRITE_STAGE is the
+# role's threads writing a register tile into a stage (`view[s].store`): complete at its place
+# in the program (the threads' own stores), known to another role once an arrival after it
+# reaches that role. TILE_WRITE merges into the running tiles of an `lm.argmin` (its `value`
+# and `index`; afresh when `init`), TILE_READ reads running tiles (a store, an assignment, a
+# reduction): both synchronous, in the registers of the role.
+WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE, TILE_WRITE, TILE_READ = range(10)
 
 
 def line_of(op: Operation) -> int:
@@ -293,21 +296,28 @@ class Kernel:
             if isinstance(v.owner, cake.ConvertOp) and _mma_acc(v.owner.source):
                 return None  # `acc.to(...)`: the conversion reads it, where it stands
             # an expression of the accumulator (`lm.gelu(acc + bias).to(lm.bf16)`) is read here
-            acc = next(filter(None, map(self.acc_of, (
-                leaf for leaf in tile_leaves(v) if leaf is v or _mma_acc(leaf)))), None)
+            acc = self.acc_of(v) or self._tile_acc(v)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
         if isinstance(o, _TILE_READERS):  # reads the accumulator its tile expression names
             source = _tile_source(o)
-            acc = next(filter(None, map(self.acc_of, (
-                leaf for leaf in tile_leaves(source) if _mma_acc(leaf)))), None)
+            acc = self._tile_acc(source)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
-        if isinstance(o, (cake.SumSqOp, cake.StageLoadOp)):
+        if isinstance(o, cake.StageStoreOp):  # also reads the accumulator its value names
+            stage = self._operand(o.dest)
+            return Instr(o, WRITE_STAGE, a=stage, view=stage[0] if stage else None,
+                         acc=self._tile_acc(o.value)) if stage is not None else None
+        if isinstance(o, (cake.SumSqOp, cake.StageLoadOp, cake.TmaStoreStageOp)):
             stage = self._operand(o.source)
             return Instr(o, READ_STAGE, a=stage) if stage is not None else None
         return None
 
+    def _tile_acc(self, v: SSAValue) -> Acc | None:
+        """The MMA accumulator a tile expression reads (the first one), if any."""
+        return next(filter(None, map(self.acc_of, (
+            leaf for leaf in tile_leaves(v) if _mma_acc(leaf)))), None)
+
     def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
-        op = v.owner
+        op = cake.stage_source(v)[0].owner
         if isinstance(op, cake.StageOp):
             return self.view_of(op.view), self.exprs(op.index), op
         return None
@@ -340,7 +350,7 @@ _TILE_READERS = (cake.ArgminOp, cake.TileStoreOp, cake.TileReduceOp, cake.TileAs
 
 def _tile_source(o: Operation) -> SSAValue | None:
     """The tile expression a consuming op reads (None for other ops)."""
-    if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp, cake.TmaStoreOp)):
+    if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp, cake.TmaStoreOp, cake.StageStoreOp)):
         return o.value
     if isinstance(o, (cake.ArgminOp, cake.TileReduceOp)):
         return o.source

@@ -25,8 +25,8 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TILE_READ, TILE_WRITE, TMA, WAIT, Finding, Instr,
-    Kernel, View, line_of, name_of, walk,
+    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TILE_READ, TILE_WRITE, TMA, WAIT, WRITE_STAGE,
+    Finding, Instr, Kernel, View, line_of, name_of, walk,
 )
 
 EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
@@ -134,10 +134,10 @@ class _Tracer:
             if kind == TILE_READ:
                 ev.append((TILE_READ, ins))
                 continue
-            if kind == READ_STAGE:
+            if kind in (READ_STAGE, WRITE_STAGE):
                 stage = self.stage_of(ins, ins.a)
                 if stage is not None:
-                    ev.append((READ_STAGE, ins, stage))
+                    ev.append((kind, ins, stage))
                 continue
             if kind == READ_ACC:
                 ev.append((READ_ACC, ins))

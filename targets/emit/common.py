@@ -9,9 +9,8 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, TileStoreOp,
-    TmaStoreOp,
-    ViewOp,
+    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, StageStoreOp,
+    TileAssignOp, TileStoreOp, TileType, TmaStoreOp, TransposeOp, ViewOp, dtype_name,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, Lowering
@@ -83,6 +82,11 @@ def stage_addr(em: KernelEmitter, op: StageOp) -> None:
 
 
 
+def transpose(em: KernelEmitter, op: TransposeOp) -> None:
+    """`view[s].T`: the same stage address; the MMA reads it MN-major (its descriptor)."""
+    em.values[op.result] = em.val(op.source)
+
+
 def for_loop(em: KernelEmitter, op: ForOp) -> None:
     em.source_comment(op)
     loop(em, op)
@@ -116,9 +120,15 @@ def if_op(em: KernelEmitter, op: IfOp) -> None:
 
 
 def convert(em: KernelEmitter, op: ConvertOp) -> None:
-    """`tile.to(dtype)` emits nothing itself: the store (or the wgmma reading it as its
-    register A) that consumes it converts."""
-    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, MmaOp)) for u in op.result.uses):
+    """`tile.to(dtype)` emits nothing itself: the store, the assignment of a 16-bit register
+    tile (or the wgmma reading it as its register A) that consumes it converts; a tile read
+    as f32 or i32 (`p.to(lm.f32)` of a 16-bit tile) is converted wherever the evaluator reads
+    it (targets/emit/tiles.py)."""
+    if isinstance(op.source.type, TileType) and dtype_name(op.result.type.element_type) in (
+            "f32", "i32"):
+        return
+    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, StageStoreOp, MmaOp,
+                                        TileAssignOp)) for u in op.result.uses):
         raise Unsupported("using a converted tile other than in a store or as an MMA's A")
 
 
@@ -131,5 +141,5 @@ COMMON: dict[type[Operation], Lowering] = {
                            arith.OrIOp, arith.XOrIOp, arith.AddfOp, arith.SubfOp, arith.MulfOp,
                            arith.DivfOp, arith.SIToFPOp)},
     BlockIdOp: block_index, NumBlocksOp: block_index, SmCountOp: sm_count, DimOp: tensor_dim,
-    StageOp: stage_addr, ForOp: for_loop, IfOp: if_op,
+    StageOp: stage_addr, TransposeOp: transpose, ForOp: for_loop, IfOp: if_op,
 }

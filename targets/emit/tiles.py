@@ -26,9 +26,10 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
-    TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_name,
+    StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_bytes,
+    dtype_name,
 )
-from cakec.targets.emit.cexpr import paren, scaled
+from cakec.targets.emit.cexpr import paren, scaled, unparen
 from cakec.targets.emit.common import OUT_TRAITS
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.unsupported import Unsupported
@@ -43,6 +44,10 @@ _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _UNARY = {"exp2": "cake_ex2", "exp": "cake_exp", "log2": "cake_lg2", "log": "cake_log",
           "sqrt": "cake_sqrt", "rsqrt": "cake_rsqrt", "abs": "fabsf", "tanh": "cake_tanh",
           "sigmoid": "cake_sigmoid", "gelu": "cake_gelu", "silu": "cake_silu"}
+#: 16-bit register tiles (`lm.regs` of bf16/f16 assigned `(...).to(dtype)`), held two
+#: adjacent columns per u32, and the trait that reads and writes their halves.
+PACKED = {"bf16": "CakeOutBf16", "f16": "CakeOutF16"}
+
 #: Loop variables of a thread's registers: row slot, column slot, pair start.
 R, C, CP = "cake_r", "cake_c", "cake_cp"
 #: A target's tile layout for `evaluate`: the C expression of one element of a leaf tile.
@@ -74,6 +79,16 @@ class Layout:
         """The element of array `var` (a tile of `shape`) at (cake_r, cake_c)."""
         raise NotImplementedError
 
+    def decl_packed(self, shape: tuple[int, int]) -> str:
+        """The u32 array dimensions of a 16-bit (M, N) tile held two columns per register
+        (column slots 2k and 2k + 1 share register k)."""
+        raise Unsupported("a 16-bit register tile in this layout")
+
+    def ref_packed(self, var: str, shape: tuple[int, int]) -> str:
+        """The packed register of array `var` holding the element at (cake_r, cake_c) (its
+        half: cake_c % 2)."""
+        raise Unsupported("a 16-bit register tile in this layout")
+
     def row(self) -> str:
         """The tile row of row slot cake_r (a C expression)."""
         raise NotImplementedError
@@ -93,6 +108,10 @@ class Layout:
 
     def before_read(self, em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
         """Make the registers the expression `v` reads ready (an MMA's wait)."""
+
+    def before_write(self, em: KernelEmitter, store: Operation, view: SSAValue) -> None:
+        """Make sure none of the role's own asynchronous reads of `view` is still in flight
+        when `store` overwrites a stage of it (sm_90a: wgmma groups)."""
 
     @contextmanager
     def row_loop(self, em: KernelEmitter, rows: int) -> Iterator[None]:
@@ -171,7 +190,8 @@ def evaluate(em: KernelEmitter, v: SSAValue, leaf: Leaf) -> str:
     if isinstance(owner, TileBinaryOp):
         kind = owner.kind.data
         if kind in _CALL2:
-            return f"{_CALL2[kind]}({evaluate(em, owner.lhs, leaf)}, {evaluate(em, owner.rhs, leaf)})"
+            call = _CALL2[kind] if tile_ctype(v) == "float" else kind  # i32: CUDA's min/max
+            return f"{call}({evaluate(em, owner.lhs, leaf)}, {evaluate(em, owner.rhs, leaf)})"
         return _fused(em, owner, leaf) or "({} {} {})".format(
             evaluate(em, owner.lhs, leaf), _INFIX[kind], evaluate(em, owner.rhs, leaf))
     if isinstance(owner, TileUnaryOp):
@@ -229,6 +249,9 @@ def element(em: KernelEmitter, v: SSAValue, layout: Layout) -> str:
         if special is not None:
             return special
         if x in em.values:
+            trait = PACKED.get(dtype_name(x.type.element_type))  # type: ignore[attr-defined]
+            if trait is not None:
+                return f"{trait}::get({layout.ref_packed(em.values[x], tile_dims(x))}, {C} % 2)"
             return layout.ref(em.values[x], tile_dims(x))
         raise em.undefined(x, f"a tile defined by `{getattr(owner, 'name', 'a block')}` in "
                            "tile arithmetic")
@@ -245,18 +268,21 @@ def declare_regs(em: KernelEmitter, ops: list[Operation], layout: Layout) -> Non
             if (v in em.values or not isinstance(v.type, TileType)
                     or getattr(regs, "name", None) != "cake.regs" or layout.leaf(em, v) is not None):
                 continue
+            rows, cols = tile_dims(v)
+            packed = dtype_name(v.type.element_type) in PACKED  # type: ignore[attr-defined]
+            decl = (f"u32 {{}}{layout.decl_packed((rows, cols))}" if packed
+                    else f"{tile_ctype(v)} {{}}{layout.decl((rows, cols))}")
             var = em.names.fresh(regs.sym_name.data)  # type: ignore[union-attr]
             em.values[v] = var
             em.source_comment(regs)  # type: ignore[arg-type]
-            rows, cols = tile_dims(v)
-            em.line(f"{tile_ctype(v)} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}) "
-                    "lm.regs")
+            em.line(decl.format(var) + f";  // ({rows}, {cols}) lm.regs" +
+                    (", 16-bit pairs" if packed else ""))
 
 
 # ---- lowerings --------------------------------------------------------------------------------
 
 
-def _inlined(op: Operation) -> bool:
+def inlined(op: Operation) -> bool:
     """Whether the consumer evaluates this pure op: its one use follows in the same block
     with only pure ops (or scalar arithmetic) in between, so nothing it reads can change."""
     uses = list(op.results[0].uses)
@@ -276,7 +302,7 @@ def _inlined(op: Operation) -> bool:
 
 def pure_tile(em: KernelEmitter, op: Operation) -> None:
     """A pure tile op: nothing when inlined into its consumer, else its registers."""
-    if _inlined(op):
+    if inlined(op):
         return
     v = op.results[0]
     layout = layout_of(em)
@@ -349,9 +375,20 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
     shape = tile_dims(op.dest)
     em.source_comment(op)
     layout.before_read(em, op, op.value)
+    trait = PACKED.get(dtype_name(op.dest.type.element_type))  # type: ignore[attr-defined]
+    value = op.value
+    if trait is not None and isinstance(value.owner, ConvertOp):  # converted as it is packed
+        value = value.owner.source
     with em.block():
-        with layout.loops(em, shape, op.value):
-            em.line(f"{_lvalue(em, op.dest, layout)} = {element(em, op.value, layout)};")
+        with layout.loops(em, shape, value):
+            x = element(em, value, layout)
+            if trait is None:
+                em.line(f"{_lvalue(em, op.dest, layout)} = {x};")
+            elif op.dest in em.values:
+                em.line(f"{trait}::set({layout.ref_packed(em.values[op.dest], shape)}, "
+                        f"{C} % 2, {x});")
+            else:
+                raise Unsupported("assigning a register tile its role does not hold")
 
 
 def _lvalue(em: KernelEmitter, dest: SSAValue, layout: Layout) -> str:
@@ -392,6 +429,51 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
             em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
                     f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
                     f"{layout.col()}, cake_x[0], cake_x[1]); }}")
+
+
+#: View dtypes a register tile is written into SMEM as: the trait's `sts_pair` stores two
+#: adjacent columns (tf32 operands are f32 bits: the MMA ignores the low mantissa).
+STAGE_STORE_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32",
+                      "tf32": "CakeOutF32"}
+
+
+def stage_geometry(em: KernelEmitter, op: StageStoreOp) -> tuple[str, int, int, int, int]:
+    """(stage address, rows, span, swizzle mask, element bytes) of the stage `op` writes:
+    derive-smem's column blocks of rows × span bytes (span = the whole row unswizzled)."""
+    stage = op.dest.owner
+    view = stage.view.owner if isinstance(stage, StageOp) else None
+    if not isinstance(view, ViewOp):
+        raise Unsupported("`store` into a value that is not a view stage")
+    rows, cols = tile_dims(op.dest)
+    swizzle = em.attr_str(view, "cake.swizzle")
+    elem = dtype_bytes(op.dest.type.element_type)  # type: ignore[attr-defined]
+    span = SWIZZLE_SPAN[swizzle] or cols * elem
+    return em.val(op.dest), rows, span, _swizzle_mask(swizzle), elem
+
+
+def store_stage(em: KernelEmitter, op: StageStoreOp, layout: Layout) -> None:
+    """`view[s].store(tile)`: each thread converts its elements two adjacent columns at a time
+    and writes each pair where the view's layout puts it (cake_stage_addr: the column block,
+    the row, the swizzled 16-byte chunk), so the bytes are those a TMA load would have
+    written. Ordering the writes before an MMA or TMA store (the proxy fence, the role's
+    barrier) is `lm.fence_proxy`'s (barriers.py)."""
+    value, dtype = op.value, dtype_name(op.dest.type.element_type)  # type: ignore[attr-defined]
+    if isinstance(value.owner, ConvertOp) and isinstance(value.owner.source.type, TileType):
+        value = value.owner.source
+    if dtype not in STAGE_STORE_TRAITS:
+        raise Unsupported(f"`store` of a {dtype} tile into SMEM")
+    addr, rows, span, swz, elem = stage_geometry(em, op)
+    em.source_comment(op)
+    layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
+    layout.before_read(em, op, value)
+    with em.block():
+        em.line(f"const u32 cake_st = {unparen(addr)};")
+        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+            column_pair(em, value, layout)
+            em.line(f"{{ const int {C} = {CP}; {STAGE_STORE_TRAITS[dtype]}::sts_pair("
+                    f"cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
+                    f"(u32){paren(layout.row())}, (u32){paren(layout.col())}), cake_x[0], "
+                    "cake_x[1]); }")
 
 
 def store_rows(em: KernelEmitter, op: TileStoreOp, layout: Layout) -> None:
@@ -476,4 +558,5 @@ def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int, i
 TILE_LOWERINGS = {
     **{t: pure_tile for t in PURE_TILE_OPS}, TileReduceOp: tile_reduce,
     TileAssignOp: tile_assign,
+    StageStoreOp: lambda em, op: store_stage(em, op, layout_of(em)),
 }

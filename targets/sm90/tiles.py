@@ -17,19 +17,22 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp,
-    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves,
+    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, StageStoreOp, SumSqOp,
+    TileLoadOp, TileStoreOp,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, dtype_name, tile_leaves, stage_source,
 )
-from cakec.targets.emit.cexpr import paren
+from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
-    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, store_tile, sum_sq_layout, tile_coords,
+    C, CP, R, STAGE_STORE_TRAITS, Layout, column_pair, declare_regs, declare_row_vector,
+    load_row_vector, stage_geometry, store_stage, store_tile,
+    sum_sq_layout, tile_coords,
     load_other, tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.tiles import element as shared_element
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sku import WARPGROUP_WARPS
-from cakec.targets.sm90.lowering import guarded_mmas, tma_store_sm90
+from cakec.targets.sm90.lowering import guarded_mmas, if_op, tma_store_sm90
 
 _FRAG_ROWS = 64
 #: C loop variables of the per-register loops: fragment, column octet, column, row half.
@@ -125,6 +128,17 @@ class WgmmaLayout(Layout):
             return f"[{self.frags}][2]"
         return f"[{cols // 4}]" if rows == 1 else f"[{self.frags}][{cols // 2}]"
 
+    def decl_packed(self, shape: tuple[int, int]) -> str:
+        rows, cols = shape
+        if 1 in shape:
+            raise Unsupported(f"a 16-bit ({rows}, {cols}) register vector")
+        return f"[{self.frags}][{cols // 4}]"
+
+    def ref_packed(self, var: str, shape: tuple[int, int]) -> str:
+        """Column slots 2k, 2k + 1 of row slot r are one u32, as the register-A fragment
+        packs them."""
+        return f"{var}[{R} / 2][2 * ({C} / 2) + {R} % 2]"
+
     def ref(self, var: str, shape: tuple[int, int]) -> str:
         rows, cols = shape
         if cols == 1:
@@ -151,6 +165,23 @@ class WgmmaLayout(Layout):
         _retire_mma(em, reader, v)
         _merge_running(em, v)
 
+    def before_write(self, em: KernelEmitter, store: Operation, view: SSAValue) -> None:
+        """The safety gate checks that a commit or an accumulator read retired the role's
+        wgmmas reading the view in program order, but a ring loop's commit keeps its newest
+        group in flight: release it and retire every group before the view is overwritten."""
+        role = tile_role(em)
+        if not any(isinstance(o, MmaOp) and view in (_view_of(o.a), _view_of(o.b))
+                   for o in role.ops):
+            return
+        for commit, held in role.held.items():
+            em.release_held(commit, held, reset=True)
+        em.line("cake_wgmma_wait<0>();  // no wgmma of this role still reads the view")
+
+
+def _view_of(v: SSAValue) -> SSAValue | None:
+    stage = stage_source(v)[0].owner
+    return stage.view if isinstance(stage, StageOp) else None
+
 
 def tile_layout(em: KernelEmitter) -> WgmmaLayout:
     """The layout of the current role's tiles: fragments of its tallest tile's rows."""
@@ -169,14 +200,11 @@ def element(em: KernelEmitter, v: SSAValue) -> str:
 def _loops(em: KernelEmitter, frags: int, cols: int | None) -> int:
     """Open the unrolled per-register loops (rows only when cols is None); returns how many
     to close."""
-    loops = [(_F, frags)] + ([(_J, cols // 8), (_E, 2)] if cols else []) + [(_H, 2)]
-    for var, n in loops:
-        em.line("#pragma unroll")
-        em.line(f"for (int {var} = 0; {var} < {n}; ++{var}) {{")
-        em.depth += 1
+    n = _open_loops(em, [(_F, frags)] + ([(_J, cols // 8), (_E, 2)] if cols else [])
+                    + [(_H, 2)])
     em.line(f"const int {R} = 2 * {_F} + {_H};" + (
         f" const int {C} = 2 * {_J} + {_E};" if cols else ""))
-    return len(loops)
+    return n
 
 
 def _close(em: KernelEmitter, n: int) -> None:
@@ -201,26 +229,53 @@ def _retire_mma(em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
 
 
+def branch(em: KernelEmitter, op: IfOp) -> None:
+    """An `if` that reads an accumulator whose wgmma may still be in flight retires that group
+    before the branch, not inside it: waited for on one path only, the registers would still
+    be in flight at the join on the other, and ptxas 13.0 then serialises every wgmma of the
+    kernel (C7514) — the attention kernel's masked block. The wait is the one its first
+    reader would do; an MMA's own accumulator operand needs none (wgmmas chain on it)."""
+    role = em.role
+    if role is not None and role.accs:
+        read = {v: None for inner in op.walk() if inner is not op and not isinstance(inner, MmaOp)
+                for v in inner.operands if v in role.accs}
+        for acc in read:
+            _retire_mma(em, op, acc)
+    if_op(em, op)
+
+
 def _groups_after(em: KernelEmitter, reader: Operation, acc: SSAValue) -> int:
     """wgmma groups (one per MMA) issued in straight-line code between the newest MMA into
-    `acc` and `reader`, walking back through the reader's block. The walk also stops at the
-    start of the block or at a loop or branch (its groups, if any, were issued earlier): the
-    MMA into `acc` is older still, so the groups counted so far are a sound bound either way
-    (the safety gate rejects reading an accumulator no MMA has written). An `if` whose MMAs
-    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted."""
+    `acc` and `reader`, walking back through the reader's block and, from the start of an
+    `if` region, on through the block around that `if` (what ran before the branch ran before
+    the reader). An `if` with no MMA in it adds no group and is walked over; one whose MMAs
+    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted. The
+    walk stops at a loop (a later trip's groups are not in its body's prefix), at another
+    `if`, or at the kernel or a role's start: the MMA into `acc` is older still, so the groups
+    counted so far are a sound bound either way (the safety gate rejects reading an
+    accumulator no MMA has written)."""
     groups = 0
     op = reader.prev_op
-    while op is not None:
+    while True:
+        if op is None:  # the start of a block: leave an `if` region, stop anywhere else
+            parent = reader.parent_op()
+            if not isinstance(parent, IfOp):
+                return groups
+            reader, op = parent, parent.prev_op
+            continue
         mmas = [op] if isinstance(op, MmaOp) else (
             guarded_mmas(em, op) if isinstance(op, IfOp) else [])
-        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas):
-            break
+        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas and _issues_mma(op)):
+            return groups
         for mma in reversed(mmas):  # predicated wgmmas commit a group whether they run or not
             if mma.acc == acc:
                 return groups
             groups += 1
-        op = op.prev_op
-    return groups
+        reader, op = op, op.prev_op
+
+
+def _issues_mma(op: Operation) -> bool:
+    return any(isinstance(o, MmaOp) for o in op.walk())
 
 
 def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
@@ -284,17 +339,86 @@ def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
 
 
 def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
-    """A register accumulator (converted) is stored from its fragments (lowering.py); any
-    other tile expression is evaluated per register as it is stored."""
+    """A register accumulator (converted) is stored from its fragments, a deferred store
+    packed for later (lowering.py); any other tile expression is evaluated per register as
+    it is stored."""
     value = op.value.owner.source if isinstance(op.value.owner, ConvertOp) else op.value
-    if value in tile_role(em).accs:
+    role = tile_role(em)
+    if value in role.accs or _deferred(role, op):
         tma_store_sm90(em, op)
     else:
         store_tile(em, op, tile_layout(em))
 
 
+#: Written into the translation unit by the first `store` that uses it (em.helper).
+_STMATRIX = """// stmatrix.sync.aligned.m8n8.x4.shared.b16: four 8x8 16-bit matrices from the accumulator
+// layout (register i of lane l: row l / 4, columns 2 (l % 4), +1 of matrix i) into SMEM; lane l
+// gives the address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void cake_stmatrix_x4(u32 addr, const u32 (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+"""
+
+
+def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
+    """`view[s].store(tile)` of a 16-bit tile whose columns are whole 16-column blocks: per
+    fragment and 16-column block, each warp packs its four 8x8 matrices (row halves h × column
+    octets 2q, 2q + 1: exactly the accumulator registers of those elements) and writes them
+    with one stmatrix.x4, lane l addressing row l % 8 of matrix l / 8 at its swizzled 16-byte
+    chunk. Other tiles take the shared column-pair stores (targets/emit/tiles.py)."""
+    layout = tile_layout(em)
+    dtype = dtype_name(op.dest.type.element_type)  # type: ignore[attr-defined]
+    rows, cols = tile_dims(op.dest)
+    if dtype not in ("bf16", "f16") or cols % 16 or rows != layout.frags * _FRAG_ROWS * \
+            _warpgroups(tile_role(em)):
+        store_stage(em, op, layout)
+        return
+    value = op.value
+    if isinstance(value.owner, ConvertOp) and isinstance(value.owner.source.type, TileType):
+        value = value.owner.source
+    addr, rows, span, swz, elem = stage_geometry(em, op)
+    em.source_comment(op)
+    layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
+    layout.before_read(em, op, value)
+    base = "" if layout.row0 == "0" else f"{layout.row0} + "
+    row = (f"(u32)({base}64 * {_F} + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) "
+           "+ 8 * (i32)((cake_lane_id() / 8u) % 2u))")
+    col = f"(u32)(8 * (2 * {_J} + (i32)(cake_lane_id() / 16u)))"
+    with em.block():
+        em.line(f"const u32 cake_st = {unparen(addr)};")
+        em.line("__syncwarp();  // stmatrix is .sync.aligned")
+        n = _open_loops(em, [(_F, layout.frags), (_J, cols // 16)])
+        em.line("u32 cake_m[4];  // matrices (h, octet): (0, 2j), (1, 2j), (0, 2j + 1), (1, 2j + 1)")
+        for i, (h, octet) in enumerate(((0, 0), (1, 0), (0, 1), (1, 1))):
+            with em.block():
+                em.line(f"const int {R} = 2 * {_F} + {h}; const int {CP} = 4 * {_J} + {2 * octet};")
+                column_pair(em, value, layout)
+                em.line(f"cake_m[{i}] = {STAGE_STORE_TRAITS[dtype]}::pack(cake_x[0], cake_x[1]);")
+        stmatrix = em.helper("cake_stmatrix_x4", _STMATRIX)
+        em.line(f"{stmatrix}(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, {row}, "
+                f"{col}), cake_m);")
+        _close(em, n)
+
+
+def _open_loops(em: KernelEmitter, loops: list[tuple[str, int]]) -> int:
+    for var, count in loops:
+        em.line("#pragma unroll")
+        em.line(f"for (int {var} = 0; {var} < {count}; ++{var}) {{")
+        em.depth += 1
+    return len(loops)
+
+
+def _deferred(role: RoleState, op: TmaStoreOp | TileStoreOp) -> bool:
+    return role.deferred_store is not None and role.deferred_store.op is op
+
+
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
     rows, cols = tile_dims(op.value)
+    if _deferred(tile_role(em), op):
+        tma_store_sm90(em, op)
+        return
     if cols > 1:
         store_tile(em, op, tile_layout(em))
         return

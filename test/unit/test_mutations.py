@@ -16,10 +16,10 @@ from pathlib import Path
 
 from cakec.driver import read_source, verify_source
 from cakec.targets.sku import SKUS
+from kernel_files import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = sorted((ROOT / "examples").glob("*.cake")) + sorted(
-    (ROOT / "examples/corpus").glob("*.cake"))
+KERNELS = EXAMPLES
 
 
 @dataclass(frozen=True)
@@ -249,6 +249,20 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16.cake:retarget:15:sm_103a": _MMA_SYNC,
     "examples/gemm_bf16.cake:swizzle:24:128b->64b": _SWIZZLE,
     "examples/gemm_bf16.cake:swizzle:25:128b->64b": _SWIZZLE,
+    # The library's other GEMM routes share gemm_bf16's wgmma + 128b-TMA structure, so its
+    # legal mutants (cakec/kernels/gemm_routes.json).
+    "examples/gemm_bf16_128x128.cake:retarget:9:sm_100a": _MMA_SYNC,
+    "examples/gemm_bf16_128x128.cake:retarget:9:sm_103a": _MMA_SYNC,
+    "examples/gemm_bf16_128x128.cake:swizzle:18:128b->64b": _SWIZZLE,
+    "examples/gemm_bf16_128x128.cake:swizzle:19:128b->64b": _SWIZZLE,
+    "examples/gemm_bf16_skinny.cake:retarget:17:sm_100a": _MMA_SYNC,
+    "examples/gemm_bf16_skinny.cake:retarget:17:sm_103a": _MMA_SYNC,
+    "examples/gemm_bf16_skinny.cake:swizzle:26:128b->64b": _SWIZZLE,
+    "examples/gemm_bf16_skinny.cake:swizzle:27:128b->64b": _SWIZZLE,
+    "examples/gemm_bf16_skinny_n64.cake:retarget:5:sm_100a": _MMA_SYNC,
+    "examples/gemm_bf16_skinny_n64.cake:retarget:5:sm_103a": _MMA_SYNC,
+    "examples/gemm_bf16_skinny_n64.cake:swizzle:15:128b->64b": _SWIZZLE,
+    "examples/gemm_bf16_skinny_n64.cake:swizzle:16:128b->64b": _SWIZZLE,
     # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
     "examples/gemm_bias_gelu.cake:retarget:17:sm_100a": _MMA_SYNC,
     "examples/gemm_bias_gelu.cake:retarget:17:sm_103a": _MMA_SYNC,
@@ -258,6 +272,11 @@ LEGAL: dict[str, str] = {
     "examples/gemm_fp8.cake:retarget:16:sm_103a": _MMA_SYNC_F8,
     "examples/gemm_fp8.cake:swizzle:26:128b->64b": _SWIZZLE,
     "examples/gemm_fp8.cake:swizzle:27:128b->64b": _SWIZZLE,
+    # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
+    **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (46, 47, 48)},
+    **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (21, 22, 23)},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
@@ -278,6 +297,8 @@ LEGAL: dict[str, str] = {
     "examples/kmeans_assign.cake:swizzle:33:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_d64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_d64.cake:swizzle:16:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_r128.cake:swizzle:17:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_r128.cake:swizzle:18:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_sm100.cake:move_tmem:41:+64": _TMEM,
     "examples/kmeans_assign_sm100.cake:retarget:28:sm_103a": _SM103,
     "examples/kmeans_assign_sm100.cake:swizzle:37:128b->64b": _SWIZZLE,
