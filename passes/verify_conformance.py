@@ -29,7 +29,9 @@ from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import tile_problems
+from cakec.passes.derive_common import role_of
 from cakec.targets import sku as hw
+from cakec.targets.emit.tiles import column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
 
 # ---- what both data gates read: one walk of a kernel ----------------------------------------
@@ -586,6 +588,10 @@ class _Conformance:
         if barriers is None:
             barriers = 8 * sum(b.count.value.data for b in self.idx.barriers)
         reserved = self.sku.reserved_smem_per_block
+        # Column reductions (`axis=0`) combine their warps' partials in static scratch.
+        dynamic += sum(column_scratch_bytes(op, len(warps_of(role)))
+                       for op in kernel.walk() if isinstance(op, cake.TileReduceOp)
+                       for role in [role_of(op)] if role is not None)
         total, limit = dynamic + barriers + reserved, self.sku.smem_per_block_optin
         if total <= limit:
             return

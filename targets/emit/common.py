@@ -10,7 +10,7 @@ from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
     BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, TileStoreOp,
-    TmaStoreOp,
+    TileType, TmaStoreOp, dtype_name,
     ViewOp,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
@@ -117,7 +117,12 @@ def if_op(em: KernelEmitter, op: IfOp) -> None:
 
 def convert(em: KernelEmitter, op: ConvertOp) -> None:
     """`tile.to(dtype)` emits nothing itself: the store (or the wgmma reading it as its
-    register A) that consumes it converts."""
+    register A) that consumes it converts; a conversion to f32 or i32 of a register tile
+    (`R.load(..., dtype=lm.bf16).to(lm.f32)`) is a cast the tile evaluator applies where the
+    expression is consumed."""
+    if isinstance(op.source.type, TileType) and dtype_name(op.result.type.element_type) in (
+            "f32", "i32"):
+        return
     if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, MmaOp)) for u in op.result.uses):
         raise Unsupported("using a converted tile other than in a store or as an MMA's A")
 
