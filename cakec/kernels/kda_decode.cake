@@ -11,32 +11,33 @@
 # bf16.
 #
 # Schedule (memory-bound: 64 KiB of state in and out per head, a few FLOPs per element):
-# * one CTA of one warpgroup per (sequence·head, 64-column block of the values): columns of S
-#   are independent (u and o of column j read only column j), so splitting them doubles the
-#   CTAs at small batch and halves the registers a thread holds (64 state elements);
+# * one CTA of one warpgroup per (sequence·head, 32-column block of the values): columns of S
+#   are independent (u and o of column j read only column j), so splitting them gives 4× the
+#   CTAs at small batch and leaves a thread 32 state elements (128 registers: 4 CTAs per SM
+#   keep enough loads in flight; 64 columns took 244 registers, 2 CTAs, 35 % of a copy);
 # * the block of S is loaded into registers two columns per 8-byte load (`s = S.load(...)`),
 #   decayed in place, and both Sᵀ k and Sᵀ q are column reductions (`axis=0`): each thread's
 #   4 rows, then shuffles over the 8 lanes sharing its columns, then the 4 warps through
-#   1 KiB of SMEM; the rank-1 update is one FMA per element, evaluated as it is assigned;
-# * k, q, g are (128, 1) vectors (4 registers a thread), v and the outputs (1, 64) vectors.
+#   512 B of SMEM; the rank-1 update is one FMA per element, evaluated as it is assigned;
+# * k, q, g are (128, 1) vectors (4 registers a thread), v and the outputs (1, 32) vectors.
 @cake.schedule(target="sm_90a")
 def kda_decode(lm, Q: LM.tensor2d, K: LM.tensor2d, V: LM.tensor2d, G: LM.tensor2d,
                Beta: LM.tensor1d, S: LM.tensor2d, Sn: LM.tensor2d, O: LM.tensor2d, BHV: LM.i32,
                HV: LM.i32,
                H: LM.i32, scale: LM.f32):
-    lm.grid(BHV, 2)
+    lm.grid(BHV, 4)
     bh = lm.block_id(0)                       # b · HV + hv
-    vb = lm.block_id(1)                       # which 64 values
+    vb = lm.block_id(1)                       # which 32 values
     qk = (bh // HV) * H + (bh % HV) // (HV // H)
     step = lm.role(warps=[0, 1, 2, 3])
-    s = lm.regs(shape=(128, 64), dtype=lm.f32, role=step)
+    s = lm.regs(shape=(128, 32), dtype=lm.f32, role=step)
     with step:
         k = K.load(coords=(qk, 0), shape=(128, 1), dtype=lm.bf16).to(lm.f32)
         q = Q.load(coords=(qk, 0), shape=(128, 1), dtype=lm.bf16).to(lm.f32)
         decay = lm.exp(G.load(coords=(bh, 0), shape=(128, 1), dtype=lm.f32))
-        v = V.load(coords=(bh, vb), shape=(1, 64), dtype=lm.bf16).to(lm.f32)
+        v = V.load(coords=(bh, vb), shape=(1, 32), dtype=lm.bf16).to(lm.f32)
         beta = Beta.load(coords=(bh,), shape=(1, 1), dtype=lm.f32)
-        s = S.load(coords=(bh, vb), shape=(128, 64), dtype=lm.f32)
+        s = S.load(coords=(bh, vb), shape=(128, 32), dtype=lm.f32)
         s = s * decay
         u = beta * (v - (s * k).sum(axis=0))
         s = s + k * u

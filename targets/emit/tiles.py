@@ -27,7 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
-    TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_name,
+    TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_name, tile_leaves,
 )
 from cakec.targets.emit.cexpr import paren, scaled
 from cakec.targets.emit.common import OUT_TRAITS
@@ -276,7 +276,8 @@ def declare_regs(em: KernelEmitter, ops: list[Operation], layout: Layout) -> Non
 
 def _inlined(op: Operation) -> bool:
     """Whether the consumer evaluates this pure op: its one use follows in the same block
-    with only pure ops (or scalar arithmetic) in between, so nothing it reads can change."""
+    with only pure ops, loads (or scalar arithmetic) in between, so nothing it reads can
+    change."""
     uses = list(op.results[0].uses)
     if len(uses) != 1:
         return False
@@ -285,11 +286,17 @@ def _inlined(op: Operation) -> bool:
         return False
     between = op.next_op
     while between is not None and between is not user:
-        if not (isinstance(between, PURE_TILE_OPS) or between.dialect_name() == "arith"
-                or isinstance(between, ConvertOp)):
+        if not _leaves_registers(between):
             return False
         between = between.next_op
     return between is user
+
+
+def _leaves_registers(op: Operation) -> bool:
+    """Whether `op` writes no register an expression could read and no memory: pure tile
+    ops, `.to`, scalar arithmetic, and tile loads (which only fill registers of their own)."""
+    return (isinstance(op, (*PURE_TILE_OPS, ConvertOp, TileLoadOp))
+            or op.dialect_name() == "arith")
 
 
 def pure_tile(em: KernelEmitter, op: Operation) -> None:
@@ -375,8 +382,10 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
         with em.block():  # `r = T.load(...)`: the block read two columns per load
             _load_pairs(em, load, layout, lambda: _lvalue(em, op.dest, layout))
         return
+    # A number fills every element: the loops run over the destination's registers.
+    over = op.value if isinstance(op.value.type, TileType) else op.dest
     with em.block():
-        with layout.loops(em, shape, op.value):
+        with layout.loops(em, shape, over):
             em.line(f"{_lvalue(em, op.dest, layout)} = {element(em, op.value, layout)};")
 
 
@@ -417,7 +426,8 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
         em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
         em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
         with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
-            column_pair(em, value, layout)
+            with _paired_loads(em, value, layout):
+                column_pair(em, value, layout)
             em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
                     f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
                     f"{layout.col()}, cake_x[0], cake_x[1]); }}")
@@ -582,7 +592,8 @@ def _eval_point(v: SSAValue) -> Operation | None:
 def deferred_load(op: TileLoadOp) -> bool:
     """Whether an (M, N) load is read by the op that consumes it, element by element (so no
     register holds the whole block): its consumer follows in the same block with only pure
-    tile ops, `.to` and scalar arithmetic in between, so no store can intervene."""
+    tile ops, `.to`, other loads and scalar arithmetic in between, so no store can
+    intervene."""
     if not _is_block(op):
         return False
     user = _eval_point(op.result)
@@ -590,8 +601,7 @@ def deferred_load(op: TileLoadOp) -> bool:
         return False
     between = op.next_op
     while between is not None and between is not user:
-        if not (isinstance(between, (*PURE_TILE_OPS, ConvertOp))
-                or between.dialect_name() == "arith"):
+        if not _leaves_registers(between):
             return False
         between = between.next_op
     return between is user
@@ -613,8 +623,38 @@ def _load_at(em: KernelEmitter, op: TileLoadOp) -> str:
 _DEFERRED: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, str]]" = WeakKeyDictionary()
 
 
+#: Per emitter: deferred loads read as a column pair by the pair loop being emitted.
+_PAIRED: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, str]]" = WeakKeyDictionary()
+
+
+@contextmanager
+def _paired_loads(em: KernelEmitter, value: SSAValue, layout: Layout) -> Iterator[None]:
+    """Inside a loop over column pairs (cake_cp): read each deferred (M, N) load the
+    expression `value` consumes two columns at a time, once per pair, so a fused epilogue's
+    residual costs one 4- or 8-byte load per pair rather than two element loads."""
+    loads = [leaf.owner for leaf in tile_leaves(value) if isinstance(leaf.owner, TileLoadOp)
+             and deferred_load(leaf.owner) and leaf in _DEFERRED.get(em, {})]
+    paired = _PAIRED.setdefault(em, {})
+    for load in loads:
+        var = em.names.fresh("cake_pair")
+        ctype = "i32" if tile_ctype_loaded(load.result) == "i32" else "float"
+        em.line(f"{ctype} {var}[2];")
+        em.line(f"{{ const int {C} = {CP}; cake_load_block_pair<{len(load.coords)}, "
+                f"{_load_traits(load)}>({em.val(load.tensor)}, {_DEFERRED[em][load.result]}, "
+                f"{layout.row()}, {layout.col()}, {var}, ({ctype}){load_other(load, ctype)}); }}")
+        paired[load.result] = var
+    try:
+        yield
+    finally:
+        for load in loads:
+            paired.pop(load.result, None)
+
+
 def _load_elem(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> str:
     """One element of a deferred (M, N) load at (cake_r, cake_c), read where it is used."""
+    pair = _PAIRED.get(em, {}).get(op.result)
+    if pair is not None:
+        return f"{pair}[{C} - {CP}]"
     at = _DEFERRED.get(em, {}).get(op.result)
     if at is None:
         raise em.undefined(op.result, "an (M, N) load read before its coordinates")

@@ -153,3 +153,95 @@ def test_decode_refuses(change, message):
     change(x)
     with pytest.raises(CakeArgumentError, match=message):
         kda_decode(x["q"], x["k"], x["v"], x["g"], x["beta"], x["state"])
+
+
+# ---- prefill ------------------------------------------------------------------------------
+
+
+def _sequence(b: int, t: int, h: int, hv: int, seed: int) -> dict:
+    """Fresh [B, T, ·] inputs of the decode step's distributions, and an initial state."""
+    import torch.nn.functional as F
+
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+
+    def randn(*shape):
+        return torch.randn(*shape, device="cuda", generator=gen)
+
+    return {"q": F.normalize(randn(b, t, h, 128), dim=-1).to(torch.bfloat16),
+            "k": F.normalize(randn(b, t, h, 128), dim=-1).to(torch.bfloat16),
+            "v": randn(b, t, hv, 128).to(torch.bfloat16),
+            "g": -F.softplus(randn(b, t, hv, 128) - 2.0),
+            "beta": torch.sigmoid(randn(b, t, hv)),
+            "state": randn(b, hv, 128, 128) * 0.1}
+
+
+@pytest.mark.parametrize("t", [1, 15, 63, 1000])
+@pytest.mark.parametrize("with_state", [False, True])
+def test_prefill_matches_reference(t, with_state):
+    from cakec.kernels.kda import kda_prefill
+
+    b, h, hv = (2, 2, 4) if t == 1000 else (3, 4, 8)
+    x = _sequence(b, t, h, hv, seed=t * 3 + int(with_state))
+    s0 = x["state"] if with_state else None
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=s0,
+                       output_final_state=True)
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=s0)
+    assert o.shape == x["v"].shape and o.dtype == torch.bfloat16
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
+def test_prefill_varlen_matches_each_sequence():
+    """cu_seqlens: each sequence of the flattened batch against its own recurrence."""
+    from cakec.kernels.kda import kda_prefill
+
+    lens = [37, 1, 200, 64]
+    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], device="cuda")
+    x = _sequence(1, sum(lens), 2, 4, seed=9)
+    s0 = torch.randn(len(lens), 4, 128, 128, device="cuda") * 0.1
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=s0,
+                       cu_seqlens=cu, output_final_state=True)
+    assert o.shape == x["v"].shape and s.shape == s0.shape
+    for i, (lo, hi) in enumerate(zip(cu.tolist(), cu.tolist()[1:])):
+        part = {n: x[n][:, lo:hi] for n in ("q", "k", "v", "g", "beta")}
+        ref_o, ref_s = _example().reference_kda(**part, initial_state=s0[i:i + 1])
+        assert _rel(o[:, lo:hi], ref_o) <= O_TOL and _rel(s[i:i + 1], ref_s) <= S_TOL
+
+
+def test_prefill_matches_fla_chunk_kda():
+    chunk = pytest.importorskip("fla.ops.kda")
+    from cakec.kernels.kda import kda_prefill
+
+    x = _sequence(2, 300, 4, 4, seed=21)
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True)
+    fla_o, fla_s = chunk.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                   initial_state=x["state"], output_final_state=True)
+    assert _rel(o, fla_o) <= O_TOL and _rel(s, fla_s) <= S_TOL
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda x: x.update(g=x["g"].to(torch.bfloat16)), "g has dtype torch.bfloat16"),
+    (lambda x: x.update(v=x["v"][:, :, :3], g=x["g"][:, :, :3], beta=x["beta"][:, :, :3]),
+     r"value heads \(3\) must be a multiple of query/key heads \(2\)"),
+    (lambda x: x.update(beta=x["beta"][:, :5]), "beta has shape"),
+    (lambda x: x.update(cu_seqlens=torch.tensor([0, 5, 4, 8], device="cuda")),
+     "cu_seqlens must rise from 0 to T = 8"),
+    (lambda x: x.update(cu_seqlens=torch.tensor([0.0, 8.0], device="cuda")),
+     "cu_seqlens must be a 1-D int32/int64"),
+    (lambda x: x.update(initial_state=torch.zeros(1, 4, 128, 128, device="cuda")),
+     "initial_state has shape"),
+])
+def test_prefill_refuses(change, message):
+    from cakec.kernels.kda import kda_prefill
+    from cakec.runtime import CakeArgumentError
+
+    x = _sequence(1, 8, 2, 4, seed=1)
+    x = {"q": x["q"], "k": x["k"], "v": x["v"], "g": x["g"], "beta": x["beta"],
+         "initial_state": None, "cu_seqlens": None}
+    change(x)
+    if x["cu_seqlens"] is None and x["initial_state"] is not None:
+        x["cu_seqlens"] = torch.tensor([0, 3, 8], device="cuda")  # 2 sequences, not 1
+    with pytest.raises(CakeArgumentError, match=message):
+        kda_prefill(**x)
