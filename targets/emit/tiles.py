@@ -27,7 +27,7 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
-    TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_name, tile_leaves,
+    TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_name,
 )
 from cakec.targets.emit.cexpr import paren, scaled
 from cakec.targets.emit.common import OUT_TRAITS
@@ -426,8 +426,7 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
         em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
         em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
         with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
-            with _paired_loads(em, value, layout):
-                column_pair(em, value, layout)
+            column_pair(em, value, layout)
             em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
                     f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
                     f"{layout.col()}, cake_x[0], cake_x[1]); }}")
@@ -623,38 +622,8 @@ def _load_at(em: KernelEmitter, op: TileLoadOp) -> str:
 _DEFERRED: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, str]]" = WeakKeyDictionary()
 
 
-#: Per emitter: deferred loads read as a column pair by the pair loop being emitted.
-_PAIRED: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, str]]" = WeakKeyDictionary()
-
-
-@contextmanager
-def _paired_loads(em: KernelEmitter, value: SSAValue, layout: Layout) -> Iterator[None]:
-    """Inside a loop over column pairs (cake_cp): read each deferred (M, N) load the
-    expression `value` consumes two columns at a time, once per pair, so a fused epilogue's
-    residual costs one 4- or 8-byte load per pair rather than two element loads."""
-    loads = [leaf.owner for leaf in tile_leaves(value) if isinstance(leaf.owner, TileLoadOp)
-             and deferred_load(leaf.owner) and leaf in _DEFERRED.get(em, {})]
-    paired = _PAIRED.setdefault(em, {})
-    for load in loads:
-        var = em.names.fresh("cake_pair")
-        ctype = "i32" if tile_ctype_loaded(load.result) == "i32" else "float"
-        em.line(f"{ctype} {var}[2];")
-        em.line(f"{{ const int {C} = {CP}; cake_load_block_pair<{len(load.coords)}, "
-                f"{_load_traits(load)}>({em.val(load.tensor)}, {_DEFERRED[em][load.result]}, "
-                f"{layout.row()}, {layout.col()}, {var}, ({ctype}){load_other(load, ctype)}); }}")
-        paired[load.result] = var
-    try:
-        yield
-    finally:
-        for load in loads:
-            paired.pop(load.result, None)
-
-
 def _load_elem(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> str:
     """One element of a deferred (M, N) load at (cake_r, cake_c), read where it is used."""
-    pair = _PAIRED.get(em, {}).get(op.result)
-    if pair is not None:
-        return f"{pair}[{C} - {CP}]"
     at = _DEFERRED.get(em, {}).get(op.result)
     if at is None:
         raise em.undefined(op.result, "an (M, N) load read before its coordinates")

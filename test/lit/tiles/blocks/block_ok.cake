@@ -41,10 +41,9 @@ def k(lm, X: LM.tensor2d, W: LM.tensor3d, A: LM.tensor1d, Y: LM.tensor2d, Z: LM.
 # SM90: cake_named_barrier_sync(1u, 128u);
 # SM90: const bool cake_w = (cake_lane_id() & 28u) == 0u && (i32)(cake_warp - 0u) == 0;
 # SM90: if (cake_w) cake_store_col<2, CakeOutBf16>(cake_x, Y, cake_at,
-# The second load of X is read by the store that consumes it, a column pair per load.
+# The second load of X is read by the store that consumes it, element by element.
 # SM90: const i32 block_at_1[2] = {i * 128, 0};
-# SM90: cake_load_block_pair<2, CakeInF32>(X, block_at_1,
-# SM90: cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_pair_[cake_c - cake_cp]);
+# SM90: cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_load_block_elem<2, CakeInF32>(X, block_at_1,
 # SM90: cake_store_pair<CakeOutF32>(Z,
 # sm_100a: one row per thread, every column; a column spans all 32 lanes and the 4 warps.
 # SM100: float s[32];  // (128, 32) lm.regs
