@@ -20,40 +20,41 @@ if TYPE_CHECKING:
     from cakec.targets.emit.emitter import CudaUnit
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("examples", "examples/corpus", "test/lit", "test/distilled", "test/gpu")
+SOURCES = ("examples", "test/lit", "test/distilled", "test/gpu")
 
 
 def kernels() -> Iterator[Path]:
-    """Every .cake file under the source folders, in a stable order."""
+    """Every .cake file under the source folders (at any depth: examples/attention/, …), in a
+    stable order."""
     for folder in SOURCES:
-        pattern = "*.cake" if folder.startswith("examples") else "**/*.cake"
-        yield from sorted((ROOT / folder).glob(pattern))
+        yield from sorted((ROOT / folder).glob("**/*.cake"))
 
 
-def emit_for(path: Path, target: str) -> tuple[bool, CudaUnit | None, list[str]]:
-    """(verified, CUDA unit or None, error lines) for one kernel and target: verified once,
-    and emitted only when it verified."""
+def emit_for(path: Path, target: str) -> tuple[bool, dict[str, CudaUnit | None], list[str]]:
+    """(verified, kernel name → its CUDA unit or None where it failed, error lines) for one file and target: verified once, and emitted only when it verified."""
     from cakec.api import emit_verified, load
+    from cakec.dialects.cake import KernelOp
     from cakec.driver import verify_source
 
     comp = verify_source(load(str(path)), target)
-    if not comp.ok:
-        return False, None, []
-    out = emit_verified(comp)
-    errors = [f"{d.code}: {d.message}" for d in out.comp.sink.diagnostics
-              if d.severity == "error"]
-    return True, out.unit, errors
+    if not comp.ok or comp.module is None:
+        return False, {}, []
+    names = [op.sym_name.data for op in comp.module.ops if isinstance(op, KernelOp)]
+    units = {name: emit_verified(comp, kernel=name).unit for name in names}
+    errors = [f"{d.code}: {d.message}" for d in comp.sink.diagnostics if d.severity == "error"]
+    return True, units, errors
 
 
-def walk() -> Iterator[tuple[Path, str, str | None, list[str]]]:
-    """(file, target, CUDA or None, error lines) for each target the file verifies for."""
+def walk() -> Iterator[tuple[Path, str, str, str | None, list[str]]]:
+    """(file, target, kernel, CUDA or None, error lines) for each target the file verifies
+    for and each kernel in it."""
     from cakec.targets.sku import SKUS
 
     for path in kernels():
         for target in SKUS:
-            verified, unit, errors = emit_for(path, target)
-            if verified:
-                yield path, target, (unit.source if unit else None), errors
+            verified, units, errors = emit_for(path, target)
+            for kernel, unit in units.items():
+                yield path, target, kernel, (unit.source if unit else None), errors
 
 
 def main() -> int:
@@ -62,8 +63,8 @@ def main() -> int:
     ap.add_argument("--diff", type=Path, help="compare with the CUDA written earlier by --out")
     args = ap.parse_args()
     emitted = gaps = differ = 0
-    for path, target, cuda, errors in walk():
-        name = f"{path.relative_to(ROOT).as_posix().replace('/', '__')}.{target}.cu"
+    for path, target, kernel, cuda, errors in walk():
+        name = f"{path.relative_to(ROOT).as_posix().replace('/', '__')}.{kernel}.{target}.cu"
         if cuda is None:
             gaps += 1
             print(f"GAP {path.relative_to(ROOT)} --target {target}: {'; '.join(errors)}")

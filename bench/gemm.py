@@ -6,7 +6,12 @@ correctness check on fresh random inputs (relative error against an f32 referenc
 output element written), then both contenders timed in interleaved rounds with CUDA events.
 Prints a table of TFLOP/s, the ratio, and the share of the H100/H200 dense bf16 peak.
 
-    python3 bench/gemm.py [--out DIR]      (needs torch and an sm_90a GPU)
+    python3 bench/gemm.py [--out DIR] [--kernel PATH ...] [--no-sm80]
+
+(needs torch and an sm_90a GPU). `--kernel` adds another schedule with gemm_bf16's
+parameters (a variant being tuned), checked and timed in the same interleaved rounds: a .cake
+file, or a .cubin with its launch metadata beside it as .json (`cakec emit --emit cubin` and
+`--emit metadata`, e.g. from another commit's compiler, to compare code generators).
 """
 
 from __future__ import annotations
@@ -51,9 +56,23 @@ def sm80_kernel():
     return module.ptx_kernel()
 
 
+def load_kernel(path: str):
+    """A .cake compiled for sm_90a, or a prebuilt .cubin with its .json metadata."""
+    import cakec
+    from cakec.runtime import Kernel
+
+    if path.endswith(".cubin"):
+        meta = json.loads(Path(path).with_suffix(".json").read_text())
+        return Kernel(Path(path).read_bytes(), meta)
+    return cakec.compile(path, target="sm_90a")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for gemm.json")
+    ap.add_argument("--kernel", action="append", default=[], metavar="PATH",
+                    help="another .cake schedule with gemm_bf16's parameters")
+    ap.add_argument("--no-sm80", action="store_true", help="leave out the sm_80 PTX kernel")
     args = ap.parse_args()
 
     import torch
@@ -63,42 +82,41 @@ def main() -> int:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     start = time.perf_counter()
-    kernel = cakec.compile(str(EXAMPLE), target="sm_90a")
+    ours = {"cake": cakec.compile(str(EXAMPLE), target="sm_90a")}
     compile_s = time.perf_counter() - start
-    sm80 = sm80_kernel()
+    ours |= {Path(p).stem: load_kernel(p) for p in args.kernel}
+    if not args.no_sm80:
+        ours["sm80"] = sm80_kernel()
     rows, ok = [], True
     for m, n, k in SHAPES:
-        err, unwritten = check(kernel, m, n, k)
-        ok &= unwritten == 0 and err < TOLERANCE
-        err80, unwritten80 = check(sm80, m, n, k)
-        ok &= unwritten80 == 0 and err80 < TOLERANCE
+        checks = {name: check(kernel, m, n, k) for name, kernel in ours.items()}
+        ok &= all(unwritten == 0 and err < TOLERANCE for err, unwritten in checks.values())
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        ms = time_ms({"cake": lambda: kernel(a, b, c, m, n, k),
-                      "sm80": lambda: sm80(a, b, c, m, n, k),
-                      "torch": lambda: torch.matmul(a, b.t())}, rounds=7, budget_ms=300)
+        fns = {name: (lambda f=kernel: f(a, b, c, m, n, k)) for name, kernel in ours.items()}
+        ms = time_ms(fns | {"torch": lambda: torch.matmul(a, b.t())}, rounds=7, budget_ms=300)
         flop = 2.0 * m * n * k
-        rows.append({"shape": [m, n, k], "rel_err": err, "unwritten": unwritten,
-                     "cake_tflops": flop / ms["cake"] / 1e9,
-                     "sm80_rel_err": err80, "sm80_unwritten": unwritten80,
-                     "sm80_tflops": flop / ms["sm80"] / 1e9,
-                     "torch_tflops": flop / ms["torch"] / 1e9})
+        rows.append({"shape": [m, n, k], "tflops": {c: flop / t / 1e9 for c, t in ms.items()},
+                     "rel_err": {name: e for name, (e, _) in checks.items()},
+                     "unwritten": {name: u for name, (_, u) in checks.items()}})
         del a, b, c
     print(f"gemm_bf16 on {torch.cuda.get_device_name()}, compile {compile_s:.2f} s "
-          f"(cold or cached), C = A . B^T bf16, median of CUDA-event timings; sm80 = "
-          "gemm_sm80.cake as sm_80 PTX (mma.sync, no wgmma/TMA)")
-    print(f"{'M x N x K':>20} {'cake':>8} {'torch':>8} {'ratio':>6} {'% peak':>7} {'rel_err':>9}"
-          f" | {'sm80':>8} {'ratio':>6} {'rel_err':>9}")
+          f"(cold or cached), C = A . B^T bf16, median of CUDA-event timings; ratio = ours / "
+          "torch; sm80 = gemm_sm80.cake as sm_80 PTX (mma.sync, no wgmma/TMA)")
+    head = f"{'M x N x K':>20} {'torch':>8}"
+    for name in ours:
+        head += f" | {name:>14} {'ratio':>6} {'% peak':>7} {'rel_err':>9}"
+    print(head)
     for r in rows:
-        ratio = r["cake_tflops"] / r["torch_tflops"]
-        ratio80 = r["sm80_tflops"] / r["torch_tflops"]
-        print(f"{'x'.join(map(str, r['shape'])):>20} {r['cake_tflops']:8.1f} "
-              f"{r['torch_tflops']:8.1f} {ratio:6.3f} {100 * r['cake_tflops'] / PEAK_TFLOPS:6.1f}% "
-              f"{r['rel_err']:9.2e} | {r['sm80_tflops']:8.1f} {ratio80:6.3f} "
-              f"{r['sm80_rel_err']:9.2e}"
-              + ("" if not r["unwritten"] else f"  {r['unwritten']} UNWRITTEN")
-              + ("" if not r["sm80_unwritten"] else f"  {r['sm80_unwritten']} SM80 UNWRITTEN"))
+        t = r["tflops"]
+        line = f"{'x'.join(map(str, r['shape'])):>20} {t['torch']:8.1f}"
+        for name in ours:
+            line += (f" | {t[name]:14.1f} {t[name] / t['torch']:6.3f} "
+                     f"{100 * t[name] / PEAK_TFLOPS:6.1f}% {r['rel_err'][name]:9.2e}")
+            if r["unwritten"][name]:
+                line += f" {r['unwritten'][name]} UNWRITTEN"
+        print(line)
     print("correctness:", "ok at every shape" if ok else "FAILED (see rel_err / UNWRITTEN)")
     if args.out:
         Path(args.out, "gemm.json").write_text(json.dumps(

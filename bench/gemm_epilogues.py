@@ -8,7 +8,11 @@ them and its float32 reference judges them; C is NaN-poisoned, so an unwritten e
 fails), then every contender timed in interleaved rounds with CUDA events (medians).
 Ratios are baseline time / our time (> 1: ours is faster); geomeans over each table.
 
-    python3 bench/gemm_epilogues.py [--out DIR]      (needs torch and an sm_90a GPU)
+    python3 bench/gemm_epilogues.py [--out DIR] [--only NAME ...] [--variant NAME=PATH ...]
+
+(needs torch and an sm_90a GPU). A `--variant` is another schedule of example NAME (same
+parameters, the example's .py judges it): it is checked and timed in the same interleaved
+rounds as the example and its baselines, and gets its own table.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def measure(name: str, shapes: list[tuple[int, int, int]]) -> tuple[list[dict], bool]:
-    """Check and time examples/NAME.cake against its .py's baselines at each shape."""
+def measure(name: str, shapes: list[tuple[int, int, int]],
+            variants: dict[str, str]) -> tuple[list[dict], bool]:
+    """Check and time examples/NAME.cake (`cake`) and each variant schedule against the
+    .py's baselines at each shape."""
     import torch
 
     import cakec
@@ -41,26 +47,29 @@ def measure(name: str, shapes: list[tuple[int, int, int]]) -> tuple[list[dict], 
 
     path = str(EXAMPLES / f"{name}.cake")
     module = load_example(path)
-    kernel = cakec.compile(path, target="sm_90a")
-    c_at = [p.name for p in kernel.meta.params].index("C")
+    kernels = {"cake": cakec.compile(path, target="sm_90a")}
+    kernels |= {v: cakec.compile(p, target="sm_90a") for v, p in variants.items()}
+    c_at = [p.name for p in kernels["cake"].meta.params].index("C")
     rows, ok = [], True
     for m, n, k in shapes:
         shape = {"M": m, "N": n, "K": k}
         inputs = list(module.make_inputs(shape, "cuda"))
-        inputs[c_at].fill_(float("nan"))
-        kernel(*inputs)
-        torch.cuda.synchronize()
-        out = inputs[c_at].float()
-        ref = module.reference(inputs).float()
-        unwritten = int(torch.isnan(out).sum())
-        err = float((out - ref).norm() / ref.norm())
-        ok &= unwritten == 0 and err < module.tolerance
-        del out, ref
-        fns = {"cake": lambda: kernel(*inputs)}
+        errs, unwritten = {}, {}
+        for ours, kernel in kernels.items():
+            inputs[c_at].fill_(float("nan"))
+            kernel(*inputs)
+            torch.cuda.synchronize()
+            out = inputs[c_at].float()
+            ref = module.reference(inputs).float()
+            unwritten[ours] = int(torch.isnan(out).sum())
+            errs[ours] = float((out - ref).norm() / ref.norm())
+            ok &= unwritten[ours] == 0 and errs[ours] < module.tolerance
+            del out, ref
+        fns = {ours: (lambda f=kernel: f(*inputs)) for ours, kernel in kernels.items()}
         fns |= {b: (lambda f=f: f(inputs)) for b, f in module.baselines.items()}
         ms = time_ms(fns, rounds=7, budget_ms=300)
         flop = module.flops(shape)
-        rows.append({"shape": [m, n, k], "rel_err": err, "unwritten": unwritten, "ms": ms,
+        rows.append({"shape": [m, n, k], "rel_err": errs, "unwritten": unwritten, "ms": ms,
                      "tflops": {c: flop / t / 1e9 for c, t in ms.items()}})
         del inputs
         torch.cuda.empty_cache()
@@ -68,32 +77,42 @@ def measure(name: str, shapes: list[tuple[int, int, int]]) -> tuple[list[dict], 
 
 
 def show(name: str, rows: list[dict], peak: float) -> None:
-    """One line per shape: ms and TFLOP/s of ours and of each baseline, baseline/ours."""
-    baselines = [b for b in rows[0]["ms"] if b != "cake"]
-    head = f"{'M x N x K':>18} {'cake ms':>8} {'TFLOP/s':>8} {'% peak':>7}"
-    for b in baselines:
-        head += f" | {b + ' ms':>22} {'TFLOP/s':>8} {'ratio':>6}"
-    print(f"\n{name} (ratio = baseline ms / cake ms; peak {peak:.0f} TFLOP/s)")
-    print(head + f" | {'rel_err':>8}")
-    ratios: dict[str, list[float]] = {b: [] for b in baselines}
-    for r in rows:
-        line = (f"{'x'.join(map(str, r['shape'])):>18} {r['ms']['cake']:8.3f} "
-                f"{r['tflops']['cake']:8.1f} {100 * r['tflops']['cake'] / peak:6.1f}%")
+    """Per schedule of ours, one line per shape: ms and TFLOP/s of ours and of each
+    baseline, baseline/ours."""
+    ours = list(rows[0]["rel_err"])
+    baselines = [b for b in rows[0]["ms"] if b not in ours]
+    for us in ours:
+        title = name if us == "cake" else f"{name}, variant {us}"
+        head = f"{'M x N x K':>18} {'cake ms':>8} {'TFLOP/s':>8} {'% peak':>7}"
         for b in baselines:
-            ratio = r["ms"][b] / r["ms"]["cake"]
-            ratios[b].append(ratio)
-            line += f" | {r['ms'][b]:22.3f} {r['tflops'][b]:8.1f} {ratio:6.3f}"
-        print(line + f" | {r['rel_err']:8.2e}"
-              + (f"  {r['unwritten']} UNWRITTEN" if r["unwritten"] else ""))
-    print(f"{'geomean':>18} {'':>8} {'':>8} {'':>7}"
-          + "".join(f" | {'':>22} {'':>8} {geomean(v):6.3f}" for v in ratios.values()))
+            head += f" | {b + ' ms':>22} {'TFLOP/s':>8} {'ratio':>6}"
+        print(f"\n{title} (ratio = baseline ms / cake ms; peak {peak:.0f} TFLOP/s)")
+        print(head + f" | {'rel_err':>8}")
+        ratios: dict[str, list[float]] = {b: [] for b in baselines}
+        for r in rows:
+            line = (f"{'x'.join(map(str, r['shape'])):>18} {r['ms'][us]:8.3f} "
+                    f"{r['tflops'][us]:8.1f} {100 * r['tflops'][us] / peak:6.1f}%")
+            for b in baselines:
+                ratio = r["ms"][b] / r["ms"][us]
+                ratios[b].append(ratio)
+                line += f" | {r['ms'][b]:22.3f} {r['tflops'][b]:8.1f} {ratio:6.3f}"
+            print(line + f" | {r['rel_err'][us]:8.2e}"
+                  + (f"  {r['unwritten'][us]} UNWRITTEN" if r["unwritten"][us] else ""))
+        print(f"{'geomean':>18} {'':>8} {'':>8} {'':>7}"
+              + "".join(f" | {'':>22} {'':>8} {geomean(v):6.3f}" for v in ratios.values()))
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for the JSON")
     ap.add_argument("--only", nargs="*", default=None, help="example names to run")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=PATH",
+                    help="another .cake schedule of example NAME, timed beside it")
     args = ap.parse_args()
+    variants: dict[str, dict[str, str]] = {}
+    for item in args.variant:
+        name, _, path = item.partition("=")
+        variants.setdefault(name, {})[Path(path).stem] = path
 
     import torch
 
@@ -113,7 +132,7 @@ def main() -> int:
             print(f"\n{name}: examples/{name}.cake is not written yet")
             continue
         try:
-            rows, good = measure(name, shapes)
+            rows, good = measure(name, shapes, variants.get(name, {}))
         except CakeCompileError as e:  # reported, not hidden: the table says what is missing
             print(f"\n{name}: does not compile:\n{e}")
             ok = False

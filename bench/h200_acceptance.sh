@@ -10,17 +10,12 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 CAKEC_CACHE_DIR="$OUT/cache"
 cd "$(dirname "$0")/.."
 
-step() {  # step NAME SECONDS COMMAND...
-  local name=$1 limit=$2; shift 2
-  local t0=$SECONDS
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  echo "== $name: rc=$rc ($((SECONDS - t0)) s)"
-  tail -n 25 "$OUT/$name.log"
-}
+LOGS="$OUT"
+. bench/step.sh
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-step gpu_tests 100 python3 -m pytest -q -m gpu test/gpu -p no:cacheprovider
+step gpu_tests 100 python3 -m pytest -q -m gpu test/gpu -p no:cacheprovider \
+  --ignore=test/gpu/test_feedback_gpu.py  # the loop step below runs it
 step bench_gemm 70 python3 bench/gemm.py --out "$OUT"
 [ -f bench/kmeans_assign.py ] && step bench_kmeans 80 python3 bench/kmeans_assign.py --out "$OUT"
 sanitize() {  # sanitize TOOL EXAMPLE SHAPE
@@ -31,10 +26,7 @@ sanitize racecheck gemm_bf16.cake M=300,N=520,K=136
 # 140 row-block items: on 132 SMs some CTAs of the persistent kernel take two (the X refill).
 sanitize racecheck kmeans_assign.cake B=1,N=35840,K=130,D=128
 sanitize synccheck kmeans_assign.cake B=1,N=35840,K=130,D=128
-# The feedback loop (docs/run.md): rejection speed with the watchdog's hang reports, the run
-# report of each example (the watchdog's cost side by side), the planted race under racecheck.
-step reject_speed 170 python3 bench/reject_speed.py --cap 15 --json "$OUT/reject_speed.json"
-step run_gemm 60 cakec run examples/gemm_bf16.cake --json
-step run_kmeans 60 cakec run examples/kmeans_assign.cake --json
-step race 120 cakec run bench/broken/kmeans_early_release.cake --unchecked --sanitize racecheck \
-  --shape B=1,N=4096,K=1024,D=128 --seeds 1 --no-timing --json
+# The feedback loop (docs/run.md): rejection speed with the watchdog's hang reports, the loop's
+# GPU tests (deadlocks, the planted race and its control under racecheck, --record), and the
+# run report of every runnable example; its own steps and limits, logs packed in loop.tgz.
+step loop 600 env LOOP_LOGS="$OUT/loop" bash bench/loop_h200.sh

@@ -3,13 +3,15 @@ each): (a) static rejection by the verifier in-process, (b) the GPU path: NVRTC 
 `--unchecked` watchdog build + launch until the watchdog stops it or the numbers are checked,
 (c) the same build without the watchdog, in a process of its own, killed at the cap.
 
-    python3 bench/reject_speed.py [--cap 20] [--shape M=512,N=512,K=1024] [--json OUT]
+    python3 bench/reject_speed.py [--cap 60] [--shape M=512,N=512,K=1024] [--json OUT]
 
 Prints the table and the ratio (b)/(a); the hang diagnostics of (b) are printed as the
 runtime reports them. (a) and (b) run kernel after kernel in one process (a watchdog stop
 leaves the context usable); a kernel that faults loses the context, and the rest continue
-in a fresh process. (c) of kernels that hung in (b) runs in parallel (each is just waited
-out to the cap); the others run one after another.
+in a fresh process. (c): the plain builds compile in parallel worker processes (each
+compile timed on its own core), then the kernels that finished in (b) launch together, then
+the ones that hung in (b) together (each is just waited out to the cap); a row's (c) is its
+compile plus its launch-to-exit time.
 """
 
 from __future__ import annotations
@@ -22,12 +24,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "bench" / "broken"
 #: Shapes per kernel where the default one hides the bug: one K step for the tail deadlock.
-SHAPES = {"tail_deadlock": "M=512,N=512,K=64", "kmeans_early_release": "B=1,N=4096,K=1024,D=128"}
+#: tail_deadlock and the two wrong-stage kernels deadlock at one K step (the verifier's witness
+#: launch, K = 0 → 1 step); at 16 steps their rings line up again (a race, not a hang).
+ONE_STEP = "M=512,N=512,K=64"
+SHAPES = {"tail_deadlock": ONE_STEP, "wrong_stage": ONE_STEP, "wrong_producer_stage": ONE_STEP,
+          "kmeans_early_release": "B=1,N=4096,K=1024,D=128", "sm80_early_release":
+          "M=256,N=256,K=256"}
 #: Seconds the host waits for a watchdog build before giving up on the whole run.
 DEADLINE_S = 20.0
 
@@ -54,16 +62,18 @@ def gpu_path(path: Path, shape_text: str, seed: int) -> dict:
     from cakec.feedback import watchdog as wd
     from cakec.feedback.numerics import compare, poison
     from cakec.runtime import Kernel
+    from cakec.feedback.runner import launch_arch
     from cakec.targets.emit.watchdog import Watchdog
     from cakec.targets.host.nvrtc import _compile, arch_option
 
     t0 = time.perf_counter()
     result = api.emit(api.load(str(path)), unchecked=True, watchdog=Watchdog())
     unit = result.unit
-    cubin, _ = _compile(unit.source, [arch_option(unit.target, "cubin"), "-std=c++17"],
+    arch, _ = launch_arch(unit.target)
+    cubin, _ = _compile(unit.source, [arch_option(arch, "cubin"), "-std=c++17"],
                         f"{unit.kernel}.cu", "cubin")
     t_compile = time.perf_counter()
-    kernel = Kernel(cubin, unit.metadata)
+    kernel = Kernel(cubin, unit.metadata | {"target": arch})
     log = wd.WatchdogLog(kernel)
     example = api.load_example(str(path))
     shape = api.parse_shape(shape_text, dict(example.shapes[0]))
@@ -113,37 +123,54 @@ def gpu_path(path: Path, shape_text: str, seed: int) -> dict:
     return out
 
 
-def plain_build(path: Path, folder: Path, shape_text: str, seed: int) -> Path:
+def plain_build(path: Path, folder: Path, shape_text: str, seed: int,
+                cc: tuple[int, int]) -> tuple[Path, float]:
+    """The `--unchecked` build without the watchdog, compiled (uncached, timed: its NVRTC is
+    part of (c) as the watchdog build's is of (b)) into a launch_once folder. Runs in a worker
+    process (no CUDA here: NVRTC only)."""
     from cakec import api
     from cakec.feedback import launch_once
+    from cakec.feedback.runner import arch_for
+    from cakec.targets.host.nvrtc import _compile, arch_option
 
-    result = api.emit(api.load(str(path)), unchecked=True)
+    t0 = time.perf_counter()
+    unit = api.emit(api.load(str(path)), unchecked=True).unit
+    arch, _ = arch_for(unit.target, cc)
+    cubin, _ = _compile(unit.source, [arch_option(arch, "cubin"), "-std=c++17"],
+                        f"{unit.kernel}.cu", "cubin")
+    compile_ms = (time.perf_counter() - t0) * 1e3
     example = api.load_example(str(path))
     shape = api.parse_shape(shape_text, dict(example.shapes[0]))
-    return launch_once.write(folder, api.binary(result.unit, "cubin"), result.unit.metadata,
-                             str(path), shape, seed, watchdog=False)
+    return launch_once.write(folder, cubin, unit.metadata | {"target": arch}, str(path), shape,
+                             seed, watchdog=False), compile_ms
 
 
-def no_watchdog(folders: dict[str, Path], cap: float, parallel: bool) -> dict[str, dict]:
-    """Wall time from process start to exit (or the kill at `cap`)."""
+def no_watchdog(folders: dict[str, Path], cap: float) -> dict[str, dict]:
+    """Launch-to-exit time of each plain build, each in a process of its own (timed from the
+    child's `ready`, so the process's own start-up is not counted), or the kill at `cap`."""
     cmd = [sys.executable, "-m", "cakec.feedback.launch_once"]
+    procs = {n: subprocess.Popen([*cmd, str(f)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True) for n, f in folders.items()}
+    ready = {}
+    for n, p in procs.items():
+        while (line := p.stdout.readline()) and "ready" not in line:
+            pass
+        ready[n] = time.perf_counter()
     out: dict[str, dict] = {}
-    pending = list(folders.items())
-    while pending:
-        batch = pending if parallel else pending[:1]
-        pending = [] if parallel else pending[1:]
-        procs = {n: (subprocess.Popen([*cmd, str(f)], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.PIPE, text=True), time.perf_counter())
-                 for n, f in batch}
-        for n, (p, t0) in procs.items():
-            try:
-                p.wait(timeout=max(cap - (time.perf_counter() - t0), 0.1))
-                out[n] = {"ms": (time.perf_counter() - t0) * 1e3, "outcome": f"exit {p.returncode}"}
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-                out[n] = {"ms": cap * 1e3, "outcome": f"killed at {cap:g} s (hung)"}
+    for n, p in procs.items():
+        try:
+            p.wait(timeout=max(cap - (time.perf_counter() - ready[n]), 0.1))
+            out[n] = {"ms": (time.perf_counter() - ready[n]) * 1e3,
+                      "outcome": _EXITS.get(p.returncode, f"exit {p.returncode}")}
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            out[n] = {"ms": cap * 1e3, "outcome": f"killed at {cap:g} s (hung)"}
     return out
+
+
+#: launch_once's exit statuses.
+_EXITS = {0: "finished", 5: "fault", 6: "watchdog"}
 
 
 def child(names: list[str], shape_default: str, seed: int) -> int:
@@ -152,7 +179,8 @@ def child(names: list[str], shape_default: str, seed: int) -> int:
     Consecutive kernels after a watchdog stop run here, in the same process and context."""
     import torch
 
-    torch.zeros(1, device="cuda")
+    x = torch.ones(8, 8, device="cuda")
+    (x @ x).sum().item()  # the context and cuBLAS, so no row's (b) pays for their start-up
     from cakec import api
     from cakec.driver import verify_source
 
@@ -162,8 +190,8 @@ def child(names: list[str], shape_default: str, seed: int) -> int:
         shape = SHAPES.get(name, shape_default)
         s_ms, codes = static_ms(path)
         g = gpu_path(path, shape, seed)
-        print(json.dumps({"name": name, "static_ms": s_ms, "codes": codes, "shape": shape, **g}),
-              flush=True)
+        print(json.dumps({"name": name, "static_ms": s_ms, "codes": codes, "shape": shape,
+                          "cc": torch.cuda.get_device_capability(), **g}), flush=True)
         if not g["gpu_usable_after"]:
             os._exit(0)  # the context is gone: no teardown
     return 0
@@ -171,7 +199,7 @@ def child(names: list[str], shape_default: str, seed: int) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cap", type=float, default=20.0)
+    ap.add_argument("--cap", type=float, default=60.0)
     ap.add_argument("--shape", default="M=512,N=512,K=1024")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=None)
@@ -201,14 +229,21 @@ def main() -> int:
               f": {r['outcome']}; GPU usable after: {r['gpu_usable_after']}", flush=True)
         if r["text"]:
             print(r["text"], end="", flush=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        folders = {n: plain_build(BROKEN / f"{n}.cake", Path(tmp) / n, r["shape"], args.seed)
-                   for n, r in rows.items()}
+    cc = tuple(next(iter(rows.values()))["cc"])  # the children's GPU; no CUDA in this process
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(8) as pool:
+        jobs = {n: pool.submit(plain_build, BROKEN / f"{n}.cake", Path(tmp) / n, r["shape"],
+                               args.seed, cc) for n, r in rows.items()}
+        builds = {n: j.result() for n, j in jobs.items()}
+        folders = {n: f for n, (f, _) in builds.items()}
         hung = {n: f for n, f in folders.items() if rows[n]["outcome"].startswith("hang")}
         rest_f = {n: f for n, f in folders.items() if n not in hung}
-        c = no_watchdog(rest_f, args.cap, parallel=False) | no_watchdog(hung, args.cap, True)
+        # The finishing ones first (together: each is a short launch), then the hung ones
+        # together (each is just waited out to the cap), so no launch shares the GPU with a
+        # spinning grid.
+        c = no_watchdog(rest_f, args.cap) | no_watchdog(hung, args.cap)
     for n, r in c.items():
-        rows[n]["nowd_ms"], rows[n]["nowd_outcome"] = r["ms"], r["outcome"]
+        rows[n]["nowd_compile_ms"] = builds[n][1]
+        rows[n]["nowd_ms"], rows[n]["nowd_outcome"] = builds[n][1] + r["ms"], r["outcome"]
     print("\n| kernel | static (a) | verdict | GPU + watchdog (b) | outcome | no watchdog (c) "
           "| outcome | (b)/(a) | (c)/(a) |\n|---|---|---|---|---|---|---|---|---|")
     for n, r in rows.items():

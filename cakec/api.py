@@ -61,16 +61,17 @@ def load(path: "str | os.PathLike[str] | None" = None, *, source: str | None = N
 
 
 def emit(source, target: str | None = None, *, watchdog: "Watchdog | None" = None,
-         unchecked: bool = False) -> Emitted:
+         unchecked: bool = False, kernel: str | None = None) -> Emitted:
     """Verify (every gate), then emit CUDA; diagnostics accumulate in `comp.sink`. Input
     that fails verification is never emitted, unless `unchecked`: then a kernel whose
     derivation succeeded is emitted although a gate rejected it (the gates' diagnostics move
     to `rejected`), so a rejected candidate can be run to study how it fails on the GPU.
-    `watchdog` bounds every lm.wait (targets/emit/watchdog.py)."""
+    `watchdog` bounds every lm.wait (targets/emit/watchdog.py). `kernel` names the kernel to
+    emit from a file of several (a translation unit holds one)."""
     from cakec.driver import Compilation, build, run_passes, verify_source
 
     if not unchecked:
-        return emit_verified(verify_source(source, target), watchdog=watchdog)
+        return emit_verified(verify_source(source, target), watchdog=watchdog, kernel=kernel)
     from cakec.passes import DERIVE, GATES
 
     comp: Compilation = build(source, target)
@@ -82,26 +83,27 @@ def emit(source, target: str | None = None, *, watchdog: "Watchdog | None" = Non
         run_passes(comp, ",".join(GATES))
         rejected = comp.sink.diagnostics[before:]
         del comp.sink.diagnostics[before:]
-    return emit_verified(comp, watchdog=watchdog, rejected=rejected)
+    return emit_verified(comp, watchdog=watchdog, rejected=rejected, kernel=kernel)
 
 
 def emit_verified(comp: "Compilation", *, watchdog: "Watchdog | None" = None,
-                  rejected: list[Diagnostic] | None = None) -> Emitted:
+                  rejected: list[Diagnostic] | None = None, kernel: str | None = None) -> Emitted:
     """Emit CUDA for a compilation `verify_source` returned (nothing when it did not verify);
-    `rejected`: the gate diagnostics an unchecked emission set aside."""
+    `rejected`: the gate diagnostics an unchecked emission set aside; `kernel`: which
+    kernel of a file of several."""
     from cakec.driver import _internal
 
     rejected = rejected or []
     if not comp.ok or comp.module is None or comp.ctx is None:
         return Emitted(comp, None, rejected)
-    # verify-lowering lowered each kernel already (without a watchdog): that unit is the answer.
-    units = list(getattr(comp.ctx, "cake_units", {}).values())
-    if watchdog is None and len(units) == 1 and units[0] is not None:
-        return Emitted(comp, units[0], rejected)
     try:
-        from cakec.targets.codegen import emit_cuda
+        from cakec.targets.codegen import emit_kernel, select_kernel
 
-        unit = emit_cuda(comp.module, comp.ctx, comp.sources, watchdog)
+        chosen = select_kernel(comp.module, comp.ctx, kernel)
+        # verify-lowering lowered each kernel already (without a watchdog): reuse that unit.
+        unit = getattr(comp.ctx, "cake_units", {}).get(chosen) if watchdog is None else None
+        if chosen is not None and unit is None:
+            unit = emit_kernel(chosen, comp.ctx, comp.sources, watchdog)
     except Exception as e:  # noqa: BLE001 - an emitter bug is a diagnostic, never a traceback
         if comp.ok:  # after a refusal (CAKE-H100) it is that refusal's cascade, not news
             _internal(comp, e)
@@ -122,21 +124,21 @@ def binary(unit: "CudaUnit", output: str, options: tuple[str, ...] = ()) -> byte
 
 
 def compile(path: "str | os.PathLike[str] | None" = None, target: str | None = None, *,
-            source: str | None = None) -> "Kernel":
+            source: str | None = None, kernel: str | None = None) -> "Kernel":
     """Compile a .cake kernel (a path, or `source=` text) for `target` (default: the
     kernel's own, else sm_100a) into a launchable Kernel. Raises CakeCompileError with the
     diagnostics when it does not verify or cannot be emitted."""
     from cakec.runtime import Kernel
 
-    unit = emit_unit(path, target, source=source)
+    unit = emit_unit(path, target, source=source, kernel=kernel)
     return Kernel(binary(unit, "cubin"), unit.metadata)
 
 
 def emit_unit(path: "str | os.PathLike[str] | None" = None, target: str | None = None, *,
-              source: str | None = None) -> "CudaUnit":
+              source: str | None = None, kernel: str | None = None) -> "CudaUnit":
     """The CUDA unit (source + launch metadata) of a kernel that verifies; raises
     CakeCompileError with the diagnostics otherwise."""
-    result = emit(load(path, source=source), target)
+    result = emit(load(path, source=source), target, kernel=kernel)
     comp = result.comp
     if result.unit is None:
         raise CakeCompileError(comp.sink.diagnostics,

@@ -288,10 +288,13 @@ def inspect(file: str, target: str | None) -> None:
 @click.option("--unchecked", is_flag=True,
               help="Emit even if a verifier gate rejects FILE (to study how it fails); the "
                    "gates' errors are printed as warnings.")
+@click.option("--kernel", default=None, metavar="NAME",
+              help="The kernel to emit from a file of several (each is its own translation "
+                   "unit).")
 @FORMAT
 def emit(file: str, target: str | None, kind: str, output: str, header: str | None, md: bool,
          mf: str | None, watchdog: bool, watchdog_ms: float | None, unchecked: bool,
-         fmt: str) -> None:
+         kernel: str | None, fmt: str) -> None:
     """Verify FILE, then write its code for the target (no GPU needed). Input that fails
     verification is refused with its diagnostics (exit 1), unless --unchecked."""
     from cakec import api
@@ -306,7 +309,7 @@ def emit(file: str, target: str | None, kind: str, output: str, header: str | No
         from cakec.targets.emit.watchdog import DEFAULT_BUDGET_MS, Watchdog
 
         wd = Watchdog(watchdog_ms or DEFAULT_BUDGET_MS)
-    result = api.emit(src, target, watchdog=wd, unchecked=unchecked)
+    result = api.emit(src, target, watchdog=wd, unchecked=unchecked, kernel=kernel)
     if result.rejected:
         from dataclasses import replace
 
@@ -421,10 +424,12 @@ def _host_code(file: str, unit, image: bytes | None) -> tuple[str, str]:
               help="On a failure the verifier did not predict, write a reproducer bundle "
                    "under DIR.")
 @click.option("--no-timing", is_flag=True, help="Skip the timing and speed-of-light stage.")
+@click.option("--kernel", default=None, metavar="NAME",
+              help="The kernel to run from a file of several.")
 def run(file: str, target: str | None, shape: str | None, as_json: bool, fmt: str,
         seeds: int, seed: int | None, watchdog: bool, watchdog_ms: float | None,
         timeout_s: float | None, unchecked: bool, sanitize: str | None, record: str | None,
-        no_timing: bool) -> None:
+        no_timing: bool, kernel: str | None) -> None:
     """Compile FILE, run it on fresh random inputs from its sibling FILE.py (outputs poisoned
     with NaN), check every output element against the reference, and time it against the
     baselines. Exit status names the stage that failed (docs/run.md)."""
@@ -436,7 +441,8 @@ def run(file: str, target: str | None, shape: str | None, as_json: bool, fmt: st
     report = runner.run(file, target, shape, seeds=seeds, seed=seed, watchdog=watchdog,
                         watchdog_ms=watchdog_ms or runner.DEFAULT_BUDGET_MS,
                         unchecked=unchecked, sanitize=sanitize, record=record,
-                        timing=not no_timing, timeout_s=timeout_s or runner.DEFAULT_TIMEOUT_S)
+                        timing=not no_timing, timeout_s=timeout_s or runner.DEFAULT_TIMEOUT_S,
+                        kernel=kernel)
     from cakec.feedback.text import render
 
     text = render(report)
@@ -488,3 +494,31 @@ def serve(target: str | None, lsp: bool) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@main.command()
+@click.argument("entry", type=click.Choice(["gemm", "kmeans_assign"]))
+@click.option("--out", "out", type=click.Path(), default=None,
+              help="Write the table here (a folder or a .json file) instead of over the "
+                   "shipped one; point CAKEC_ROUTES_DIR at a folder to use it.")
+@click.option("--quick", is_flag=True, help="Time every fourth shape of the set only.")
+def tune(entry: str, out: str | None, quick: bool) -> None:
+    """Time ENTRY's candidate routes on this GPU over its shape set and rewrite its route
+    table from the timings, printing the route chosen per shape bucket (needs torch and an
+    sm_90 GPU; docs/kernels.md)."""
+    from pathlib import Path
+
+    from cakec.errors import CakeToolkitError
+
+    try:
+        import torch
+    except ImportError:
+        raise CakeToolkitError("cakec tune needs torch (and an sm_90 GPU) to time the "
+                               "routes") from None
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        raise CakeToolkitError("cakec tune needs an sm_90 GPU: the shipped route tables are "
+                               "for sm_90a")
+    from cakec.kernels import tune as tuner
+
+    written = tuner.tune(entry, Path(out) if out else None, quick, click.echo)
+    click.echo(f"wrote {written}")

@@ -17,7 +17,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TileType, TmaLoadOp,
-    TmaStoreOp, TmemOp, ViewOp, WaitOp, dtype_name,
+    TmaStoreOp, TmaStoreStageOp, TmemOp, ViewOp, WaitOp, dtype_name, stage_source,
 )
 from cakec.passes.derive_common import (
     attr_json, expr, get_int, get_ints, get_str, get_strs, get_u64, kernels, line_of, plus,
@@ -87,7 +87,8 @@ def kernel_ledger(kernel: KernelOp) -> Json:
         "barriers": [_barrier(op) for op in ops
                      if isinstance(op, BarrierOp) and "cake.smem_offset" in op.attributes],
         "tma": [_tma(kernel, op) for op in ops
-                if isinstance(op, (TmaLoadOp, TmaStoreOp)) and "cake.box" in op.attributes],
+                if isinstance(op, (TmaLoadOp, TmaStoreOp, TmaStoreStageOp))
+                and "cake.box" in op.attributes],
         "waits": [_wait(op) for op in ops
                   if isinstance(op, WaitOp) and "cake.parity" in op.attributes],
         "arrivals": [_arrival(op) for op in ops
@@ -210,7 +211,7 @@ _TMA_KEYS = {"cake.box", "cake.copies", "cake.copy_step", "cake.tx_bytes", "cake
              "cake.tmap"}
 
 
-def _tma(kernel: KernelOp, op: TmaLoadOp | TmaStoreOp) -> Json:
+def _tma(kernel: KernelOp, op: TmaLoadOp | TmaStoreOp | TmaStoreStageOp) -> Json:
     coords = get_strs(op, "cake.coords") or []
     copies = get_int(op, "cake.copies") or 1
     step = get_int(op, "cake.copy_step") or 0
@@ -220,7 +221,8 @@ def _tma(kernel: KernelOp, op: TmaLoadOp | TmaStoreOp) -> Json:
         "op": "tma_load" if load else "tma_store",
         "role": _role_name(op),
         "tensor": kernel.param_names.data[op.tensor.index].data,
-        "view": sym(op.view.owner) if load else None,
+        "view": (sym(op.view.owner) if load else _stage_view(op.source)
+                 if isinstance(op, TmaStoreStageOp) else None),
         "stage": expr(op.stage) if load else None,
         "barrier": sym(op.barrier.owner) if load else None,
         "box": get_ints(op, "cake.box"),
@@ -272,7 +274,7 @@ def _mma(op: MmaOp) -> Json:
 
 def _stage_view(value: SSAValue) -> str | None:
     """The view an MMA operand reads, or "registers" for wgmma's register A."""
-    stage = value.owner
+    stage = stage_source(value)[0].owner
     if isinstance(value.type, TileType):
         return "registers"
     return sym(stage.view.owner) if isinstance(stage, StageOp) else None

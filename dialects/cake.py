@@ -405,6 +405,25 @@ class StageOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """`view[s].T`: a stage stored [K, M] (or [K, N]) read as the [M, K] (or [N, K]) operand of
+    an MMA, MN-major: the instruction reads it through the descriptor's transposed layout
+    (wgmma imm-trans, tcgen05 a_major/b_major), no data moves."""
+
+    name = "cake.transpose"
+    source = operand_def(StageType)
+    result = result_def(StageType)
+
+
+def stage_source(v: SSAValue) -> tuple[SSAValue, bool]:
+    """The stage an MMA operand reads (`view[s]`, through a `.T`) and whether it is
+    transposed (read MN-major)."""
+    if isinstance(v.owner, TransposeOp):
+        return v.owner.source, True
+    return v, False
+
+
+@irdl_op_definition
 class TmaLoadOp(IRDLOperation):
     """`view.tma_load(T, coords=, stage=, barrier=, fill=)`: an async copy of one box into
     `view[stage]`, completing its bytes on `barrier[stage]`. `coords` are tile
@@ -447,6 +466,19 @@ class TmaStoreOp(IRDLOperation):
     name = "cake.tma_store"
     tensor = operand_def(TensorType)
     value = operand_def(TileType)
+    coords = var_operand_def(i32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
+class TmaStoreStageOp(IRDLOperation):
+    """`T.tma_store(view[s], coords=)`: one TMA copy (one per swizzle column block) of a staged
+    SMEM tile to the global tile at `coords`, clipped at the tensor's edges; complete (its
+    SMEM reads and global writes) before any thread of the role continues."""
+
+    name = "cake.tma_store_stage"
+    tensor = operand_def(TensorType)
+    source = operand_def(StageType)
     coords = var_operand_def(i32)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -635,6 +667,18 @@ class StageLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class StageStoreOp(IRDLOperation):
+    """`view[s].store(tile)`: every thread of the role writes its elements of a register tile
+    (of the stage's shape and dtype) into the stage, at the addresses the view's layout (its
+    swizzle) gives them, so a later MMA or TMA store reads them. The write is by the generic
+    proxy: an async-proxy reader needs `lm.fence_proxy()` after it (verify-consistency)."""
+
+    name = "cake.stage_store"
+    dest = operand_def(StageType)
+    value = operand_def(TileType)
+
+
+@irdl_op_definition
 class SumSqOp(IRDLOperation):
     """`lm.sum_sq(stage, axis=1)`: Σ x² along each row of an SMEM stage, an (M, 1) f32 tile."""
 
@@ -672,8 +716,8 @@ def tile_leaves(v: SSAValue) -> list[SSAValue]:
 #: Ops one thread can execute for its whole role: a role made only of these (and scalar
 #: arithmetic) runs on one elected thread; any other op makes every thread of the role run
 #: it. The emitters and derive-barriers' arrival counts share this rule.
-SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, FenceProxyOp, BlockIdOp,
-                     NumBlocksOp, DimOp, StageOp, CommitOp)
+SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, TmaStoreStageOp, FenceProxyOp,
+                     BlockIdOp, NumBlocksOp, DimOp, StageOp, TransposeOp, CommitOp)
 
 
 def runs_single_thread(on_roles: Sequence[OnRoleOp]) -> bool:
@@ -686,10 +730,10 @@ Cake = Dialect(
     "cake",
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
-        RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TmaLoadOp,
-        CopyLoadOp, TmaStoreOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
+        RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
+        CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
-        TileReduceOp, TileAssignOp, StageLoadOp, SumSqOp, ArgminOp,
+        TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

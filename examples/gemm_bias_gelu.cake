@@ -12,8 +12,11 @@
 #   is unchanged); the consumers read them from SMEM after the K loop (no global-memory
 #   latency in the epilogue) and hand the buffer back before the store;
 # * gelu(acc + bias) is evaluated per accumulator register by the store itself (no
-#   temporaries: one add, a few FMAs and one tanh.approx per element), converted to bf16 and
-#   stored bounds-checked.
+#   temporaries: one add, a few FMAs and one tanh.approx per element) into packed bf16
+#   pairs: a whole tile is written in parts under the next tile's wgmma groups, a tail
+#   bounds-checked at once. The math role has 240 registers (the producer 24): accumulator
+#   128 + packed tile 64 + bias 64 need them (at 232 ptxas spills, so the emitter would
+#   store at once instead).
 @cake.schedule(target="sm_90a")
 def gemm_bias_gelu(lm, A: LM.tma2d, B: LM.tma2d, Bias: LM.tma2d, C: LM.tma2d,
                    M: LM.i32, N: LM.i32, K: LM.i32):
@@ -21,15 +24,18 @@ def gemm_bias_gelu(lm, A: LM.tma2d, B: LM.tma2d, Bias: LM.tma2d, C: LM.tma2d,
     tiles_n = lm.cdiv(N, 256)
     tiles = tiles_m * tiles_n
     k_tiles = lm.max(lm.cdiv(K, 64), 1)          # ≥ 1 step: the accumulator is always written
-    lm.grid(lm.min(tiles, lm.sm_count()))
+    # A whole number of 8-tile groups per round of CTAs (128 of the H200's 132 SMs): the CTAs
+    # running at one moment then share 8 A and 16 B panels in L2 (gemm_fp8 +4-6 % on the
+    # H200, bench/gemm_epilogues.py); fewer than 8 SMs: all of them.
+    lm.grid(lm.min(tiles, lm.max(lm.sm_count() // 8 * 8, lm.min(lm.sm_count(), 8))))
 
     pool = lm.smem(198656)                       # 4 stages × (16 KiB of A + 32 KiB of B) + 2 KiB
     sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)
     sb = pool.view(offset=65536, shape=(256, 64), dtype=lm.bf16, stage=4, swizzle=128b)
     sbias = pool.view(offset=196608, shape=(1, 256), dtype=lm.f32, stage=2, swizzle=None)
 
-    load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=232)
+    load = lm.role(warps=[0, 1, 2, 3], regs=24)
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=240)
     pipe = lm.pipeline(stages=4)
     full = lm.barrier(count=4, prod=[load], cons=[math], init_count=2, pipeline=pipe)
     empty = lm.barrier(count=4, prod=[math], cons=[load], init_count=1, pipeline=pipe)

@@ -11,8 +11,12 @@
 #   of its own, `sb_full`/`sb_empty`); after the K loop the consumers read them from there
 #   (64 per thread: from global memory the compiler hoisted all 64 loads above the first use
 #   and spilled the accumulator under the kernel's 168-register cap) and hand the buffer back;
-# * each thread reads its 2 rows' sa per fragment from global memory;
-# * the store evaluates acc · sa · sb per register, converts to bf16, stores bounds-checked.
+# * each thread reads its 2 rows' sa from global memory before the K loop (the latency
+#   hides under the tile's MMAs instead of stalling both warpgroups after them);
+# * the store evaluates acc · sa · sb per register into packed bf16 pairs: a whole tile is
+#   written in parts under the next tile's wgmma groups, a tail bounds-checked at once. The
+#   math role has 240 registers (the producer 24): accumulator 128 + packed tile 64 + scales
+#   66 need them (at 232 ptxas spills, so the emitter would store at once instead).
 @cake.schedule(target="sm_90a")
 def gemm_fp8(lm, A: LM.tma2d, B: LM.tma2d, Sa: LM.tensor1d, Sb: LM.tma2d, C: LM.tma2d,
              M: LM.i32, N: LM.i32, K: LM.i32):
@@ -20,15 +24,18 @@ def gemm_fp8(lm, A: LM.tma2d, B: LM.tma2d, Sa: LM.tensor1d, Sb: LM.tma2d, C: LM.
     tiles_n = lm.cdiv(N, 256)
     tiles = tiles_m * tiles_n
     k_tiles = lm.max(lm.cdiv(K, 128), 1)          # ≥ 1 step: the accumulator is always written
-    lm.grid(lm.min(tiles, lm.sm_count()))
+    # A whole number of 8-tile groups per round of CTAs (128 of the H200's 132 SMs): the CTAs
+    # running at one moment then share 8 A and 16 B panels in L2 (gemm_fp8 +4-6 % on the
+    # H200, bench/gemm_epilogues.py); fewer than 8 SMs: all of them.
+    lm.grid(lm.min(tiles, lm.max(lm.sm_count() // 8 * 8, lm.min(lm.sm_count(), 8))))
 
     pool = lm.smem(198656)                       # 4 stages × (16 KiB of A + 32 KiB of B) + 2 KiB
     sa = pool.view(offset=0, shape=(128, 128), dtype=lm.e4m3, stage=4, swizzle=128b)
     sb = pool.view(offset=65536, shape=(256, 128), dtype=lm.e4m3, stage=4, swizzle=128b)
     ssb = pool.view(offset=196608, shape=(1, 256), dtype=lm.f32, stage=2, swizzle=None)
 
-    load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=232)
+    load = lm.role(warps=[0, 1, 2, 3], regs=24)
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=240)
     pipe = lm.pipeline(stages=4)
     full = lm.barrier(count=4, prod=[load], cons=[math], init_count=2, pipeline=pipe)
     empty = lm.barrier(count=4, prod=[math], cons=[load], init_count=1, pipeline=pipe)
@@ -59,12 +66,13 @@ def gemm_fp8(lm, A: LM.tma2d, B: LM.tma2d, Sa: LM.tensor1d, Sb: LM.tma2d, C: LM.
             rows = lm.min(tiles_m - group * 8, 8)
             m_tile = group * 8 + (t - group * 8 * tiles_n) % rows
             n_tile = (t - group * 8 * tiles_n) // rows
+            # Loaded before the K loop, whose MMAs hide the global-memory latency (2 registers).
+            row_scale = Sa.load(coords=(m_tile,), shape=(128, 1), dtype=lm.f32)
             for k in lm.range(0, k_tiles):
                 s = ((t // lm.num_blocks(0)) * k_tiles + k) % 4
                 lm.wait(full, stage=s)
                 lm.mma(acc, sa[s], sb[s], init=(k == 0))
                 lm.commit(empty, stage=s)
-            row_scale = Sa.load(coords=(m_tile,), shape=(128, 1), dtype=lm.f32)
             j = t // lm.num_blocks(0)
             lm.wait(sb_full, stage=j % 2)
             col_scale = ssb[j % 2].load()

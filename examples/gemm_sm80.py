@@ -12,7 +12,7 @@ from pathlib import Path
 
 # The GEMM contract is one: shapes, inputs, reference and baselines come from gemm_bf16.py.
 _spec = importlib.util.spec_from_file_location("cake_example_gemm_bf16_contract",
-                                               Path(__file__).with_name("gemm_bf16.py"))
+                                               Path(__file__).resolve().with_name("gemm_bf16.py"))
 _gemm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_gemm)
 shapes, outputs, tolerance = _gemm.shapes, _gemm.outputs, _gemm.tolerance

@@ -3,7 +3,9 @@ and `assign`, the whole call (||c||² kernel + assignment kernel) that bench/ an
 tests time and check.
 
 idx[b, i] = argmin_j ||X[b, i] - C[b, j]||², dist[b, i] = that squared distance, X [B, N, D]
-and C [B, K, D] bf16 with D ≤ 128 and D % 8 == 0 (kmeans_assign_d64.cake serves D ≤ 64).
+and C [B, K, D] bf16 with D ≤ 128 and D % 8 == 0 (the library's route table,
+cakec/kernels/kmeans_assign_routes.json, picks this kernel, kmeans_assign_d64.cake for D ≤ 64
+or kmeans_assign_r128.cake for small problems).
 Arguments of the assignment kernels, in their parameter order: X, C, Csq, Idx, Dist, B, N, K.
 
 Correctness is judged by distance, not index (bf16 near-ties flip ~0.7% of indices): for
@@ -53,8 +55,8 @@ def csq_buffer(b: int, k: int, device: str = "cuda"):
 
 def assign(x, c, csq, idx, dist, csq_ready: bool = False) -> None:
     """One assignment call on the current stream (cakec.kernels.kmeans.assign_into): ||c||²
-    into `csq` (from `csq_buffer`; skipped when `csq_ready`), then idx and dist; D <= 64
-    takes the 64-wide kernel (half the MMA work of zero-padding to 128)."""
+    into `csq` (from `csq_buffer`; skipped when `csq_ready`), then idx and dist by the
+    assignment kernel the route table picks for the shape (docs/kernels.md)."""
     from cakec.kernels.kmeans import assign_into
 
     assign_into(x, c, csq, idx, dist, csq_ready)

@@ -1,4 +1,5 @@
-"""CAKE-H020: register-tile forms the target family's tile layout does not lower.
+"""CAKE-H020: register-tile forms the target family's tile layout does not lower; CAKE-H021:
+register tiles stored into SMEM stages of a dtype no family writes.
 
 Register tiles live in the layout of the MMA their role issues (docs/language.md,
 "Register tiles"). On the mma.sync families (sm_80, sm_89, sm_120a, sm_121a, and a role of
@@ -15,11 +16,13 @@ from collections.abc import Iterator
 from xdsl.ir import Operation
 
 from cakec.dialects import cake
+from cakec.targets.emit.tiles import STAGE_STORE_TRAITS
 from cakec.targets.sm80.tiles import role_grid
 
 #: Ops whose presence makes a role hold register tiles in its layout.
 _TILE_OPS = (*cake.PURE_TILE_OPS, cake.TileReduceOp, cake.TileAssignOp, cake.ArgminOp,
-             cake.SumSqOp, cake.TileLoadOp, cake.TileStoreOp, cake.StageLoadOp)
+             cake.SumSqOp, cake.TileLoadOp, cake.TileStoreOp, cake.StageLoadOp,
+             cake.StageStoreOp)
 
 
 def tile_problems(family: str, roles: dict[cake.RoleOp, list[Operation]]
@@ -35,6 +38,17 @@ def tile_problems(family: str, roles: dict[cake.RoleOp, list[Operation]]
         if family == "sm90" or (family == "sm100" and acc is None):
             continue
         yield from _mma_sync(role, ops, tile_ops, acc)
+
+
+def store_problems(stores: list[cake.StageStoreOp]) -> Iterator[tuple[Operation, str, str]]:
+    """CAKE-H021: `view[s].store` into a stage whose dtype no family writes from registers
+    (each lowers bf16, f16, f32 and tf32 stages: two adjacent columns per store)."""
+    for op in stores:
+        dtype = cake.dtype_name(op.dest.type.element_type)
+        if dtype not in STAGE_STORE_TRAITS:
+            yield (op, f"`store` of a register tile into an SMEM stage of {dtype} is not lowered",
+                   "store into a " + ", ".join(STAGE_STORE_TRAITS) + " view (an 8-bit MMA "
+                   "operand is loaded by TMA)")
 
 
 def _mma_sync(role: cake.RoleOp, ops: list[Operation], tile_ops: list[Operation],

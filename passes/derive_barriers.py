@@ -19,7 +19,7 @@ from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
 from cakec.passes.base import target_of
-from cakec.passes.protocol.accounting import accounting, first_wait_free
+from cakec.passes.protocol.accounting import accounting_of, first_wait_free
 from cakec.passes.protocol.model import Kernel
 from cakec.passes.protocol.parity import parities
 from cakec.passes.protocol.trace import Exploration, model_of
@@ -42,7 +42,7 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
     kernel = k.op
     fwf = first_wait_free(k)
     # Every explored trip count contributes the completion patterns it shows.
-    acct = accounting(k, ex.runs, target)
+    acct = accounting_of(k, ex, target)
     for b, free, arrivals, tx in zip(k.barriers, fwf, acct.arrivals, acct.tx_bytes):
         attrs = b.op.attributes
         attrs["cake.smem_offset"] = IntegerAttr(MBARRIER_BYTES * b.base, i64)

@@ -19,14 +19,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
-from cakec.dialects.cake import DTYPES, MmaOp, StageOp, TileType, TmemType, ViewOp, dtype_name
+from cakec.dialects.cake import (
+    DTYPES, MmaOp, StageOp, TileType, TmemType, ViewOp, dtype_name, stage_source,
+)
 from cakec.passes.base import target_of
 from cakec.passes.derive_common import (
     get_int, get_str, kernels, ops_of, role_of, set_int, set_ints, set_str,
     warps_of,
 )
 from cakec.targets.descriptors import (
-    kmajor_layout, kstep_advance, tcgen05_instr_desc, tcgen05_kind, tcgen05_smem_desc,
+    kmajor_layout, kstep_advance, mnmajor_layout, tcgen05_instr_desc, tcgen05_kind,
+    tcgen05_smem_desc,
     wgmma_smem_desc,
 )
 from cakec.targets.sku import SKUS, SWIZZLE_SPAN, WARPGROUP_WARPS, MmaForm, Sku
@@ -47,13 +50,26 @@ class Operand:
     k: int
     swizzle: str
     atom_bytes: int
+    mn_major: bool = False  # `view[s].T`: stored [K, M|N], M/N contiguous
 
     @property
     def elem(self) -> int:
         return DTYPES[self.dtype][1]
 
+    @property
+    def major(self) -> str:
+        return "MN" if self.mn_major else "K"
+
+    def layout(self) -> tuple[int, int]:
+        """(LBO, SBO) of the operand's descriptor."""
+        if self.mn_major:
+            return mnmajor_layout(self.swizzle, self.atom_bytes)
+        return kmajor_layout(self.rows, self.swizzle, self.elem)
+
     def k_offset(self, k_elems: int) -> int:
         """Byte offset of K element `k_elems` in the stage (a multiple of the K step)."""
+        if self.mn_major:  # K is the row: a K step is whole rows of one column block
+            return k_elems * SWIZZLE_SPAN[self.swizzle]
         kb = k_elems * self.elem
         if self.swizzle == "none":
             lbo, _ = kmajor_layout(self.rows, "none", self.elem)
@@ -63,7 +79,12 @@ class Operand:
         return kb // span * self.atom_bytes + kb % span
 
     def row_offset(self, row: int) -> int:
-        """Byte offset of row `row` (a multiple of 8) within a K column block."""
+        """Byte offset of M/N row `row` (a multiple of 8) within a K column block; MN-major,
+        of M/N element `row` (a multiple of 64): whole column blocks, then bytes in a span."""
+        if self.mn_major:
+            span = SWIZZLE_SPAN[self.swizzle]
+            b = row * self.elem
+            return b // span * self.atom_bytes + b % span
         return row * (SWIZZLE_SPAN[self.swizzle] or CORE_BYTES)
 
 
@@ -91,7 +112,9 @@ class DeriveDescriptors(ModulePass):
 
 
 def _operand(value) -> Operand | None:
-    stage = value.owner
+    """A stage operand; `view[s].T` is stored [K, M|N] and read MN-major."""
+    source, transposed = stage_source(value)
+    stage = source.owner
     view = stage.view.owner if isinstance(stage, StageOp) else None
     if not isinstance(view, ViewOp):
         return None
@@ -99,8 +122,11 @@ def _operand(value) -> Operand | None:
     dims = view.result.type.dims()
     if swizzle is None or atom_bytes is None or len(dims) != 2:
         return None
-    return Operand(view.sym_name.data, dtype_name(view.result.type.element_type), dims[0],
-                   dims[1], swizzle, atom_bytes)
+    if transposed and swizzle == "none":
+        return None  # no lowering (the conformance gate: CAKE-H022)
+    rows, k = dims[::-1] if transposed else dims
+    return Operand(view.sym_name.data, dtype_name(view.result.type.element_type), rows, k,
+                   swizzle, atom_bytes, transposed)
 
 
 def _register_a(v) -> Operand | None:
@@ -145,7 +171,7 @@ def _shape(mma: Operation, instr: str, shape: tuple[int, int, int], k_total: int
 
 def _koffsets(mma: Operation, form: MmaForm, a: Operand, b: Operand) -> None:
     steps = range(0, a.k, form.k)
-    if a.swizzle != "none":
+    if a.swizzle != "none" and not a.mn_major:
         kstep_advance(a.swizzle, a.elem, form.k)  # the K step must stay inside an atom
     set_ints(mma, "cake.a_koffsets", [a.k_offset(k) for k in steps])
     set_ints(mma, "cake.b_koffsets", [b.k_offset(k) for k in steps])
@@ -154,9 +180,10 @@ def _koffsets(mma: Operation, form: MmaForm, a: Operand, b: Operand) -> None:
 def _tcgen05(mma: MmaOp, form: MmaForm, a: Operand, b: Operand, m: int, n: int,
              d: str) -> None:
     kind = tcgen05_kind(a.dtype, b.dtype)
-    idesc = tcgen05_instr_desc(a_dtype=a.dtype, b_dtype=b.dtype, d_dtype=d, m=m, n=n)
+    idesc = tcgen05_instr_desc(a_dtype=a.dtype, b_dtype=b.dtype, d_dtype=d, m=m, n=n,
+                               a_major=a.major, b_major=b.major)
     descs = [tcgen05_smem_desc(0, swizzle=op.swizzle, lbo=lbo, sbo=sbo)
-             for op in (a, b) for lbo, sbo in [kmajor_layout(op.rows, op.swizzle, op.elem)]]
+             for op in (a, b) for lbo, sbo in [op.layout()]]
     _shape(mma, f"tcgen05.mma.cta_group::1.kind::{kind}", (m, n, form.k), a.k)
     set_int(mma, "cake.a_desc", descs[0])
     set_int(mma, "cake.b_desc", descs[1])
@@ -179,9 +206,12 @@ def _wgmma(mma: MmaOp, form: MmaForm, a: Operand, b: Operand, m: int, n: int,
     _shape(mma, f"wgmma.m64n{n}k{form.k}.{types}", (64, n, form.k), a.k)
     for key, op in (("cake.a_desc", a), ("cake.b_desc", b)):
         if op is not a or not register_a:
-            lbo, sbo = kmajor_layout(op.rows, op.swizzle, op.elem)
+            lbo, sbo = op.layout()
             set_int(mma, key, wgmma_smem_desc(0, swizzle=op.swizzle, lbo=lbo, sbo=sbo))
     set_int(mma, "cake.warpgroups", groups)
+    for key, op in (("cake.trans_a", a), ("cake.trans_b", b)):
+        if op.mn_major:
+            set_int(mma, key, 1)
     if register_a:
         steps = range(0, a.k, form.k)
         set_ints(mma, "cake.a_koffsets", list(steps))

@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 
 from cakec.diagnostics import DiagnosticSink, Note
 from cakec.dialects.cake import (
-    ASYNC_LOADS, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, ViewOp, ViewType,
+    ASYNC_LOADS, KernelOp, MmaOp, RoleOp, SmemOp, StageOp, TransposeOp, ViewOp, ViewType,
     dtype_bytes,
 )
 from cakec.passes.base import requested_target, sink_of, span_of
@@ -234,7 +234,10 @@ def _consumers(view: ViewOp) -> tuple[list[Operation], list[Operation]]:
         if isinstance(user, ASYNC_LOADS):
             tma.append(user)
         elif isinstance(user, StageOp):
-            mma.extend(u.operation for u in user.result.uses if isinstance(u.operation, MmaOp))
+            readers = [u.operation for u in user.result.uses]
+            readers += [u.operation for r in readers if isinstance(r, TransposeOp)
+                        for u in r.result.uses]
+            mma.extend(r for r in readers if isinstance(r, MmaOp))
     return tma, mma
 
 

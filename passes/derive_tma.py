@@ -5,7 +5,8 @@ leading 1s to the tensor's rank and its element coordinates are tile coordinate 
 extent per dimension, printed innermost first as PTX takes them. A view stored as several
 128B-swizzled column blocks (`cake.atoms` > 1) is loaded with one box per block: the box's
 inner extent is the block width and copy j starts `j * cake.copy_step` elements further in.
-Stores stage the register tile unswizzled in the buffer derive-smem reserved.
+A TMA store of a staged view (`T.tma_store(view[s], ...)`) is cut into boxes as a load of
+the view is; a register tile's `tma_store` keeps one unswizzled box (lowered as st.global).
 
 Tensor maps are shared per (tensor, box, swizzle); `cake.tmap` indexes the tensor's list in
 the kernel's `cake.tmaps`. Needs derive-smem's view attributes; copies whose box cannot be
@@ -24,7 +25,8 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from cakec.dialects.cake import (
-    KernelOp, TensorType, TmaLoadOp, TmaStoreOp, ViewOp, dtype_bytes, dtype_name,
+    KernelOp, StageOp, TensorType, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, ViewOp, dtype_bytes,
+    dtype_name,
 )
 from cakec.passes.derive_common import (
     get_int, get_str, kernels, scaled, set_int, set_ints, set_strs,
@@ -71,8 +73,11 @@ class _TensorMaps:
 
     def run(self) -> None:
         for op in self.kernel.walk():
-            copy = _load(self.kernel, op) if isinstance(op, TmaLoadOp) else (
-                _store(self.kernel, op) if isinstance(op, TmaStoreOp) else None)
+            copy = (_load(self.kernel, op.tensor, op.view.owner, op.fill)
+                    if isinstance(op, TmaLoadOp) else
+                    _load(self.kernel, op.tensor, _view(op.source), None)
+                    if isinstance(op, TmaStoreStageOp) else
+                    _store(self.kernel, op) if isinstance(op, TmaStoreOp) else None)
             if copy is not None:
                 self._annotate(op, copy)
         self.kernel.attributes["cake.tmaps"] = ArrayAttr(self.specs)
@@ -117,8 +122,15 @@ def _padded(shape: tuple[int, ...], rank: int) -> tuple[int, ...] | None:
     return (1,) * (rank - len(shape)) + shape if len(shape) <= rank else None
 
 
-def _load(kernel: KernelOp, op: TmaLoadOp) -> Copy | None:
-    tensor, view = _tensor(kernel, op.tensor), op.view.owner
+def _view(stage: SSAValue) -> Operation | None:
+    return stage.owner.view.owner if isinstance(stage.owner, StageOp) else None
+
+
+def _load(kernel: KernelOp, tensor_value: SSAValue, view: Operation | None,
+          fill_attr: StringAttr | None) -> Copy | None:
+    """A copy between a view's stage and a tensor (a TMA load, or a TMA store of a staged
+    tile): the view's layout decides the boxes (one per swizzle column block)."""
+    tensor = _tensor(kernel, tensor_value)
     if tensor is None or not isinstance(view, ViewOp):
         return None
     name, tt = tensor
@@ -130,7 +142,7 @@ def _load(kernel: KernelOp, op: TmaLoadOp) -> Copy | None:
     box = tile[:-1] + (tile[-1] // atoms,)
     elem = view.result.type.element_type
     dtype = dtype_name(tt.element_type if _is_dtype(tt.element_type) else elem)
-    fill = op.fill.data if op.fill is not None else "zero"
+    fill = fill_attr.data if fill_attr is not None else "zero"
     return Copy(name, dtype, len(tile), box, swizzle, atoms, tile, stage_bytes, fill)
 
 

@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H018, H020).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H018, H020..H022).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass
 from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
-from cakec.passes.conformance_tiles import tile_problems
+from cakec.passes.conformance_tiles import store_problems, tile_problems
 from cakec.passes.derive_common import role_of
 from cakec.targets import sku as hw
 from cakec.targets.emit.tiles import column_scratch_bytes
@@ -49,6 +49,8 @@ class KernelIndex:
     barriers: list[cake.BarrierOp] = field(default_factory=list)
     tma_loads: list[cake.TmaLoadOp] = field(default_factory=list)
     tma_stores: list[cake.TmaStoreOp] = field(default_factory=list)
+    stage_stores: list[cake.StageStoreOp] = field(default_factory=list)
+    stage_tma_stores: list[cake.TmaStoreStageOp] = field(default_factory=list)
     mmas: list[cake.MmaOp] = field(default_factory=list)
     tmem_reads: list[cake.ConvertOp] = field(default_factory=list)
     role_blocks: list[tuple[cake.RoleOp, cake.OnRoleOp]] = field(default_factory=list)
@@ -58,7 +60,8 @@ class KernelIndex:
 _BUCKETS: dict[type[Operation], str] = {
     cake.SmemOp: "pools", cake.ViewOp: "views", cake.TmemOp: "tmems", cake.RoleOp: "roles",
     cake.BarrierOp: "barriers", cake.TmaLoadOp: "tma_loads", cake.CopyLoadOp: "tma_loads",
-    cake.TmaStoreOp: "tma_stores",
+    cake.TmaStoreOp: "tma_stores", cake.StageStoreOp: "stage_stores",
+    cake.TmaStoreStageOp: "stage_tma_stores",
     cake.MmaOp: "mmas",
 }
 
@@ -88,8 +91,8 @@ def index_kernel(kernel: cake.KernelOp) -> KernelIndex:
 
 
 def name_of(value: SSAValue) -> str:
-    """The .cake name behind a value; a stage `v[s]` is named by its view `v`."""
-    owner = value.owner
+    """The .cake name behind a value; a stage `v[s]` (or `v[s].T`) is named by its view `v`."""
+    owner = cake.stage_source(value)[0].owner
     if isinstance(owner, cake.StageOp):
         return name_of(owner.view)
     if isinstance(owner, cake.ConvertOp):  # `p.to(lm.bf16)`, e.g. a register MMA operand
@@ -103,7 +106,7 @@ def name_of(value: SSAValue) -> str:
 
 def decl_span(value: SSAValue, ctx: Context) -> Span | None:
     """Where a value was declared: its op, or for a kernel parameter the parameter itself."""
-    owner = value.owner
+    owner = cake.stage_source(value)[0].owner
     if isinstance(owner, cake.StageOp):
         return decl_span(owner.view, ctx)
     if isinstance(owner, Operation):
@@ -133,8 +136,8 @@ def dims_of(value: SSAValue) -> tuple[int, ...]:
 
 
 def view_of(value: SSAValue) -> cake.ViewOp | None:
-    """The view an MMA operand (a stage `v[s]`) belongs to."""
-    stage = value.owner
+    """The view an MMA operand (a stage `v[s]`, or `v[s].T`) belongs to."""
+    stage = cake.stage_source(value)[0].owner
     view = stage.view.owner if isinstance(stage, cake.StageOp) else None
     return view if isinstance(view, cake.ViewOp) else None
 
@@ -238,7 +241,7 @@ def at_line(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class VerifyConformance(ModulePass):
-    """Reports CAKE-H001..H018 and H020: constructs the target lacks and limits it imposes."""
+    """Reports CAKE-H001..H018 and H020..H022: constructs the target lacks and limits it imposes."""
 
     name = "verify-conformance"
     target: str = ""
@@ -290,6 +293,8 @@ class _Conformance:
             roles.setdefault(role, []).append(op)
         for op, message, help in tile_problems(self.sku.codegen, roles):
             self.error("H020", f"{message} on {self.target}", op, help=help)
+        for op, message, help in store_problems(self.idx.stage_stores):
+            self.error("H021", f"{message} on {self.target}", op, help=help)
 
     # -- reporting --
 
@@ -359,6 +364,14 @@ class _Conformance:
             for store in self.idx.tma_stores:
                 # The tile is staged unswizzled in compiler scratch (derive-smem).
                 self.check_box(store, store.value, "none", "tma_store")
+        # A staged view is copied out by TMA itself: the target needs TMA stores.
+        staged = self.idx.stage_tma_stores
+        self.family_needed("tma_store", staged, "tma_store")
+        if self.sku.has("tma_store"):
+            for store in staged:
+                view = view_of(store.source)
+                if view is not None:
+                    self.check_box(store, store.source, view_swizzle(view), "tma_store")
 
     def family_needed(self, family: str, ops: Sequence[Operation], what: str) -> None:
         if not ops or self.sku.has(family):
@@ -451,6 +464,37 @@ class _Conformance:
                 self.no_instruction(mma, dts)
             else:
                 self.check_mma_shape(mma, forms)
+                self.check_transposes(mma, forms[0].instruction)
+
+    # -- H022: operands read MN-major (`view[s].T`) --
+
+    def check_transposes(self, mma: cake.MmaOp, instruction: str) -> None:
+        """wgmma reads an MN-major operand only for 16-bit types (imm-trans), and only in a
+        swizzled layout; tcgen05.mma is held to the same forms; mma.sync would need
+        ldmatrix.trans, which the sm_80 lowering does not emit."""
+        for which, value in (("a", mma.a), ("b", mma.b)):
+            if not cake.stage_source(value)[1]:
+                continue
+            view = view_of(value)
+            name, dtype = name_of(value), dtype_of(value.type)
+            swizzle = view_swizzle(view) if view is not None else None
+            if instruction == "mma.sync":
+                why = (f"mma.sync on {self.target} does not read a transposed operand "
+                       "(ldmatrix.trans is not lowered)")
+                help = f"store `{name}` K-major ([M|N, K]), or target sm_90a or sm_100a"
+            elif dtype not in ("bf16", "f16"):
+                why = (f"{instruction} reads a transposed (MN-major) operand only for bf16 or "
+                       f"f16; `{name}` is {dtype}")
+                help = f"store `{name}` K-major ([M|N, K]) and drop `.T`"
+            elif swizzle == "none":
+                why = (f"{instruction} reads a transposed (MN-major) operand only from a "
+                       f"swizzled view; `{name}` is unswizzled")
+                help = f"declare `{name}` with a swizzle (omit `swizzle=`, or `swizzle=128b`)"
+            else:
+                continue
+            self.error("H022", f"`lm.mma` operand `{which}` (`{name}.T`): {why}", mma,
+                       [Note(decl_span(value, self.ctx), f"`{name}` is declared here")],
+                       help=help)
 
     def no_instruction(self, mma: cake.MmaOp, dts: tuple[str, str, str]) -> None:
         loc = acc_location(mma)

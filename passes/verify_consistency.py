@@ -78,6 +78,10 @@ class _Consistency:
             self.check_box(load, load.view, "view")
         for store in self.idx.tma_stores:
             self.check_box(store, store.value, "tile")
+        for staged in self.idx.stage_tma_stores:
+            self.check_box(staged, staged.source, "view")
+        for store in self.idx.stage_stores:
+            self.check_stage_store(store)
         self.check_aliased_layouts()
         self.check_descriptor_swizzles()
         self.check_unswizzled_operands()
@@ -165,9 +169,32 @@ class _Consistency:
         self.error("D005", f"{_party(which, value)} is {_shape(dims)} = [K, {outer}], "
                    f"but `lm.mma` reads operands K-major: `{which}` must be [{outer}, K] = "
                    f"{_shape(expected)}", mma, [self.declared(value)],
-                   help=f"store `{name_of(value)}` with K as its inner dimension, shape "
+                   help=f"read it transposed, `{name_of(value)}[s].T` (MN-major: 16-bit operands "
+                   f"of wgmma and tcgen05.mma), or store it with K as its inner dimension, shape "
                    f"{_shape(expected)}")
         return True
+
+    # -- D010: a register tile stored into a stage --
+
+    def check_stage_store(self, store: cake.StageStoreOp) -> None:
+        """The tile and the stage agree on shape and dtype: the bytes a later MMA or TMA store
+        reads are exactly the tile's elements, converted by the author (`.to`)."""
+        stage, tile = store.dest.type, store.value.type
+        sd, td = dtype_of(stage), dtype_of(tile)
+        name = name_of(store.dest)
+        if len(stage.dims()) != 2:
+            self.error("D010", f"`store` writes 2-D stages; `{name}` has shape "
+                       f"{_shape(stage.dims())}", store, [self.declared(store.dest)])
+        elif tile.dims() != stage.dims():
+            self.error("D010", f"`store` writes a {_shape(tile.dims())} tile into `{name}`, "
+                       f"whose stages are {_shape(stage.dims())}", store,
+                       [self.declared(store.dest, f" with shape {_shape(stage.dims())}")],
+                       help="store a tile of the stage's shape (a view of the tile's shape, "
+                       "or an MMA accumulator of it)")
+        elif sd != td:
+            self.error("D010", f"`store` writes {_a(td)} {td} tile into `{name}`, whose elements are "
+                       f"{sd}", store, [self.declared(store.dest, f" as {sd}")],
+                       help=f"convert the tile first: `{name}[s].store(tile.to(lm.{sd}))`")
 
     # -- D006: TMA boxes --
 
@@ -275,8 +302,8 @@ class _Consistency:
 #: Ops that touch SMEM through the async proxy (they read or write views by TMA or MMA), and
 #: ops that only name a view or only read it (`lm.sum_sq`). Any other op that takes a view or
 #: a stage accesses SMEM with ordinary loads and stores: the generic proxy.
-_ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp)
-_NO_ACCESS = (cake.StageOp, cake.SumSqOp, cake.StageLoadOp)
+_ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp, cake.TmaStoreStageOp)
+_NO_ACCESS = (cake.StageOp, cake.TransposeOp, cake.SumSqOp, cake.StageLoadOp)
 
 Pending = dict[cake.ViewOp, Operation]  # view → a generic write not yet fenced
 
@@ -293,6 +320,12 @@ class _FenceScan:
         self.gate = gate
         self.summaries: dict[Block, tuple[bool, Pending]] = {}
         self.reported: set[tuple[Operation, cake.ViewOp]] = set()
+        #: Views some role reads through the async proxy: the readers of a hand-off.
+        self.async_read: dict[cake.ViewOp, Operation] = {}
+        for op in [*gate.idx.mmas, *gate.idx.stage_tma_stores]:
+            for view in _async_reads(op):
+                if isinstance(view, cake.ViewOp):
+                    self.async_read.setdefault(view, op)
 
     def run(self, block: Block) -> None:
         self.scan(block, {})
@@ -311,6 +344,8 @@ class _FenceScan:
                 pending = {**self.scan(op.else_region.block, dict(pending)), **then}
             elif kind in _ASYNC_ACCESS:
                 self.check_access(op, pending)
+            elif kind in _HAND_OFFS:
+                self.check_hand_off(op, pending)
             else:
                 pending.update((view, op) for view in _generic_writes(op))
         return pending
@@ -336,23 +371,58 @@ class _FenceScan:
         self.summaries[block] = (survives, left)
         return survives, left
 
+    def check_hand_off(self, op: Operation, pending: Pending) -> None:
+        """An arrival after a role's own `store` into a view that an MMA reads (in any role,
+        through the async proxy): the fence must come before the arrival, since the waiting
+        role's MMA follows the wait with nothing in between that could order the bytes."""
+        for view, writer in pending.items():
+            reader = self.async_read.get(view)
+            if not isinstance(writer, cake.StageStoreOp) or reader is None \
+                    or (op, view) in self.reported:
+                continue
+            self.reported.add((op, view))
+            name = name_of(view.result)
+            verb = "`lm.arrive`" if isinstance(op, cake.ArriveOp) else "`lm.commit`"
+            self.gate.error(
+                "D009", f"{verb} hands `{name}` to the roles waiting on "
+                f"`{name_of(op.barrier)}`, but `{name}` was written with ordinary stores"
+                f"{at_line(writer)} and no `lm.fence_proxy()` orders that write before the "
+                f"async-proxy read{at_line(reader)}", op,
+                [Note(span_of(writer, self.gate.ctx), f"`{name}` is written here"),
+                 Note(span_of(reader, self.gate.ctx),
+                      f"`{'lm.mma' if isinstance(reader, cake.MmaOp) else 'tma_store'}` reads "
+                      f"`{name}` here")],
+                help=f"add `lm.fence_proxy()` after the write{at_line(writer)}, before the "
+                "arrival")
+
     def check_access(self, op: Operation, pending: Pending) -> None:
-        views = ([view_of(op.a), view_of(op.b)] if isinstance(op, cake.MmaOp)
-                 else [op.view.owner])
+        views = _async_reads(op) if not isinstance(op, cake.TmaLoadOp) else [op.view.owner]
         for view in views:
             writer = pending.get(view) if isinstance(view, cake.ViewOp) else None
             if writer is None or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
             name = name_of(view.result)
-            verb = "reads" if isinstance(op, cake.MmaOp) else "overwrites"
-            what = "`lm.mma`" if isinstance(op, cake.MmaOp) else "`tma_load`"
+            verb = "overwrites" if isinstance(op, cake.TmaLoadOp) else "reads"
+            what = {cake.MmaOp: "`lm.mma`", cake.TmaLoadOp: "`tma_load`"}.get(
+                type(op), "`tma_store`")
             self.gate.error(
                 "D009", f"{what} {verb} `{name}` through the async proxy, but `{name}` was "
                 f"written with ordinary stores{at_line(writer)} and no `lm.fence_proxy()` "
                 "orders that write first", op,
                 [Note(span_of(writer, self.gate.ctx), f"`{name}` is written here")],
                 help=f"add `lm.fence_proxy()` after the write{at_line(writer)}")
+
+
+def _async_reads(op: Operation) -> list[cake.ViewOp | None]:
+    """The views an MMA (its stage operands) or a TMA store of a stage reads by async proxy."""
+    if isinstance(op, cake.MmaOp):
+        return [view_of(op.a), view_of(op.b)]
+    return [view_of(op.source)]
+
+
+#: Arrivals that hand what the role wrote to the roles waiting on the barrier.
+_HAND_OFFS = (cake.ArriveOp, cake.CommitOp)
 
 
 def _generic_writes(op: Operation) -> list[cake.ViewOp]:
@@ -380,6 +450,11 @@ def _party(role: str, value: SSAValue) -> str:
     """`a` (`sa`): an MMA argument and the .cake name it holds (once when they coincide)."""
     name = name_of(value)
     return f"`{role}`" if name == role else f"`{role}` (`{name}`)"
+
+
+def _a(dtype: str | None) -> str:
+    """The article before a dtype name as it is read aloud (a bf16, an f32)."""
+    return "a" if dtype in ("bf16", "tf32") else "an"
 
 
 def _pair(a: str, b: str) -> str:

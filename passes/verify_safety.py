@@ -21,7 +21,9 @@ from cakec.diagnostics import Note
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.protocol.definite import tile_definedness
-from cakec.passes.protocol.accounting import accounting, first_wait_free, role_findings
+from cakec.passes.protocol.accounting import (
+    accounting_of, first_wait_free, role_findings,
+)
 from cakec.passes.protocol.model import MAX_ELEMENTS, Finding, Kernel, View
 from cakec.passes.protocol.simulate import simulate_all
 from cakec.passes.protocol.trace import explore, model_of
@@ -60,7 +62,7 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
         return out + protocol
     ex = ex or explore(k)
     if not any(run.oob for run in ex.runs):
-        protocol = accounting(k, ex.runs, target).findings
+        protocol = accounting_of(k, ex, target).findings
     if not protocol:
         protocol = simulate_all(k, first_wait_free(k), ex, get_sku(target).has("tcgen05"))
         if ex.partial:

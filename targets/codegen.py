@@ -21,18 +21,36 @@ from cakec.targets.sku import SKUS
 
 
 def emit_cuda(module: ModuleOp, ctx: Context, sources: Mapping[str, SourceFile] | None = None,
-              watchdog: Watchdog | None = None) -> CudaUnit | None:
-    """Emit the module's kernel for the target derive-smem recorded; diagnostics go to the
-    context's sink and the result is None when anything could not be emitted. With
-    `watchdog`, every lm.wait is a bounded spin (targets/emit/watchdog.py)."""
-    sink = sink_of(ctx)
+              watchdog: Watchdog | None = None, kernel: str | None = None) -> CudaUnit | None:
+    """Emit one kernel of the module for the target derive-smem recorded: the one named
+    `kernel`, or the file's only kernel. Diagnostics go to the context's sink and the result
+    is None when anything could not be emitted. With `watchdog`, every lm.wait is a bounded
+    spin (targets/emit/watchdog.py)."""
+    chosen = select_kernel(module, ctx, kernel)
+    return None if chosen is None else emit_kernel(chosen, ctx, sources or {}, watchdog)
+
+
+def select_kernel(module: ModuleOp, ctx: Context, name: str | None) -> KernelOp | None:
+    """The kernel named `name`, or the only one when `name` is None; a diagnostic (and None)
+    when there is no such kernel or the choice is ambiguous. A translation unit holds one
+    kernel, so a file of several is emitted one kernel at a time."""
     kernels = [op for op in module.ops if isinstance(op, KernelOp)]
-    if len(kernels) != 1:
-        sink.error(UNSUPPORTED, f"code generation takes one kernel per file; this file has "
-                   f"{len(kernels)}", span_of(kernels[1], ctx) if len(kernels) > 1 else None,
-                   help="move each kernel into its own .cake file")
+    names = ", ".join(f"`{k.sym_name.data}`" for k in kernels)
+    if name is not None:
+        found = [k for k in kernels if k.sym_name.data == name]
+        if found:
+            return found[0]
+        sink_of(ctx).error(UNSUPPORTED, f"this file has no kernel named `{name}`",
+                           span_of(kernels[0], ctx) if kernels else None,
+                           help=f"its kernels: {names}")
         return None
-    return emit_kernel(kernels[0], ctx, sources or {}, watchdog)
+    if len(kernels) == 1:
+        return kernels[0]
+    sink_of(ctx).error(UNSUPPORTED, f"this file has {len(kernels)} kernels ({names}); name the "
+                       "one to emit", span_of(kernels[1], ctx) if len(kernels) > 1 else None,
+                       help="`cakec emit --kernel NAME` (or `kernel=` in cakec.api); each "
+                       "kernel is its own translation unit")
+    return None
 
 
 def emit_kernel(kernel: KernelOp, ctx: Context, sources: Mapping[str, SourceFile],

@@ -240,6 +240,17 @@ def kmajor_layout(rows: int, swizzle: Swizzle | str, elem_bytes: int) -> tuple[i
     return 16, 8 * sw.span
 
 
+def mnmajor_layout(swizzle: Swizzle | str, atom_bytes: int) -> tuple[int, int]:
+    """(LBO, SBO) in bytes for an MN-major (transposed) operand stored as derive-smem's
+    column blocks: K rows of one swizzle span of M/N each, `atom_bytes` apart. The canonical
+    MN-major swizzled layout repeats swizzle atoms (span bytes of M/N × 8 K rows) along M/N
+    every LBO bytes and along K every SBO bytes: LBO = one column block, SBO = 8 rows."""
+    sw = _swizzle(swizzle)
+    if sw is Swizzle.NONE:
+        raise ValueError("an MN-major operand needs a swizzled layout (rows of whole spans)")
+    return atom_bytes, 8 * sw.span
+
+
 def kstep_advance(swizzle: Swizzle | str, elem_bytes: int, k_elems: int) -> int:
     """Bytes to add to a descriptor's start address per K step inside a swizzle atom.
 

@@ -1,6 +1,6 @@
-# A broken candidate for bench/reject_speed.py (bug class `wrong_producer_stage`), made from
-# examples/gemm_bf16.cake: The producer waits for stage s to be free but loads into stage (s + 1) % 4.
-# `cakec verify` rejects it; `cakec run --unchecked` runs it anyway.
+# A broken candidate for bench/reject_speed.py (bug class `wrong_producer_stage`), from gemm_bf16:
+# the producer waits for stage s to be free but loads (s + 1) % 4: at one K step the consumer waits
+# forever on full[0]. `cakec verify` rejects it; `cakec run --unchecked` runs it anyway.
 @cake.schedule(target="sm_90a")
 def wrong_producer_stage(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
     tiles_m = lm.cdiv(M, 128)

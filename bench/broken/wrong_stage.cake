@@ -1,6 +1,6 @@
-# A broken candidate for bench/reject_speed.py (bug class `wrong_stage`), made from
-# examples/gemm_bf16.cake: The consumer waits on the stage after the one it reads (`(s + 1) % 4`).
-# `cakec verify` rejects it; `cakec run --unchecked` runs it anyway.
+# A broken candidate for bench/reject_speed.py (bug class `wrong_stage`), made from gemm_bf16.cake:
+# the consumer waits on the stage after the one it reads (`(s + 1) % 4`): at one K step it waits
+# forever on full[1]. `cakec verify` rejects it; `cakec run --unchecked` runs it anyway.
 @cake.schedule(target="sm_90a")
 def wrong_stage(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
     tiles_m = lm.cdiv(M, 128)

@@ -4,6 +4,7 @@ watchdog hangs. The bundle directory holds kernel.cubin, metadata.json and args.
 (the .cake path, shape, seed).
 
     python -m cakec.feedback.launch_once DIR
+Prints `launch_once: ready` just before the launch (bench/reject_speed.py times from it).
 Exit status: 0 launched and finished; 6 the watchdog stopped it (a hang); 5 a launch error.
 """
 
@@ -32,7 +33,9 @@ def main(folder: str) -> int:
         from cakec.feedback.watchdog import WatchdogLog
 
         log = WatchdogLog(kernel)
+    kernel._load(torch.cuda.current_device())
     torch.cuda.synchronize()
+    print("launch_once: ready", flush=True)  # what a caller times the launch from
     try:
         kernel(*inputs)
         torch.cuda.synchronize()

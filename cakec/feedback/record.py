@@ -30,7 +30,8 @@ def write_bundle(root: str, state: Any) -> str:
     (bundle / "replay.sh").write_text(
         "#!/bin/sh\n# Replays the failure this bundle records (same target, shape and seed).\n"
         f"cd \"$(dirname \"$0\")\" && cakec run {cake.name} --target {rep.target} "
-        f"--shape {shape} --seed {seed} --seeds {len(state.seeds) or 1} --json\n")
+        f"--kernel {rep.kernel} --shape {shape} --seed {seed} --seeds {len(state.seeds) or 1} "
+        "--json\n")
     (bundle / "replay.sh").chmod(0o755)
     (bundle / "README.md").write_text(
         f"# {rep.kernel}: {rep.stage} on the GPU, which `cakec verify` did not predict\n\n"

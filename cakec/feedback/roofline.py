@@ -23,11 +23,30 @@ def copy_bandwidth_gbps() -> float:
     return 2 * _COPY_BYTES / (ms * 1e-3) / 1e9
 
 
-def tensor_peak_tflops(target: str, sm_count: int, clock_khz: int) -> float | None:
+#: Dense tensor-core rate per operand dtype relative to bf16 (f32 accumulation), the same
+#: on every generation the SKU table has a rate for: fp8 and int8 twice, tf32 half.
+_DTYPE_RATE = {"bf16": 1.0, "f16": 1.0, "tf32": 0.5, "e4m3": 2.0, "e5m2": 2.0, "i8": 2.0}
+
+
+def mma_dtypes(module: Any) -> set[str]:
+    """The operand dtypes of the kernel's `lm.mma`s (B is always a shared-memory stage)."""
+    from cakec.dialects import cake
+
+    return {cake.dtype_name(op.b.type.element_type) for op in module.walk()
+            if op.name == "cake.mma"}
+
+
+def tensor_peak_tflops(arch: str, sm_count: int, clock_khz: int,
+                       dtypes: set[str] = frozenset()) -> float | None:
+    """The GPU's dense tensor peak for the fastest of `dtypes` (bf16 when none): the roofline
+    is then a floor no correct kernel runs under. `arch` is what the cubin was built for,
+    so a portable kernel gets the peak of the GPU it runs on."""
     from cakec.targets.sku import SKUS
 
-    rate = SKUS[target].tensor_flops_per_sm_clock
-    return rate * sm_count * clock_khz * 1e3 / 1e12 if rate else None
+    sku = SKUS.get(arch) or next((s for s in SKUS.values() if s.name.startswith(arch)), None)
+    rate = sku.tensor_flops_per_sm_clock if sku else 0
+    scale = max((_DTYPE_RATE.get(d, 1.0) for d in dtypes), default=1.0)
+    return rate * scale * sm_count * clock_khz * 1e3 / 1e12 if rate else None
 
 
 def tensor_bytes(inputs: list[Any]) -> int:

@@ -28,15 +28,20 @@ def run(path: str, target: str | None = None, shape: str | None = None, *, seeds
         seed: int | None = None, watchdog: bool = True,
         watchdog_ms: float = DEFAULT_BUDGET_MS, unchecked: bool = False,
         sanitize: str | None = None, record: str | None = None, timing: bool = True,
-        timeout_s: float = DEFAULT_TIMEOUT_S) -> RunReport:
+        timeout_s: float = DEFAULT_TIMEOUT_S, kernel: str | None = None) -> RunReport:
     """Run the candidate at `path` (its sibling .py gives inputs, reference, baselines).
-    `seed` fixes the first seed (the others follow it); by default all are fresh."""
+    `seed` fixes the first seed (the others follow it); by default all are fresh. `kernel`
+    names the kernel of a file of several."""
     report = RunReport(file=path, unchecked=unchecked)
     state = _State(report, watchdog, watchdog_ms, timeout_s)
+    state.sanitize, state.kernel = sanitize, kernel
     try:
-        _stages(state, target, shape, seeds, seed, unchecked, sanitize, timing)
+        _stages(state, target, shape, seeds, seed, unchecked, timing)
     except _Stop:
         pass
+    finally:
+        if state.log is not None and report.context_ok:
+            state.log.close()  # the pinned host page; a lost context took it already
     if record and report.stage in ("hang", "numerics", "sanitize", "launch") \
             and not report.rejected and report.launch is not None \
             and not report.launch.get("skipped"):
@@ -60,6 +65,15 @@ class _State:
         self.source = None
         self.seeds: list[int] = []
         self.units: dict[str, Any] = {}
+        self.arch: str | None = None  # what NVRTC builds for (launch_arch)
+        self.log: Any = None          # the watchdog's host-mapped log, once armed
+        self.module: Any = None       # the derived IR (the MMA dtypes of the roofline)
+        self.sanitize: str | None = None  # `--sanitize TOOL`
+        self.kernel: str | None = None    # `--kernel NAME`: which kernel of the file
+
+    def metadata(self, build: str) -> dict:
+        """The build's launch metadata, naming the arch its cubin was built for."""
+        return self.units[build].metadata | {"target": self.arch}
 
     def stop(self, stage: str, reason: str, diags: list[Diagnostic] = ()) -> None:
         self.report.stage = stage
@@ -69,16 +83,17 @@ class _State:
 
 
 def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int,
-            seed: int | None, unchecked: bool, sanitize: str | None, timing: bool) -> None:
+            seed: int | None, unchecked: bool, timing: bool) -> None:
     from cakec import api
 
     rep = st.report
     try:
         st.source = api.load(rep.file)
-        example = api.load_example(rep.file)
-        shape = api.parse_shape(shape_text, dict(example.shapes[0]))
     except (OSError, UnicodeDecodeError) as e:
         st.stop("usage", f"cannot read {rep.file}: {getattr(e, 'strerror', None) or e}")
+    try:
+        example = api.load_example(rep.file)
+        shape = api.parse_shape(shape_text, dict(example.shapes[0]))
     except api.RunUsageError as e:
         st.stop("usage", str(e))
     except Exception as e:  # noqa: BLE001 - the example module is user code
@@ -86,7 +101,7 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
     rep.shape = shape
 
     # verify + emit: the release build, then the watchdog build from the same derived IR
-    plain = api.emit(st.source, target, unchecked=unchecked)
+    plain = api.emit(st.source, target, unchecked=unchecked, kernel=st.kernel)
     rep.rejected = [d.to_json() for d in plain.rejected]
     diags = plain.comp.sink.diagnostics
     if plain.unit is None:
@@ -96,12 +111,13 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
     rep.diagnostics += [d.to_json() for d in diags]
     unit = plain.unit
     rep.kernel, rep.target = unit.kernel, unit.target
+    st.module = plain.comp.module
     st.units["release"] = unit
     if st.watchdog:
         from cakec.targets.codegen import emit_cuda
 
         wd_unit = emit_cuda(plain.comp.module, plain.comp.ctx, plain.comp.sources,
-                            Watchdog(st.watchdog_ms))
+                            Watchdog(st.watchdog_ms), unit.kernel)
         if wd_unit is None:
             st.stop("emit", "the watchdog build could not be emitted",
                     plain.comp.sink.diagnostics[len(diags):])
@@ -111,27 +127,34 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
     else:
         rep.watchdog = {"enabled": False, "budget_ms": None, "sites": 0}
 
+    st.arch, skipped = launch_arch(unit.target)
     cubins = _compile(st)
 
-    # launch: everything from here needs a GPU
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is None or not torch.cuda.is_available():
-        rep.launch = {"skipped": "no CUDA GPU visible" if torch else "torch is not installed"}
-        st.stop("launch", f"GPU stages skipped: {rep.launch['skipped']}")
+    # launch: everything from here needs a GPU that runs the build
+    if skipped:
+        rep.launch = {"skipped": skipped}
+        st.stop("launch", f"GPU stages skipped: {skipped}")
     from cakec.runtime import Kernel
 
-    kernels = {name: Kernel(cubin, st.units[name].metadata) for name, cubin in cubins.items()}
+    kernels = {name: Kernel(cubin, st.metadata(name)) for name, cubin in cubins.items()}
     rep.device = _device(kernels["release"])
+    res = rep.compile["resources"]
+    if res["registers"] is None:
+        # NVRTC printed no ptxas report (seen on the H200 for a program another process had
+        # compiled before, in ~0.1 s): what the driver loaded says it, spills excepted.
+        try:
+            attrs = kernels["release"].function_attributes()
+        except Exception as e:  # noqa: BLE001 - a driver refusal is a launch failure
+            st.stop("launch", f"cannot load {rep.kernel}: {e}")
+        res |= {"registers": attrs["num_regs"], "stack_bytes": attrs["local_size_bytes"],
+                "static_smem": attrs["shared_size_bytes"], "from": "driver"}
     run_kernel = kernels["watchdog" if st.watchdog else "release"]
     log = None
     if st.watchdog:
         from cakec.feedback.watchdog import WatchdogLog
 
         try:
-            log = WatchdogLog(run_kernel)
+            log = st.log = WatchdogLog(run_kernel)
         except Exception as e:  # noqa: BLE001 - a driver refusal is a launch failure
             st.stop("launch", f"cannot arm the watchdog: {e}")
     names = [p.name for p in run_kernel.meta.params]
@@ -149,25 +172,52 @@ def _stages(st: _State, target: str | None, shape_text: str | None, n_seeds: int
     for s in st.seeds:
         inputs = _one_seed(st, example, shape, s, run_kernel, log, names, tolerance)
     rep.numerics["correct"] = all(r["correct"] for r in rep.numerics["seeds"])
-    # The sanitizer runs even after wrong numbers: its report is what explains them.
-    if sanitize:
-        from cakec.feedback.sanitize import run_sanitizer
-
-        rep.sanitizer = run_sanitizer(st, sanitize)
+    # The sanitizer runs even after wrong numbers (and after a fault, `_launch`): its report
+    # is what explains them.
+    if st.sanitize:
+        _sanitize(st)
     if not rep.numerics["correct"]:
         bad = next(r for r in rep.numerics["seeds"] if not r["correct"])
         st.stop("numerics", f"seed {bad['seed']}: " + (
             f"{bad['unwritten']} of {bad['elements']} output elements never written"
             if bad["unwritten"] else f"rel_err {bad['rel_err']} > tolerance {tolerance:g}"))
-    if rep.sanitizer and rep.sanitizer["reports"]:
-        st.stop("sanitize", f"{sanitize}: {len(rep.sanitizer['reports'])} report(s)")
+    errors = [d for d in (rep.sanitizer or {}).get("reports", []) if d["severity"] == "error"]
+    if errors:  # warnings (reports the tool cannot confirm here) are reported, not fatal
+        st.stop("sanitize", f"{st.sanitize}: {len(errors)} report(s)")
     if timing:
         _timing(st, example, shape, inputs, kernels)
     rep.stage = "done"
 
 
+def launch_arch(target: str) -> tuple[str, str | None]:
+    """(the arch the cubins are built for, why the GPU stages cannot run here or None), for
+    the GPU torch sees (`arch_for`)."""
+    try:
+        import torch
+    except ImportError:
+        return target, "torch is not installed"
+    if not torch.cuda.is_available():
+        return target, "no CUDA GPU visible"
+    return arch_for(target, torch.cuda.get_device_capability())
+
+
+def arch_for(target: str, cc: tuple[int, int]) -> tuple[str, str | None]:
+    """A target whose SASS a GPU of compute capability `cc` runs is built as is; a portable
+    one (sm_80: no `a`/`f` suffix) that the GPU is newer than is built for the GPU's own arch
+    from the same source (what the driver would JIT from its PTX, but as a cubin that
+    nvdisasm, and so the sanitizer's PCs, can be mapped through); anything else cannot run."""
+    from cakec.runtime.launch import _target_runs_on
+
+    if _target_runs_on(target, *cc):
+        return target, None
+    if _target_runs_on(target, *cc, ptx=True):
+        return f"sm_{cc[0]}{cc[1]}", None
+    return target, f"the kernel is for {target} and this GPU is sm_{cc[0]}{cc[1]}"
+
+
 def _compile(st: _State) -> dict[str, bytes]:
-    """NVRTC: the release cubin with ptxas's resource report, the watchdog cubin."""
+    """NVRTC for `st.arch`: the release cubin with ptxas's resource report, the watchdog
+    cubin."""
     from cakec.targets.host.nvrtc import NvrtcError, compile_cubin_verbose, compile_cuda
 
     out: dict[str, bytes] = {}
@@ -176,20 +226,20 @@ def _compile(st: _State) -> dict[str, bytes]:
         t0 = time.perf_counter()
         try:
             if name == "release":
-                cubin, log = compile_cubin_verbose(unit.source, target=unit.target,
+                cubin, log = compile_cubin_verbose(unit.source, target=st.arch,
                                                    name=f"{unit.kernel}.cu")
-                info["resources"] = resources(log)
+                info["resources"] = resources(log) | {"from": "ptxas"}
             else:
-                cubin = compile_cuda(unit.source, target=unit.target, output="cubin",
+                cubin = compile_cuda(unit.source, target=st.arch, output="cubin",
                                      name=f"{unit.kernel}.cu")
         except NvrtcError as e:
-            st.report.compile = info | {"error": str(e)}
+            st.report.compile = info | {"arch": st.arch, "error": str(e)}
             st.stop("compile", f"NVRTC rejected the generated CUDA ({name} build) "
                     "[CAKE-I003]: this is a bug in cakec")
         info[f"{name}_ms"] = (time.perf_counter() - t0) * 1e3
         out[name] = cubin
     info["resources"]["dynamic_smem"] = st.units["release"].metadata["dynamic_smem"]
-    st.report.compile = info | {"error": None}
+    st.report.compile = info | {"arch": st.arch, "error": None}
     return out
 
 
@@ -295,6 +345,8 @@ def _launch(st: _State, kernel: Any, inputs: list[Any], log: Any) -> None:
     except RuntimeError as e:  # an illegal address, a trap: the context is gone
         rep.context_ok = False
         rep.launch["error"] = " ".join(str(e).split())
+        if st.sanitize:  # in a process of its own: this one's lost context does not matter
+            _sanitize(st)
         st.stop("launch", f"the kernel faulted: {rep.launch['error']}")
     if log is not None and log.words[0]:
         from cakec.feedback.watchdog import diagnostics
@@ -312,6 +364,12 @@ def _launch(st: _State, kernel: Any, inputs: list[Any], log: Any) -> None:
         rep.context_ok = rep.hang["gpu_usable_after"]
         first = diags[0].message if diags else "watchdog fired"
         st.stop("hang", first, diags)
+
+
+def _sanitize(st: _State) -> None:
+    from cakec.feedback.sanitize import run_sanitizer
+
+    st.report.sanitizer = run_sanitizer(st, st.sanitize)
 
 
 def _gpu_usable() -> bool:
@@ -352,7 +410,9 @@ def _timing(st: _State, example: Any, shape: dict, inputs: list[Any],
     else:
         nbytes, source = roofline.tensor_bytes(inputs), "tensor arguments, once each"
     dev = rep.device or {}
-    peak = roofline.tensor_peak_tflops(rep.target, dev.get("sm_count", 0),
-                                       dev.get("clock_khz", 0))
+    dtypes = roofline.mma_dtypes(st.module)
+    peak = roofline.tensor_peak_tflops(st.arch, dev.get("sm_count", 0),
+                                       dev.get("clock_khz", 0), dtypes)
     rep.speed_of_light = roofline.speed_of_light(flops, nbytes, source, ms["cake"], peak,
-                                                 roofline.copy_bandwidth_gbps())
+                                                 roofline.copy_bandwidth_gbps()) | {
+        "mma_dtypes": sorted(dtypes)}

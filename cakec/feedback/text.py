@@ -45,7 +45,9 @@ def render(report: RunReport) -> Text:
 def summary(r: RunReport) -> str:
     """One line: what ran, where it stopped, and how fast against each baseline."""
     shape = " ".join(f"{k}={v}" for k, v in (r.shape or {}).items())
-    head = " ".join(x for x in (r.kernel, r.target, shape) if x) or r.file
+    arch = (r.compile or {}).get("arch")
+    target = f"{r.target} (built for {arch})" if arch and arch != r.target else r.target
+    head = " ".join(x for x in (r.kernel, target, shape) if x) or r.file
     parts = [head]
     if r.stage != "done":
         parts.append(f"stopped at {r.stage}: {r.reason}")

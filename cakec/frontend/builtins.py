@@ -23,10 +23,13 @@ KIND_NAMES: dict[str, str] = {
     "barrier": "a barrier",
     "view": "an SMEM view",
     "stage": "an SMEM view stage such as view[s]",
-    "mma_a": "an SMEM view stage such as view[s], or a 16-bit register tile (sm_90a)",
+    "mma_a": "an SMEM view stage such as view[s] or view[s].T, or a 16-bit register tile "
+             "(sm_90a)",
+    "mma_b": "an SMEM view stage such as view[s] or view[s].T",
     "acc": "an accumulator (a TMEM region or lm.regs tile)",
     "tensor": "a tensor parameter",
     "tile": "a register tile",
+    "store_src": "a register tile, or an SMEM view stage such as view[s]",
     "operand": "a register tile or a number",
     "pool": "an SMEM pool",
     "tmem": "a TMEM region",
@@ -129,9 +132,10 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
     _b("fence_proxy", [], None,
        "Order generic-proxy SMEM writes before async-proxy reads (TMA store, MMA).",
        "fence.proxy.async.shared::cta", "role"),
-    _b("mma", [Arg("acc", "acc"), Arg("a", "mma_a"), Arg("b", "stage"),
+    _b("mma", [Arg("acc", "acc"), Arg("a", "mma_a"), Arg("b", "mma_b"),
                Arg("init", "bool", required=False, default=False)], None,
-       "acc[M,N] (+)= a[M,K] · b[N,K]ᵀ; init=True overwrites.",
+       "acc[M,N] (+)= a[M,K] · b[N,K]ᵀ; init=True overwrites; `view[s].T` reads a stage "
+       "stored [K, M] or [K, N] as a (MN-major).",
        "mma.sync (sm_80/89/120), wgmma (sm_90a), tcgen05.mma (sm_100a/103a)", "role"),
     _b("sum_sq", [Arg("source", "stage"), Arg("axis", "int", min=1)], "tile",
        "Σ x² along each row of an SMEM stage: an (M, 1) f32 register tile.",
@@ -181,8 +185,9 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "cp.async (16-byte chunks, zero fill) + cp.async.mbarrier.arrive.noinc", "role"),
     ]},
     "tensor": {b.name: b for b in [
-        _b("tma_store", [Arg("value", "tile"), Arg("coords", "coords")], None,
-           "Store a register tile to the tile of this tensor at `coords` (bounds-checked).",
+        _b("tma_store", [Arg("value", "store_src"), Arg("coords", "coords")], None,
+           "Store a register tile, or a staged SMEM view stage by TMA, to the tile of this "
+           "tensor at `coords` (bounds-checked or clipped).",
            "st.global with bounds (tails) / cp.async.bulk.tensor store", "role"),
         _b("load", [Arg("coords", "coords"), Arg("shape", "shape"), Arg("dtype", "dtype"),
                     Arg("other", "float", required=False, default=0.0)], "tile",
@@ -201,6 +206,11 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "The stage of a (1, L) or (L, 1) f32 or i32 view as a register vector, read by "
            "every thread of the role (wait for the load that fills it first).",
            "ld.shared", "role"),
+        _b("store", [Arg("value", "tile")], None,
+           "Write a register tile of the stage's shape and dtype into the stage (convert "
+           "with `.to(dtype)` first), in the view's layout and swizzle, so a later MMA or TMA "
+           "store reads it; an async-proxy reader needs `lm.fence_proxy()` after it.",
+           "st.shared of column pairs at the view's swizzled addresses", "role"),
     ]},
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",

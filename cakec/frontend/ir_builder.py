@@ -442,6 +442,8 @@ class Frontend:
                         help=_did_you_mean(e.attr, [*LM_FUNCTIONS, *DTYPE_NAMES]))
         if base.kind == "tensor" and e.attr == "shape":
             return Value("shape_of", e.span, info={"tensor": base})
+        if base.kind in ("view", "stage") and e.attr == "T":
+            return self._transpose(base, e)
         methods = METHODS.get(base.kind, {})
         if e.attr in methods:
             return Value("builtin", e.span, const=methods[e.attr], info={"self": base})
@@ -591,8 +593,13 @@ class Frontend:
                     raise error("CAKE-T007", f"{what} expects roles, got {describe(i)}", n.span,
                                 notes=decl_note(i))
             return Value("roles", v.span, const=v.const)
-        if k == "mma_a":  # a register tile (wgmma's register A), else as "stage"
-            if v.kind == "tile":
+        if k == "store_src":  # a register tile, or a stage a TMA store copies out
+            if v.kind in ("tile", "stage"):
+                return v
+            if v.kind == "view":
+                k = "stage"
+        if k in ("mma_a", "mma_b"):  # a stage, its transpose, or (A only) a register tile
+            if v.kind == "stage_t" or (k == "mma_a" and v.kind == "tile"):
                 return v
             k = "stage"
         if k == "stage":
@@ -669,6 +676,25 @@ class Frontend:
             return base.const[idx.const]
         raise error("CAKE-T007", f"{describe(base)} cannot be indexed", e.span,
                     notes=decl_note(base))
+
+    def _transpose(self, base: Value, e: ast.Attribute) -> Value:
+        """`view[s].T` (`view.T` for a one-stage view): the stage read MN-major by an MMA,
+        its shape reversed (`cake.transpose`)."""
+        if base.kind == "view":
+            if base.info.get("stages", 1) != 1:
+                name = base.info.get("name")
+                raise error("CAKE-T007", f"`{name}` has {base.info['stages']} stages; select one "
+                            f"before transposing: `{name}[s].T`", e.span,
+                            notes=[Note(base.span, f"`{name}` is declared here")])
+            base = self._stage(base, Value("int", base.span, const=0), e.value.span)
+        st: cake.StageType = base.ssa.type
+        if len(st.dims()) != 2:
+            raise error("CAKE-T007", f"`.T` transposes a 2-D stage; this one has shape "
+                        f"{tuple(st.dims())}", e.span)
+        op = cake.TransposeOp.build(operands=[base.ssa], result_types=[
+            cake.StageType(st.dims()[::-1], st.element_type, st.swizzle.data)])
+        self._add(op, e.span)
+        return Value("stage_t", e.span, ssa=op.result, info=dict(base.info))
 
     def _stage(self, view: Value, idx: Value, span: Span) -> Value:
         stages = view.info.get("stages", 1)
@@ -1025,6 +1051,15 @@ def _build_tma_store(fe, e, b, recv):
         raise error("CAKE-T013", f"`coords` has {len(coords)} entries but tensor "
                     f"`{recv.info['name']}` has rank {recv.info['rank']}", b["coords"].span)
     value = b["value"]
+    if value.kind == "stage":  # a staged SMEM tile, copied out by TMA
+        if not recv.info.get("tma"):
+            raise error("CAKE-T007", f"`{recv.info['name']}` is not a TMA tensor: a stage is "
+                        "stored by TMA", e.span, notes=[Note(recv.span, "declared here")],
+                        help=f"declare it as `LM.tma{recv.info['rank']}d`")
+        fe.note_tensor_dtype(recv, cake.dtype_name(value.ssa.type.element_type), e.span)
+        fe._add(cake.TmaStoreStageOp.build(operands=[recv.ssa, value.ssa,
+                                                     [fe._i32(c) for c in coords]]), e.span)
+        return Value("none", e.span)
     fe.note_tensor_dtype(recv, cake.dtype_name(value.ssa.type.element_type), e.span)
     fe._add(cake.TmaStoreOp.build(operands=[recv.ssa, value.ssa,
                                             [fe._i32(c) for c in coords]]), e.span)

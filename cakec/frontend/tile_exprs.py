@@ -382,6 +382,18 @@ def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any
     return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
 
 
+def _build_stage_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+    """`view[s].store(tile)`: a register tile written into one stage of a view. Its shape
+    and dtype are checked against the view's by verify-consistency (CAKE-D010), with the
+    other producer/consumer agreements."""
+    value = b["value"]
+    if len(_shape(value)) != 2:
+        raise error("CAKE-T007", f"`store` writes a 2-D register tile into a stage; this one "
+                    f"has shape {_show(_shape(value))}", b["value"].span, notes=decl_note(value))
+    fe._add(cake.StageStoreOp.build(operands=[recv.ssa, value.ssa]), e.span)
+    return Value("none", e.span)
+
+
 def _build_sum_sq(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     _axis_one(b)
     source = b["source"]
@@ -450,6 +462,7 @@ def _running_tile(fe: Any, v: Any, dtype: str, span: Span, source: Any, arg: str
 
 TILE_BUILDERS = {
     "tensor.load": _build_load, "tensor.store": _build_store, "stage.load": _build_stage_load,
+    "stage.store": _build_stage_store,
     "sum_sq": _build_sum_sq,
     "argmin": _build_argmin,
     "max": _build_extremum("max"), "min": _build_extremum("min"), "where": _build_where,

@@ -31,7 +31,7 @@ class Value:
 def describe(v: Value) -> str:
     names = {"range": "an lm.range(...)", "lm": "the lm namespace", "builtin": "a builtin",
              "tuple": "a tuple", "str": "a string", "none": "None", "shape_of": "a tensor shape",
-             "size": "a size literal"}
+             "size": "a size literal", "stage_t": "a transposed view stage (view[s].T)"}
     if v.kind == "int" and v.ssa is not None:
         return "a runtime integer"
     if v.kind == "bool" and v.ssa is not None:

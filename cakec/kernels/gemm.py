@@ -1,50 +1,114 @@
-"""`gemm(a, b)`: C = a · bᵀ in bf16 with f32 accumulation (gemm_bf16.cake), as the torch op
-`cake::gemm` (and `cake::gemm_out` writing into a given tensor)."""
+"""`gemm(a, b)`: C = a · bᵀ in bf16 with f32 accumulation, as the torch op `cake::gemm` (and
+`cake::gemm_out` writing into a given tensor), dispatched by shape over the variants in
+cakec/kernels/gemm_routes.json (docs/kernels.md): the persistent 128×256 tile
+(gemm_bf16.cake), a 128×128 one, the skinny decode tiles (gemm_bf16_skinny*.cake), and
+torch.matmul where the table says no Cake route wins."""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import torch
 
-from cakec.kernels import build, checks
+from cakec.kernels import build, checks, ops
+from cakec.runtime import launch, routes
 
 _ENTRY = "cakec.kernels.gemm"
+#: (M, N, K, device index) -> the route's callable, so a repeated shape costs one dict get.
+_plans: dict[tuple[int, int, int, int], Callable[..., torch.Tensor]] = {}
+_table: list[routes.Table] = []   # the route table, read on first use
 
 
-def _into(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-    """out = a · bᵀ; `_check` runs only when the kernel has not bound this signature before
-    (the checks depend on nothing else), so a replayed call costs about what the runtime's
-    does."""
-    (m, k), n = a.shape, b.shape[0]
-    if m == 0 or n == 0:
-        return
-    if k == 0:
-        out.zero_()
-        return
-    build.kernel("gemm_bf16", checks.target(_ENTRY, a))(a, b, out, m, n, k,
-                                                       check=lambda: _check(a, b, out))
+def table() -> routes.Table:
+    """gemm's route table (the shipped one, or $CAKEC_ROUTES_DIR's), read once."""
+    if not _table:
+        _table.append(routes.load("gemm"))
+    return _table[0]
 
 
-@torch.library.custom_op("cake::gemm", mutates_args=())
-def _gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return _gemm_direct(a, b)
+def extents(m: int, n: int, k: int) -> dict[str, int]:
+    """What gemm's rules may bound: the extents, and the two alignments that change which
+    kernel is fastest (measured: K % 64 != 0 costs our TMA loads, N % 8 != 0 cuBLAS)."""
+    return {"m": m, "n": n, "k": k, "k_mod64": k % 64, "n_mod8": n % 8}
 
 
-@_gemm.register_fake
-def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return a.new_empty((a.shape[0], b.shape[0]))
+def route_of(m: int, n: int, k: int) -> str:
+    """The route the table picks for an M×N×K product."""
+    return table().choose(**extents(m, n, k))
 
 
-@torch.library.custom_op("cake::gemm_out", mutates_args=("out",))
-def _gemm_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-    _into(a, b, out)
+#: Argument signatures the torch route has checked (the runtime's key: pointers, shapes,
+#: strides, dtypes), oldest dropped first beyond the runtime's bind-cache size.
+_torch_checked: dict[tuple, None] = {}
+_SIG = {2: (True, True), 3: (True, True, True)}
 
 
-@_gemm_out.register_fake
-def _(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-    return None
+def _torch_route(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: int, n: int,
+                 k: int, check: Callable[[], None]) -> torch.Tensor:
+    """torch.matmul behind the entry's checks, which run on a new signature only, as for
+    the Cake routes: measured on the H200's host, checking on every call made this route
+    cost ~30 µs more than torch.matmul at small shapes."""
+    args = (a, b) if out is None else (a, b, out)
+    try:
+        key = launch.signature(_SIG[len(args)], args)
+    except Exception:  # noqa: BLE001 - not tensors: the checks say what is wrong
+        key = None
+    if key is None or key not in _torch_checked:
+        check()
+        if key is not None:
+            if len(_torch_checked) >= launch.BIND_CACHE_SIZE:
+                del _torch_checked[next(iter(_torch_checked))]
+            _torch_checked[key] = None
+    if out is None:
+        return torch.matmul(a, b.t())
+    torch.matmul(a, b.t(), out=out)
+    return out
 
 
-def _check(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> None:
+def _cake_route(kernel: Any) -> Callable[..., torch.Tensor]:
+    """A Cake kernel as a route: allocate the output when none is given, launch (the
+    kernel runs `check` before binding a new signature)."""
+    def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: int, n: int,
+            k: int, check: Callable[[], None]) -> torch.Tensor:
+        if out is None:
+            out = a.new_empty((m, n))
+        kernel(a, b, out, m, n, k, check=check)
+        return out
+    return run
+
+
+def _plan(key: tuple[int, int, int, int], a: torch.Tensor) -> Callable[..., torch.Tensor]:
+    m, n, k, _ = key
+    kernel = table().kernel(route_of(m, n, k))
+    fn = (_torch_route if kernel is None
+          else _cake_route(build.kernel(kernel, checks.target(_ENTRY, a))))
+    _plans[key] = fn
+    return fn
+
+
+def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    """a · bᵀ (into `out` when given) through the route of this shape: its checks run
+    only on an argument signature it has not seen (they depend on nothing else), so a
+    repeated call costs a plan lookup more than the route itself. Degenerate products
+    (an empty extent) are checked and computed here."""
+    try:
+        (m, k), n = a.shape, b.shape[0]
+    except (AttributeError, TypeError, ValueError, IndexError):
+        m = n = k = 0  # not 2-D tensors: the checks below say so
+    if not (m and n and k):
+        _check(a, b, out)
+        (m, k), n = a.shape, b.shape[0]
+        if out is None:
+            out = a.new_empty((m, n))
+        if m and n:
+            out.zero_()  # K = 0: the empty sum
+        return out
+    key = (m, n, k, a.get_device())
+    fn = _plans.get(key) or _plan(key, a)
+    return fn(a, b, out, m, n, k, lambda: _check(a, b, out))
+
+
+def _check(a: Any, b: Any, out: Any) -> None:
     checks.tensor(_ENTRY, "a", a, dtype=torch.bfloat16, ranks=(2,), tma=True)
     checks.tensor(_ENTRY, "b", b, dtype=torch.bfloat16, ranks=(2,), device=a.device, tma=True)
     checks.same(_ENTRY, "a.shape[1] and b.shape[1] (K)", a.shape[1], b.shape[1])
@@ -55,7 +119,7 @@ def _check(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> None:
                                            f"expected [{a.shape[0]}, {b.shape[0]}]")
 
 
-def _check_bias(bias: torch.Tensor, a: torch.Tensor, n: int) -> None:
+def _check_bias(bias: Any, a: torch.Tensor, n: int) -> None:
     if not isinstance(bias, torch.Tensor) or not bias.is_floating_point():
         raise checks.CakeArgumentError(f"{_ENTRY}: bias must be a floating-point tensor")
     if tuple(bias.shape) != (n,) or bias.device != a.device:
@@ -63,12 +127,35 @@ def _check_bias(bias: torch.Tensor, a: torch.Tensor, n: int) -> None:
                                        f"{bias.device}; expected [{n}] on {a.device}")
 
 
+def _gemm_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """cake::gemm's kernel (its checks run inside, on a new signature)."""
+    return _run(a, b, None)
+
+
+def _gemm_out_impl(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    _run(a, b, out)
+
+
+def _gemm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.new_empty((a.shape[0], b.shape[0]))
+
+
+def _gemm_out_fake(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    return None
+
+
+ops.define("gemm(Tensor a, Tensor b) -> Tensor", _gemm_impl, _gemm_fake)
+ops.define("gemm_out(Tensor a, Tensor b, Tensor(a!) out) -> ()", _gemm_out_impl,
+             _gemm_out_fake)
+
+
 def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
          bias: torch.Tensor | None = None) -> torch.Tensor:
     """a [M, K] and b [N, K] bf16 on one sm_90 GPU -> a · bᵀ [M, N] bf16 (written into `out`
     when given, which is returned). Rows of a and b must be 16-byte aligned (K % 8 == 0 for
     contiguous tensors). `bias` ([N], any float dtype) is added afterwards by torch: the
-    kernel has no bias epilogue."""
+    kernels have no bias epilogue. The variant that runs is the route table's choice for
+    (M, N, K) (`route_of`)."""
     if bias is not None:  # checked before anything runs
         _check(a, b, out)
         _check_bias(bias, a, b.shape[0])
@@ -79,29 +166,5 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
         else:
             torch.ops.cake.gemm_out(a, b, out)
     else:
-        out = _eager(a, b, out)
+        out = _run(a, b, out)
     return out if bias is None else out.add_(bias)
-
-
-def _eager(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
-    try:
-        (m, k), n, device = a.shape, b.shape[0], a.device
-    except (AttributeError, TypeError, ValueError):
-        m = n = k = 0
-    if not (m and n and k):  # not 2-D tensors, or an empty product: checked up front
-        _check(a, b, out)
-        if out is None:
-            return _gemm_direct(a, b)
-        _into(a, b, out)
-        return out
-    if out is None:
-        out = torch.empty((m, n), device=device, dtype=torch.bfloat16)
-    _into(a, b, out)
-    return out
-
-
-def _gemm_direct(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """cake::gemm's body."""
-    out = torch.empty((a.shape[0], b.shape[0]), device=a.device, dtype=torch.bfloat16)
-    _into(a, b, out)
-    return out

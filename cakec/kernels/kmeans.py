@@ -1,17 +1,44 @@
 """k-means on the shipped assignment kernels: `kmeans_assign(x, c)` -> (idx, dist) as the
-torch op `cake::kmeans_assign` (kmeans_csq.cake for ||c||², then kmeans_assign.cake, or
-kmeans_assign_d64.cake for D <= 64), and `kmeans(x, k, iters)`, Lloyd's loop with the
-centroid update on torch's index_add_."""
+torch op `cake::kmeans_assign` (kmeans_csq.cake for ||c||², then the assignment variant the
+route table cakec/kernels/kmeans_assign_routes.json picks: kmeans_assign.cake,
+kmeans_assign_d64.cake for D <= 64, kmeans_assign_r128.cake for small problems), and
+`kmeans(x, k, iters)`, Lloyd's loop with the centroid update on torch's index_add_."""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import torch
 
-from cakec.kernels import build, checks
+from cakec.kernels import build, checks, ops
+from cakec.runtime import routes
 
 _ENTRY = "cakec.kernels.kmeans_assign"
-#: The widest D the assignment kernels' tiles cover, and the narrow route's.
-MAX_D, NARROW_D = 128, 64
+#: The widest D the assignment kernels' tiles cover.
+MAX_D = 128
+#: (B·N, K, D) -> the assignment kernel's name.
+_plans: dict[tuple[int, int, int], str] = {}
+_table: list[routes.Table] = []
+
+
+def table() -> routes.Table:
+    """kmeans_assign's route table (the shipped one, or $CAKEC_ROUTES_DIR's), read once."""
+    if not _table:
+        _table.append(routes.load("kmeans_assign"))
+    return _table[0]
+
+
+def route_of(b: int, n: int, k: int, d: int) -> str:
+    """The route the table picks for B batches of N points, K centroids, D dimensions."""
+    return table().choose(rows=b * n, k=k, d=d)
+
+
+def _kernel_name(b: int, n: int, k: int, d: int) -> str:
+    key = (b * n, k, d)
+    name = _plans.get(key)
+    if name is None:
+        name = _plans[key] = table().kernel(route_of(b, n, k, d))
+    return name
 
 
 def csq_buffer(b: int, k: int, device: torch.device | str) -> torch.Tensor:
@@ -21,18 +48,21 @@ def csq_buffer(b: int, k: int, device: torch.device | str) -> torch.Tensor:
 
 
 def assign_into(x: torch.Tensor, c: torch.Tensor, csq: torch.Tensor, idx: torch.Tensor,
-                dist: torch.Tensor, csq_ready: bool = False) -> None:
+                dist: torch.Tensor, csq_ready: bool = False,
+                check: Callable[[], None] | None = None) -> None:
     """One assignment on the current stream, 3-D operands: ||c||² into `csq` (skipped when
-    `csq_ready`), then idx and dist."""
+    `csq_ready`), then idx and dist. `check` (the entry's own checks) runs before either
+    kernel binds a new argument signature."""
     b, n, d = x.shape
     k = c.shape[1]
-    if n == 0:
+    if n == 0 or b == 0:
+        if check is not None:
+            check()
         return
     target = checks.target(_ENTRY, x)
     if not csq_ready:
-        build.kernel("kmeans_csq", target)(c, csq, b, k)
-    name = "kmeans_assign_d64" if d <= NARROW_D else "kmeans_assign"
-    build.kernel(name, target)(x, c, csq, idx, dist, b, n, k)
+        build.kernel("kmeans_csq", target)(c, csq, b, k, check=check)
+    build.kernel(_kernel_name(b, n, k, d), target)(x, c, csq, idx, dist, b, n, k, check=check)
 
 
 def _outputs(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -41,38 +71,53 @@ def _outputs(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             torch.empty((b, n), device=x.device, dtype=torch.float32))
 
 
-def _assign_direct(x: torch.Tensor, c: torch.Tensor,
-                   c_sq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+#: ||c||² scratch per (B, K, device index, stream): reused by every call on that stream,
+#: whose kernels run in stream order, so one call's ||c||² is read before the next call's
+#: overwrites it. A fresh buffer per call cost an allocation and a slice (~10 µs of host
+#: time on the H200's host) and a new kernel binding whenever its address changed.
+_scratch: dict[tuple[int, int, int, int], torch.Tensor] = {}
+
+
+def _csq_scratch(x: torch.Tensor, b: int, k: int) -> torch.Tensor:
+    dev = x.get_device()
+    key = (b, k, dev, torch._C._cuda_getCurrentRawStream(dev))
+    buf = _scratch.get(key)
+    if buf is None:
+        buf = _scratch[key] = csq_buffer(b, k, x.device)
+    return buf
+
+
+def _assign_direct(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None,
+                   check: Callable[[], None] | None = None
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
     idx, dist = _outputs(x)
-    csq = c_sq if c_sq is not None else csq_buffer(x.shape[0], c.shape[1], x.device)
-    assign_into(x, c, csq, idx, dist, csq_ready=c_sq is not None)
+    csq = c_sq if c_sq is not None else _csq_scratch(x, x.shape[0], c.shape[1])
+    assign_into(x, c, csq, idx, dist, csq_ready=c_sq is not None, check=check)
     return idx, dist
 
 
-@torch.library.custom_op("cake::kmeans_assign", mutates_args=())
-def _assign(x: torch.Tensor, c: torch.Tensor,
-            c_sq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    return _assign_direct(x, c, c_sq)
+def _assign_impl(x: torch.Tensor, c: torch.Tensor,
+                 c_sq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """cake::kmeans_assign's kernel: 3-D operands, the entry's checks on a new signature."""
+    return _assign_direct(x, c, c_sq, check=lambda: _check(x, c, c_sq))
 
 
-@_assign.register_fake
-def _(x: torch.Tensor, c: torch.Tensor,
-      c_sq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+def _assign_fake(x: torch.Tensor, c: torch.Tensor,
+                 c_sq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
     b, n, _ = x.shape
     return x.new_empty((b, n), dtype=torch.int32), x.new_empty((b, n), dtype=torch.float32)
 
 
-def kmeans_assign(x: torch.Tensor, c: torch.Tensor,
-                  c_sq: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Nearest centroid per point: x [B, N, D] (or [N, D]) and c [B, K, D] (or [K, D]) bf16,
-    D <= 128 and D % 8 == 0, K >= 1 -> idx [B, N] int32 (lowest index on ties) and dist
-    [B, N] f32, the squared distance to it. `c_sq` ([B, K] or [K] f32, rows 16-byte aligned,
-    e.g. from `csq_buffer`) gives ||c||² when the centroids are reused across calls."""
+ops.define("kmeans_assign(Tensor x, Tensor c, Tensor? c_sq) -> (Tensor, Tensor)",
+           _assign_impl, _assign_fake)
+
+
+def _check(x: Any, c: Any, c_sq: Any) -> None:
+    """Every input rule of kmeans_assign (x and c of one rank, 2 or 3)."""
     checks.tensor(_ENTRY, "x", x, dtype=torch.bfloat16, ranks=(2, 3), tma=True)
     checks.tensor(_ENTRY, "c", c, dtype=torch.bfloat16, ranks=(x.dim(),), device=x.device,
                   tma=True)
-    batched = x.dim() == 3
-    if batched:
+    if x.dim() == 3:
         checks.same(_ENTRY, "batch sizes of x and c", x.shape[0], c.shape[0])
     checks.same(_ENTRY, "dimensions D of x and c", x.shape[-1], c.shape[-1])
     d, k = x.shape[-1], c.shape[-2]
@@ -87,12 +132,33 @@ def kmeans_assign(x: torch.Tensor, c: torch.Tensor,
         if tuple(c_sq.shape) != tuple(c.shape[:-1]):
             raise checks.CakeArgumentError(f"{_ENTRY}: c_sq has shape {list(c_sq.shape)}; "
                                            f"expected {list(c.shape[:-1])}")
-    x3, c3 = (x, c) if batched else (x[None], c[None])
+
+
+def kmeans_assign(x: torch.Tensor, c: torch.Tensor,
+                  c_sq: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Nearest centroid per point: x [B, N, D] (or [N, D]) and c [B, K, D] (or [K, D]) bf16,
+    D <= 128 and D % 8 == 0, K >= 1 -> idx [B, N] int32 (lowest index on ties) and dist
+    [B, N] f32, the squared distance to it. `c_sq` ([B, K] or [K] f32, rows 16-byte aligned,
+    e.g. from `csq_buffer`) gives ||c||² when the centroids are reused across calls.
+
+    The checks (`_check`) run in full on a call whose argument signature (pointers, shapes,
+    strides, dtypes) the kernels have not bound before, and are skipped on a repeat, like
+    the runtime's own: they depend on nothing else."""
+    try:
+        batched = x.dim() == 3
+        x3, c3 = (x, c) if batched else (x[None], c[None])
+        unchecked = x3.dim() != 3 or c3.dim() != 3 or x3.shape[0] * x3.shape[1] == 0
+    except Exception:  # noqa: BLE001 - not tensors, wrong ranks: _check says what is wrong
+        unchecked = True
+    if unchecked or torch.compiler.is_compiling():
+        _check(x, c, c_sq)
+        batched = x.dim() == 3
+        x3, c3 = (x, c) if batched else (x[None], c[None])
     csq3 = None if c_sq is None or batched else c_sq[None]
     if torch.compiler.is_compiling():
         idx, dist = torch.ops.cake.kmeans_assign(x3, c3, csq3)
     else:
-        idx, dist = _assign_direct(x3, c3, csq3)
+        idx, dist = _assign_direct(x3, c3, csq3, check=lambda: _check(x, c, c_sq))
     return (idx, dist) if batched else (idx[0], dist[0])
 
 
@@ -105,10 +171,16 @@ def kmeans(x: torch.Tensor, k: int, iters: int = 10, init: str | torch.Tensor = 
     drawn with `generator`) or the starting centroids [B, k, D] (or [k, D]). Returns
     (centroids f32, idx int32, dist f32) of a final assignment to the returned centroids."""
     checks.tensor("cakec.kernels.kmeans", "x", x, dtype=torch.bfloat16, ranks=(2, 3))
+    if isinstance(iters, bool) or not isinstance(iters, int) or iters < 0:
+        raise checks.CakeArgumentError(f"cakec.kernels.kmeans: iters = {iters!r}; expected an "
+                                       "int >= 0")
     batched = x.dim() == 3
     x3 = x if batched else x[None]
     b, n, d = x3.shape
     if isinstance(init, torch.Tensor):
+        if init.device != x.device or not init.is_floating_point():
+            raise checks.CakeArgumentError(f"cakec.kernels.kmeans: init is {init.dtype} on "
+                                           f"{init.device}; expected floating point on {x.device}")
         c = (init if batched else init[None]).float()
         if tuple(c.shape) != (b, k, d):
             raise checks.CakeArgumentError(f"cakec.kernels.kmeans: init has shape "
@@ -122,15 +194,25 @@ def kmeans(x: torch.Tensor, k: int, iters: int = 10, init: str | torch.Tensor = 
     else:
         raise checks.CakeArgumentError(f"cakec.kernels.kmeans: init {init!r} is neither "
                                        "'random' nor a tensor")
+    # One set of buffers for every round: each assignment replays the kernels' bindings
+    # (same pointers, shapes, strides), so the loop's host cost is the launches alone.
+    cb = torch.empty((b, k, d), device=x.device, dtype=torch.bfloat16)
+    csq = csq_buffer(b, k, x.device)
+    idx, dist = _outputs(x3)
+    check = lambda: _check(x3, cb, None)  # noqa: E731 - run on a new signature only
     points = x3.reshape(b * n, d).float()
     offsets = (torch.arange(b, device=x.device, dtype=torch.int64) * k)[:, None]
     ones = torch.ones(b * n, device=x.device, dtype=torch.float32)
+    sums = torch.empty((b * k, d), device=x.device, dtype=torch.float32)
+    counts = torch.empty(b * k, device=x.device, dtype=torch.float32)
     for _ in range(iters):
-        idx, _ = kmeans_assign(x3, c.to(torch.bfloat16))
+        cb.copy_(c)
+        assign_into(x3, cb, csq, idx, dist, check=check)
         flat = (idx.long() + offsets).reshape(-1)
-        sums = torch.zeros(b * k, d, device=x.device).index_add_(0, flat, points)
-        counts = torch.zeros(b * k, device=x.device).index_add_(0, flat, ones)
+        sums.zero_().index_add_(0, flat, points)
+        counts.zero_().index_add_(0, flat, ones)
         mean = (sums / counts.clamp(min=1)[:, None]).reshape(b, k, d)
         c = torch.where((counts > 0).reshape(b, k, 1), mean, c)
-    idx, dist = kmeans_assign(x3, c.to(torch.bfloat16))
+    cb.copy_(c)
+    assign_into(x3, cb, csq, idx, dist, check=check)
     return (c, idx, dist) if batched else (c[0], idx[0], dist[0])

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 
 from cakec.dialects import cake
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, TMA, VERB, WAIT, Barrier, Finding, Instr, Kernel,
+    ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding, Instr, Kernel,
     line_of, walk,
 )
-from cakec.passes.protocol.trace import Run
+from cakec.passes.protocol.trace import Exploration, Run
 
 
 def _writes(ins: Instr) -> set[object]:
-    if ins.kind == TMA:
+    if ins.kind in (TMA, WRITE_STAGE):
         return {ins.view.buffer(0)}
     if ins.kind == MMA and ins.acc is not None:
         return {ins.acc}
@@ -33,7 +33,7 @@ def _writes(ins: Instr) -> set[object]:
 def _reads(ins: Instr) -> set[object]:
     if ins.kind in (MMA, READ_STAGE):
         return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
-    if ins.kind == READ_ACC:
+    if ins.kind in (READ_ACC, WRITE_STAGE) and ins.acc is not None:
         return {ins.acc}
     return set()
 
@@ -80,7 +80,7 @@ def role_findings(k: Kernel) -> list[Finding]:
     seen: set[tuple[int, int]] = set()
     for r, prog in enumerate(k.programs):
         for ins in walk(prog):
-            acc = ins.acc if ins.kind in (MMA, READ_ACC) else None
+            acc = ins.acc if ins.kind in (MMA, READ_ACC, WRITE_STAGE) else None
             if acc is None or acc.owner is None or acc.owner == r or (acc.index, r) in seen:
                 continue
             seen.add((acc.index, r))
@@ -150,6 +150,15 @@ class Accounting:
     arrivals: list[int]
     tx_bytes: list[int]
     findings: list[Finding]
+
+
+def accounting_of(k: Kernel, ex: Exploration, target: str) -> Accounting:
+    """`accounting` of every explored run, computed once per exploration and target:
+    derive-barriers writes its arrivals and bytes, verify-safety reports its findings."""
+    key = ("accounting", target)
+    if key not in ex.memo:
+        ex.memo[key] = accounting(k, ex.runs, target)
+    return ex.memo[key]
 
 
 def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:

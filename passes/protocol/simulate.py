@@ -13,7 +13,7 @@ from xdsl.ir import Operation
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_STAGE, TMA, VERB, WAIT, Acc, Barrier, Finding, Instr, Kernel, View,
+    ARRIVE, COMMIT, MMA, READ_STAGE, TMA, VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View,
     line_of, walk,
 )
 from cakec.passes.protocol.trace import Exploration
@@ -137,6 +137,11 @@ class Simulation:
             self._mma(r, ev)
         elif kind == READ_STAGE:
             self._read_stage(r, ev[1], *ev[2])
+        elif kind == WRITE_STAGE:
+            if ev[1].acc is not None:  # the value it stores reads an accumulator first
+                self._read_acc(r, ev)
+                self._retire_mmas(r, ev[1].acc)
+            self._write_stage(r, ev[1], *ev[2])
         else:
             self._read_acc(r, ev)
             self._check_companions(r, ev[1])
@@ -212,8 +217,12 @@ class Simulation:
 
     def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
         e = ev[2]
+        # `arr` is the arriver's own copy: the first arrival of a phase takes it as is.
+        if self.pending[e]:
+            _join(self.pend_vc[e], arr)
+        else:
+            self.pend_vc[e] = arr
         self.pending[e] += 1
-        _join(self.pend_vc[e], arr)
         if self.pending[e] < self.init[e]:
             return
         q = self.completed[e]
@@ -223,7 +232,6 @@ class Simulation:
         self.completer[e].append((r, ev[1], ev[4]))
         self.completed[e] = q + 1
         self.pending[e] = 0
-        self.pend_vc[e] = [0] * self.D
         # Completing phase q is safe only after every consumer observed phase q - 1.
         n = q - 1 + self.fwf[e]
         for c in self.consumers[e]:
@@ -259,7 +267,7 @@ class Simulation:
                 self._war(w, ins, rec, s)
         if st[0] and not st[1]:
             prev = st[0][-1]
-            if prev[0] != w and vc[self.R + prev[2]] < prev[3] + 1:
+            if prev[0] != w and not self._fill_seen(vc, prev):
                 self._report("race", Finding(
                     "CAKE-S003", ins.op,
                     f"role {self.k.roles[w].name} refills {ins.view.name}[{s}] at line "
@@ -269,6 +277,60 @@ class Simulation:
                     help="order the two loads through a barrier the first one completes"))
         p = self.completed[e]
         st[0].append([w, vc[w], e, p, ins])
+        st[1] = []
+
+    def _fill_seen(self, vc: list[int], fill: list) -> bool:
+        """Whether a clock `vc` is ordered after the fill `fill` of a stage: [role, clock,
+        barrier element (None for a role's own stores), phase, instr]. TMA data is known
+        with the phase it completes; stores once an arrival after them reaches `vc`."""
+        if fill[2] is None:
+            return vc[fill[0]] >= fill[1]
+        return vc[self.R + fill[2]] >= fill[3] + 1
+
+    def _write_stage(self, w: int, ins: Instr, view: View, s: int) -> None:
+        """`view[s].store` by role w: its threads overwrite the stage now. Every earlier read
+        of the stage (another role's, or this role's own MMA, whose operand reads end only
+        at a commit or an accumulator read) and every earlier fill must be ordered before."""
+        vc = self.vc[w]
+        name, roles = f"{view.name}[{s}]", self.k.roles
+        st = self.stage.setdefault(view.buffer(s), [[], []])
+        for rec in st[1]:
+            q, reader = rec[0], rec[3]
+            own_done = q == w and (rec[2] == -1 or (rec[2] is not None and not self.tc_commit[w]))
+            if own_done or self._after_end(vc, rec):
+                continue
+            if rec[5] and q != w:  # read before anything wrote the stage: this store fills it
+                self._read_before_fill(
+                    w, ins, q, reader, name, "writes with `store`",
+                    f"hand the stage over: `lm.arrive` on a barrier in role {roles[w].name} "
+                    f"after the store (and `lm.fence_proxy()`), `lm.wait` on it in role "
+                    f"{roles[q].name} before the read", other=reader.op)
+                continue
+            if q == w:
+                self._report("race", Finding(
+                    "CAKE-S041", ins.op,
+                    f"role {roles[w].name} overwrites {name} with `store` at line "
+                    f"{line_of(ins.op)} while its own MMA at line {line_of(reader.op)} may "
+                    f"still read it asynchronously{self.where}",
+                    [(reader.op, "this MMA reads the stage asynchronously")],
+                    help="retire the MMA first: `lm.commit` its group to a barrier (and, on "
+                         "sm_100a, wait on that barrier) or read its accumulator before the "
+                         "store, or store into another stage"), other=reader.op)
+                continue
+            self._still_reading(w, ins, q, reader, name, "overwrites {} with `store`",
+                                "the store", other=reader.op)
+        if st[0] and not st[1]:
+            prev = st[0][-1]
+            if prev[2] is not None and not self._fill_seen(vc, prev):
+                self._report("race", Finding(
+                    "CAKE-S003", ins.op,
+                    f"role {roles[w].name} overwrites {name} with `store` at line "
+                    f"{line_of(ins.op)} before the TMA load into it (line {line_of(prev[4].op)}) "
+                    f"is known to be complete{self.where}",
+                    [(prev[4].op, "the load is issued here")],
+                    help="wait on the barrier the load completes before storing into the stage, "
+                         "or store into another stage"))
+        st[0].append([w, vc[w], None, None, ins])
         st[1] = []
 
     def _after_end(self, vc: list[int], rec: list) -> bool:
@@ -293,14 +355,9 @@ class Simulation:
         roles = self.k.roles
         name = f"{ins.view.name}[{s}]"
         if unwritten:
-            self._report("race", Finding(
-                "CAKE-S002", reader.op,
-                f"role {roles[q].name} reads {name} at line {line_of(reader.op)}, which role "
-                f"{roles[w].name} fills at line {line_of(ins.op)} with nothing ordering the "
-                f"read after it{self.where}",
-                [(ins.op, f"role {roles[w].name} fills {name} here")],
-                help=f"wait on `{ins.barrier.name}` (the barrier this load completes) before "
-                     "reading the stage"))
+            self._read_before_fill(w, ins, q, reader, name, "fills",
+                                   f"wait on `{ins.barrier.name}` (the barrier this load "
+                                   "completes) before reading the stage")
             return
         rel = self._release(q, clock, self.vc[w][q])
         if rel is not None:
@@ -314,15 +371,35 @@ class Simulation:
                      "the role's MMAs have completed, or arrive after reading the MMA's "
                      "register accumulator (the read waits for it)"))
             return
+        self._still_reading(w, ins, q, reader, name, "refills {}", "refilling")
+
+    def _read_before_fill(self, w: int, ins: Instr, q: int, reader: Instr, name: str,
+                          verb: str, help: str, other: Operation | None = None) -> None:
+        """CAKE-S002: role q read stage `name` before anything filled it, and role w's fill
+        (`verb`: "fills", "writes with `store`") is not ordered after that read."""
+        roles = self.k.roles
+        self._report("race", Finding(
+            "CAKE-S002", reader.op,
+            f"role {roles[q].name} reads {name} at line {line_of(reader.op)}, which role "
+            f"{roles[w].name} {verb} at line {line_of(ins.op)} with nothing ordering the read "
+            f"after it{self.where}",
+            [(ins.op, f"role {roles[w].name} {verb.split()[0]} {name} here")],
+            help=help), other=other)
+
+    def _still_reading(self, w: int, ins: Instr, q: int, reader: Instr, name: str, verb: str,
+                       before: str, other: Operation | None = None) -> None:
+        """CAKE-S003: role w writes stage `name` (`verb`, e.g. "refills {}") while role q's
+        read of it (`reader`) may still be going on."""
+        roles = self.k.roles
         what, release = _stage_reader(reader)
         self._report("race", Finding(
             "CAKE-S003", ins.op,
-            f"role {roles[w].name} refills {name} at line {line_of(ins.op)} while role "
+            f"role {roles[w].name} {verb.format(name)} at line {line_of(ins.op)} while role "
             f"{roles[q].name} may still be reading it ({what} at line {line_of(reader.op)})"
             f"{self.where}",
             [(reader.op, f"role {roles[q].name} reads {name} here")],
-            help=f"before refilling, wait on a barrier that role {roles[q].name} releases with "
-                 f"{release} (an empty barrier)"))
+            help=f"before {before}, wait on a barrier that role {roles[q].name} releases with "
+                 f"{release} (an empty barrier)"), other=other)
 
     def _mma(self, r: int, ev: tuple) -> None:
         ins: Instr = ev[1]
@@ -378,7 +455,7 @@ class Simulation:
             return None
         # The newest fill this read is ordered after; a newer one is a refill that raced it.
         seen = next((i for i in range(len(writes) - 1, -1, -1)
-                     if vc[self.R + writes[i][2]] >= writes[i][3] + 1), None)
+                     if self._fill_seen(vc, writes[i])), None)
         if seen == len(writes) - 1:
             if isinstance(ins.op, cake.StageLoadOp):
                 self.vec_fill[r][ins.op] = writes[seen]
@@ -398,6 +475,17 @@ class Simulation:
                      f"with {release} (an empty barrier)"), other=ins.op)
             return
         w = writes[0]
+        if w[2] is None:  # written by the threads of another role (`view[s].store`)
+            self._report("race", Finding(
+                "CAKE-S002", ins.op,
+                f"role {roles[r].name} reads {name} at line {line_of(ins.op)} before the "
+                f"`store` of role {roles[w[0]].name} into it (line {line_of(w[4].op)}) is "
+                f"known to be complete{self.where}",
+                [(w[4].op, f"role {roles[w[0]].name} writes {name} here")],
+                help=f"hand the stage over: `lm.arrive` on a barrier in role "
+                     f"{roles[w[0]].name} after the store, `lm.wait` on it before line "
+                     f"{line_of(ins.op)}"))
+            return
         b, i = self.k.elem_barrier[w[2]]
         self._report("race", Finding(
             "CAKE-S002", ins.op,
@@ -589,7 +677,8 @@ def _stage_reader(ins: Instr) -> tuple[str, str]:
     """How findings name a read of a stage, and how its role releases the stage after it."""
     if ins.kind == MMA:
         return "MMA", "`lm.commit` after its MMA"
-    what = "`lm.sum_sq`" if isinstance(ins.op, cake.SumSqOp) else "`load()`"
+    what = {cake.SumSqOp: "`lm.sum_sq`", cake.TmaStoreStageOp: "`tma_store`"}.get(
+        type(ins.op), "`load()`")
     return what, "`lm.arrive` after that read"
 
 

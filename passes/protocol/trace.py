@@ -16,7 +16,7 @@ same residue modulo twice the lcm of the stage counts, and every run has an even
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 
 from xdsl.ir import Operation, SSAValue
@@ -25,7 +25,7 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TMA, WAIT, Finding, Instr, Kernel, View, line_of,
+    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TMA, WAIT, WRITE_STAGE, Finding, Instr, Kernel, View, line_of,
     name_of, walk,
 )
 
@@ -124,10 +124,10 @@ class _Tracer:
                 ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
                            bool(self.value(ins.init, ins))))
                 continue
-            if kind == READ_STAGE:
+            if kind in (READ_STAGE, WRITE_STAGE):
                 stage = self.stage_of(ins, ins.a)
                 if stage is not None:
-                    ev.append((READ_STAGE, ins, stage))
+                    ev.append((kind, ins, stage))
                 continue
             if kind == READ_ACC:
                 ev.append((READ_ACC, ins))
@@ -208,6 +208,8 @@ class Exploration:
     runs: list[Run]
     partial: str  # why some launch could not be explored ("" when all were)
     launches: Launches | None = None
+    #: results computed from the runs, shared by the passes that need them (accounting.py)
+    memo: dict = field(default_factory=dict)
 
 
 def _signatures(k: Kernel) -> list[list[ExprInfo]]:
@@ -228,10 +230,14 @@ def _signatures(k: Kernel) -> list[list[ExprInfo]]:
 
 def explore(k: Kernel) -> Exploration:
     """Traces every role under every launch, within the event budgets. A role whose
-    runtime values repeat an earlier launch's reuses that trace."""
+    runtime values repeat an earlier launch's reuses that trace; a trace equal to an earlier
+    one (other values, same events: block 1 of a grid of 2 runs what block 0 runs) is that
+    trace, so a run whose every trace repeats an earlier run's is not fresh (simulate.py
+    skips it: the same traces give the same verdict)."""
     launches = launches_of(k)
     sigs = _signatures(k)
     memo: dict[tuple, tuple[list[tuple] | None, list[Finding]]] = {}
+    interned: dict[tuple, list[tuple]] = {}
     runs: list[Run] = []
     seen: set[tuple[int, ...]] = set()
     partial = ""
@@ -242,11 +248,15 @@ def explore(k: Kernel) -> Exploration:
         budget = [min(EVENT_BUDGET, total)]
         traces = []
         for r in range(len(k.roles)):
-            values = dict(env)
-            key = (r, *(b.fn(values) for b in sigs[r]))
+            # Runtime values cache themselves in the launch's environment (exprs.py): the
+            # signatures compute them once for every role's trace.
+            key = (r, *(b.fn(env) for b in sigs[r]))
             if key not in memo:
                 own: list[Finding] = []
-                memo[key] = (trace_role(k, r, env, budget, own, where=where), own)
+                tr = trace_role(k, r, env, budget, own, where=where)
+                if tr is not None:
+                    tr = interned.setdefault((r, *tr), tr)
+                memo[key] = (tr, own)
             tr, found = memo[key]
             traces.append(tr)
             oob.extend(found)

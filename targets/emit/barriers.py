@@ -5,11 +5,12 @@ pre-sm_90 mbarrier forms through the helper names its support header defines."""
 
 from __future__ import annotations
 
-from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, TmaLoadOp, ViewOp,
-                                WaitOp)
+from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, StageStoreOp,
+                                TmaLoadOp, TmaStoreStageOp, ViewOp, WaitOp)
 from cakec.targets.emit.cexpr import paren, plus, scaled, unparen
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sku import get_sku
 
 
 def wait(em: KernelEmitter, op: WaitOp) -> None:
@@ -72,26 +73,59 @@ def tma_load(em: KernelEmitter, op: TmaLoadOp) -> None:
 def _tma_copies(em: KernelEmitter, op: TmaLoadOp, bar: str) -> list[str]:
     view = op.view.owner
     assert isinstance(view, ViewOp)
+    s = em.val(op.stage)
+    dst = em.views[view]
+    if s != "0":
+        dst = f"{dst} + (u32){paren(s)} * {em.attr_int(view, 'cake.stage_bytes')}u"
+    return [f"cake_tma_load_{rank}d({smem}, &{tmap}, {bar}, {cs});"
+            for rank, smem, tmap, cs in _boxes(em, op, view, dst)]
+
+
+def _boxes(em: KernelEmitter, op: TmaLoadOp | TmaStoreStageOp, view: ViewOp,
+           stage: str) -> list[tuple[int, str, str, str]]:
+    """(rank, SMEM address, tensor map, element coordinates) of each box of a copy between the
+    stage at `stage` and the tensor: one per swizzle column block (`cake.copies`)."""
     rank = len(op.coords)
     if not 1 <= rank <= 5:
-        raise Unsupported(f"a rank-{rank} TMA load")
+        raise Unsupported(f"a rank-{rank} TMA copy")
     dims = view.result.type.dims()
     tile = (1,) * (rank - len(dims)) + dims
     copies, step = em.attr_int(op, "cake.copies"), em.attr_int(op, "cake.copy_step")
     atom_bytes = em.attr_int(view, "cake.atom_bytes")
-    dst = em.views[view]
-    s = em.val(op.stage)
-    if s != "0":
-        dst = f"{dst} + (u32){paren(s)} * {em.attr_int(view, 'cake.stage_bytes')}u"
     # Element coordinates: tile coordinate × tile extent (derive-tma's rule), innermost first.
     coords = [scaled(em.val(c), extent) for c, extent in zip(op.coords, tile)][::-1]
     tmap = em.tmap_param(op)
-    out = []
-    for j in range(copies):
-        cs = ", ".join([plus(coords[0], j * step), *coords[1:]])
-        d = dst if j == 0 else f"{dst} + {j * atom_bytes}u"
-        out.append(f"cake_tma_load_{rank}d({d}, &{tmap}, {bar}, {cs});")
-    return out
+    return [(rank, stage if j == 0 else f"{stage} + {j * atom_bytes}u", tmap,
+             ", ".join([plus(coords[0], j * step), *coords[1:]])) for j in range(copies)]
+
+
+def tma_store_stage(em: KernelEmitter, op: TmaStoreStageOp) -> None:
+    """`T.tma_store(view[s], coords)`: one thread issues a bulk tensor store per box (the TMA
+    unit clips the tensor's edges), commits them as a group and waits until the group has
+    completed (its SMEM reads and its global writes); in a multi-thread role the role then
+    meets at its named barrier, so no thread overwrites the stage before the copy read it and
+    the role's later arrivals order the written tile."""
+    view = op.source.owner.view.owner  # type: ignore[union-attr]
+    assert isinstance(view, ViewOp)
+    em.source_comment(op)
+    if len(op.coords) not in (2, 3):
+        raise Unsupported(f"a rank-{len(op.coords)} TMA store")
+    lines = [f"cake_tma_store_{rank}d(&{tmap}, {smem}, {cs});"
+             for rank, smem, tmap, cs in _boxes(em, op, view, unparen(em.val(op.source)))]
+    lines += ["cake_tma_store_commit();", "cake_tma_store_wait<0>();"]
+    role = em.role
+    if role is None or role.single_thread:
+        for text in lines:
+            em.line(text)
+        return
+    with em.block("if (cake_leader)"):
+        for text in lines:
+            em.line(text)
+    if len(role.warps) == 1:
+        em.line("__syncwarp();")
+    else:
+        em.line(f"cake_named_barrier_sync({role.barrier_id}u, {32 * len(role.warps)}u);  "
+                "// the copy is complete: the stage may be rewritten")
 
 
 def arrive(em: KernelEmitter, op: ArriveOp) -> None:
@@ -101,5 +135,19 @@ def arrive(em: KernelEmitter, op: ArriveOp) -> None:
 
 
 def fence_proxy(em: KernelEmitter, op: FenceProxyOp) -> None:
+    """Each thread fences its own generic-proxy writes (targets without TMA have no async
+    proxy: mma.sync reads SMEM with ldmatrix, an ordinary load). In a role whose threads
+    write views (`view[s].store`), the role then meets at its named barrier: the MMA or TMA
+    store that follows is issued by one thread or warpgroup and reads every thread's bytes."""
     em.source_comment(op)
-    em.line("cake_fence_proxy_async();")
+    if get_sku(em.target).has("tma"):
+        em.line("cake_fence_proxy_async();")
+    role = em.role
+    if role is None or role.single_thread or not any(isinstance(o, StageStoreOp)
+                                                     for o in role.ops):
+        return
+    if len(role.warps) == 1:
+        em.line("__syncwarp();  // every lane has written and fenced its part")
+        return
+    em.line(f"cake_named_barrier_sync({role.barrier_id}u, {32 * len(role.warps)}u);  "
+            f"// every thread of `{role.name}` has written and fenced its part")

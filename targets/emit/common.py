@@ -9,8 +9,8 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, TileStoreOp,
-    TileType, TmaStoreOp, dtype_name,
+    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, StageStoreOp,
+    TileStoreOp, TileType, TmaStoreOp, TransposeOp, dtype_name,
     ViewOp,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
@@ -83,6 +83,11 @@ def stage_addr(em: KernelEmitter, op: StageOp) -> None:
 
 
 
+def transpose(em: KernelEmitter, op: TransposeOp) -> None:
+    """`view[s].T`: the same stage address; the MMA reads it MN-major (its descriptor)."""
+    em.values[op.result] = em.val(op.source)
+
+
 def for_loop(em: KernelEmitter, op: ForOp) -> None:
     em.source_comment(op)
     loop(em, op)
@@ -123,7 +128,8 @@ def convert(em: KernelEmitter, op: ConvertOp) -> None:
     if isinstance(op.source.type, TileType) and dtype_name(op.result.type.element_type) in (
             "f32", "i32"):
         return
-    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, MmaOp)) for u in op.result.uses):
+    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, StageStoreOp, MmaOp))
+               for u in op.result.uses):
         raise Unsupported("using a converted tile other than in a store or as an MMA's A")
 
 
@@ -136,5 +142,5 @@ COMMON: dict[type[Operation], Lowering] = {
                            arith.OrIOp, arith.XOrIOp, arith.AddfOp, arith.SubfOp, arith.MulfOp,
                            arith.DivfOp, arith.SIToFPOp)},
     BlockIdOp: block_index, NumBlocksOp: block_index, SmCountOp: sm_count, DimOp: tensor_dim,
-    StageOp: stage_addr, ForOp: for_loop, IfOp: if_op,
+    StageOp: stage_addr, TransposeOp: transpose, ForOp: for_loop, IfOp: if_op,
 }

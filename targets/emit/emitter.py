@@ -31,7 +31,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, GridOp, KernelOp, MmaOp,
-    OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp, TmaStoreOp, TmemOp, ViewOp, WaitOp,
+    OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, TmemOp,
+    ViewOp, WaitOp,
     dtype_name, runs_single_thread,
 )
 from cakec.passes.base import sink_of, span_of
@@ -534,7 +535,7 @@ class KernelEmitter:
         for op in self.kernel.body.block.ops:
             if isinstance(op, OnRoleOp) and isinstance(op.role.owner, RoleOp):
                 blocks.setdefault(op.role.owner, []).append(op)
-        default_regs = _default_regs(block_threads)
+        default_regs = launch_regs(block_threads)
         for i, (role_op, ons) in enumerate(blocks.items()):
             self.role = role = self.make_role(role_op, ons)
             role.barrier_id = 1 + i
@@ -594,9 +595,9 @@ class KernelEmitter:
         if role.single_thread:
             return
         lane0 = "cake_lane_id() == 0u"
-        if any(isinstance(op, TmaLoadOp) for op in ops):
+        if any(isinstance(op, (TmaLoadOp, TmaStoreStageOp)) for op in ops):
             self.line(f"const bool cake_leader = cake_warp == {role.first}u && {lane0};"
-                      "  // issues the role's TMA loads")
+                      "  // issues the role's TMA copies")
         if any(isinstance(op, CommitOp) for op in ops):
             leaders = sorted({min(w for w in role.warps if w // 4 == g)
                               for g in {w // 4 for w in role.warps}})
@@ -677,7 +678,7 @@ class KernelEmitter:
         assert isinstance(b, BarrierOp)
         return b
 
-    def tmap_param(self, op: TmaLoadOp) -> str:
+    def tmap_param(self, op: TmaLoadOp | TmaStoreStageOp) -> str:
         tensor = self.tensor_name(op.tensor)
         index = self.attr_int(op, "cake.tmap")
         self.used_tmaps.add((tensor, index))
@@ -755,7 +756,7 @@ def _device_values(kernel: KernelOp) -> set[SSAValue]:
     return needed
 
 
-def _default_regs(block_threads: int) -> int:
+def launch_regs(block_threads: int) -> int:
     """Registers per thread the launch gives (__launch_bounds__(threads, 1)): the 65536 of
     the register file split evenly, in setmaxnreg's units of 8."""
     return min(65536 // block_threads // 8 * 8, 256) if block_threads else 0

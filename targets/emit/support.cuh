@@ -36,6 +36,9 @@ struct CakeOutBf16 {
   static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_bf16x2(lo, hi); }
   static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
   static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_bf16(v); }
+  static __device__ __forceinline__ void sts_pair(u32 a, float lo, float hi) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(pack(lo, hi)) : "memory");
+  }
 };
 
 struct CakeOutF16 {
@@ -46,6 +49,9 @@ struct CakeOutF16 {
   static __device__ __forceinline__ u32 pack(float lo, float hi) { return cake_pack_f16x2(lo, hi); }
   static __device__ __forceinline__ void pair(u16* p, float lo, float hi) { *(u32*)p = pack(lo, hi); }
   static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_f16(v); }
+  static __device__ __forceinline__ void sts_pair(u32 a, float lo, float hi) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(pack(lo, hi)) : "memory");
+  }
 };
 
 struct CakeOutF32 {
@@ -57,6 +63,9 @@ struct CakeOutF32 {
     *(float2*)p = make_float2(lo, hi);
   }
   static __device__ __forceinline__ void one(float* p, float v) { *p = v; }
+  static __device__ __forceinline__ void sts_pair(u32 a, float lo, float hi) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(lo), "f"(hi) : "memory");
+  }
 };
 
 struct CakeOutI32 {

@@ -280,4 +280,17 @@ __device__ __forceinline__ float cake_sum_sq_quad_bf16(u32 stage, u32 row) {
   return s;
 }
 
+// Shared address of element (row, col) of a stage in derive-smem's layout: column blocks of
+// ROWS rows x SPAN bytes (SPAN: the swizzle span, or the whole row when unswizzled), the
+// 16-byte chunk index XORed with address bits 7 and up (SWZ: 7 for 128B, 3 for 64B, 1 for
+// 32B, 0 for none) -- where a TMA load of the view would have put it and where the MMA
+// descriptor or a TMA store reads it.
+template <u32 ROWS, u32 SPAN, u32 SWZ, u32 ELEM>
+__device__ __forceinline__ u32 cake_stage_addr(u32 stage, u32 row, u32 col) {
+  const u32 b = col * ELEM;
+  const u32 line = (b / SPAN) * (ROWS * SPAN) + row * SPAN;
+  const u32 in = b % SPAN;
+  return stage + line + ((((in >> 4) ^ ((line >> 7) & SWZ)) << 4) | (in & 15u));
+}
+
 #endif  // CAKE_EMIT_TILES_CUH

@@ -27,9 +27,10 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
-    TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_name,
+    StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_bytes,
+    dtype_name,
 )
-from cakec.targets.emit.cexpr import paren, scaled
+from cakec.targets.emit.cexpr import paren, scaled, unparen
 from cakec.targets.emit.common import OUT_TRAITS
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.unsupported import Unsupported
@@ -103,6 +104,10 @@ class Layout:
 
     def before_read(self, em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
         """Make the registers the expression `v` reads ready (an MMA's wait)."""
+
+    def before_write(self, em: KernelEmitter, store: Operation, view: SSAValue) -> None:
+        """Make sure none of the role's own asynchronous reads of `view` is still in flight
+        when `store` overwrites a stage of it (sm_90a: wgmma groups)."""
 
     @contextmanager
     def row_loop(self, em: KernelEmitter, rows: int) -> Iterator[None]:
@@ -274,7 +279,7 @@ def declare_regs(em: KernelEmitter, ops: list[Operation], layout: Layout) -> Non
 # ---- lowerings --------------------------------------------------------------------------------
 
 
-def _inlined(op: Operation) -> bool:
+def inlined(op: Operation) -> bool:
     """Whether the consumer evaluates this pure op: its one use follows in the same block
     with only pure ops, loads (or scalar arithmetic) in between, so nothing it reads can
     change."""
@@ -301,7 +306,7 @@ def _leaves_registers(op: Operation) -> bool:
 
 def pure_tile(em: KernelEmitter, op: Operation) -> None:
     """A pure tile op: nothing when inlined into its consumer, else its registers."""
-    if _inlined(op):
+    if inlined(op):
         return
     v = op.results[0]
     layout = layout_of(em)
@@ -430,6 +435,51 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
             em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
                     f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
                     f"{layout.col()}, cake_x[0], cake_x[1]); }}")
+
+
+#: View dtypes a register tile is written into SMEM as: the trait's `sts_pair` stores two
+#: adjacent columns (tf32 operands are f32 bits: the MMA ignores the low mantissa).
+STAGE_STORE_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32",
+                      "tf32": "CakeOutF32"}
+
+
+def stage_geometry(em: KernelEmitter, op: StageStoreOp) -> tuple[str, int, int, int, int]:
+    """(stage address, rows, span, swizzle mask, element bytes) of the stage `op` writes:
+    derive-smem's column blocks of rows × span bytes (span = the whole row unswizzled)."""
+    stage = op.dest.owner
+    view = stage.view.owner if isinstance(stage, StageOp) else None
+    if not isinstance(view, ViewOp):
+        raise Unsupported("`store` into a value that is not a view stage")
+    rows, cols = tile_dims(op.dest)
+    swizzle = em.attr_str(view, "cake.swizzle")
+    elem = dtype_bytes(op.dest.type.element_type)  # type: ignore[attr-defined]
+    span = SWIZZLE_SPAN[swizzle] or cols * elem
+    return em.val(op.dest), rows, span, _swizzle_mask(swizzle), elem
+
+
+def store_stage(em: KernelEmitter, op: StageStoreOp, layout: Layout) -> None:
+    """`view[s].store(tile)`: each thread converts its elements two adjacent columns at a time
+    and writes each pair where the view's layout puts it (cake_stage_addr: the column block,
+    the row, the swizzled 16-byte chunk), so the bytes are those a TMA load would have
+    written. Ordering the writes before an MMA or TMA store (the proxy fence, the role's
+    barrier) is `lm.fence_proxy`'s (barriers.py)."""
+    value, dtype = op.value, dtype_name(op.dest.type.element_type)  # type: ignore[attr-defined]
+    if isinstance(value.owner, ConvertOp) and isinstance(value.owner.source.type, TileType):
+        value = value.owner.source
+    if dtype not in STAGE_STORE_TRAITS:
+        raise Unsupported(f"`store` of a {dtype} tile into SMEM")
+    addr, rows, span, swz, elem = stage_geometry(em, op)
+    em.source_comment(op)
+    layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
+    layout.before_read(em, op, value)
+    with em.block():
+        em.line(f"const u32 cake_st = {unparen(addr)};")
+        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+            column_pair(em, value, layout)
+            em.line(f"{{ const int {C} = {CP}; {STAGE_STORE_TRAITS[dtype]}::sts_pair("
+                    f"cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
+                    f"(u32){paren(layout.row())}, (u32){paren(layout.col())}), cake_x[0], "
+                    "cake_x[1]); }")
 
 
 def store_rows(em: KernelEmitter, op: TileStoreOp, layout: Layout) -> None:
@@ -583,7 +633,7 @@ def _eval_point(v: SSAValue) -> Operation | None:
         return None
     if isinstance(user, ConvertOp) and isinstance(user.source.type, TileType):
         return _eval_point(user.result)
-    if isinstance(user, PURE_TILE_OPS) and _inlined(user):
+    if isinstance(user, PURE_TILE_OPS) and inlined(user):
         return _eval_point(user.results[0])
     return user
 
@@ -744,4 +794,5 @@ def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int, i
 TILE_LOWERINGS = {
     **{t: pure_tile for t in PURE_TILE_OPS}, TileReduceOp: tile_reduce,
     TileAssignOp: tile_assign,
+    StageStoreOp: lambda em, op: store_stage(em, op, layout_of(em)),
 }

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArgminOp, ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp,
-    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, WaitOp,
+    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
@@ -27,6 +27,7 @@ def backend(target: str) -> Backend:
     return Backend(
         lowerings=common.COMMON | {
             WaitOp: lowering.wait_sm100, TmaLoadOp: barriers.tma_load,
+            TmaStoreStageOp: barriers.tma_store_stage,
             ArriveOp: lowering.arrive_sm100, CommitOp: lowering.commit_sm100,
             FenceProxyOp: barriers.fence_proxy, MmaOp: lowering.mma_sm100,
             TmaStoreOp: tiles.tma_store, RegsOp: sm80.declare_acc,

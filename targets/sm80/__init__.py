@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp, StageLoadOp,
-    SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, WaitOp,
+    SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
@@ -23,6 +23,8 @@ from cakec.targets.sm80 import lowering, tiles
 
 def backend(target: str) -> Backend:
     tma = {TmaLoadOp: barriers.tma_load} if get_sku(target).has("tma") else {}
+    if get_sku(target).has("tma_store"):
+        tma[TmaStoreStageOp] = barriers.tma_store_stage
     return Backend(
         lowerings=common.COMMON | {
             WaitOp: barriers.wait, ArriveOp: barriers.arrive, CommitOp: lowering.commit_sm80,

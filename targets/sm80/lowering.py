@@ -25,7 +25,7 @@ from xdsl.ir import SSAValue
 
 from cakec.dialects.cake import (
     CommitOp, ConvertOp, CopyLoadOp, MmaOp, RegsOp, StageOp, TmaStoreOp, ViewOp, dtype_bytes,
-    dtype_name,
+    dtype_name, stage_source,
 )
 from cakec.targets.emit.cexpr import paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS
@@ -90,7 +90,7 @@ def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
 
 def _operand(em: KernelEmitter, value: SSAValue) -> str:
     """The `CakeOperand<span, atom bytes, swizzled>` arguments of an MMA operand stage."""
-    stage = value.owner
+    stage = stage_source(value)[0].owner
     view = stage.view.owner if isinstance(stage, StageOp) else value.owner
     if not isinstance(view, ViewOp):
         raise Unsupported("an MMA operand that is not a view stage")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArgminOp, ArriveOp, CommitOp, ConvertOp, FenceProxyOp, ForOp, IfOp, MmaOp, RegsOp,
-    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, WaitOp,
+    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
@@ -23,10 +23,11 @@ def backend(target: str) -> Backend:
     return Backend(
         lowerings=common.COMMON | {
             WaitOp: barriers.wait, TmaLoadOp: barriers.tma_load, ArriveOp: barriers.arrive,
+            TmaStoreStageOp: barriers.tma_store_stage,
             FenceProxyOp: barriers.fence_proxy, ConvertOp: common.convert,
             CommitOp: lowering.commit_sm90, MmaOp: lowering.mma_sm90,
             TmaStoreOp: tiles.tma_store, RegsOp: lowering.declare_acc,
-            ForOp: lowering.for_loop, IfOp: lowering.if_op,
+            ForOp: lowering.for_loop, IfOp: tiles.branch,
             **TILE_LOWERINGS, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
             StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq, ArgminOp: tiles.argmin,
         },

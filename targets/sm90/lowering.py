@@ -9,17 +9,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp, TileType,
-    TmaStoreOp, WaitOp, dtype_name,
+    PURE_TILE_OPS, ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp,
+    StageStoreOp, TileIndexOp, TileStoreOp, TileType, TmaStoreOp, WaitOp, dtype_name,
+    stage_source,
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
-from cakec.targets.emit.emitter import AccState, KernelEmitter
-from cakec.targets.emit.tiles import CP, R, column_pair, layout_of
+from cakec.targets.emit.emitter import AccState, KernelEmitter, RoleState, launch_regs
+from cakec.targets.emit.tiles import (
+    CP, R, Layout, column_pair, inlined, layout_of, tile_dims,
+)
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sm90.wgmma_forms import WgmmaForm
 
@@ -33,10 +36,14 @@ STORE_PARTS = 4
 
 @dataclass(frozen=True)
 class DeferredStore:
-    """A store whose whole tiles are packed into `out` and written a part at a time under
-    the next wgmma groups (`parts` = parts still to write, 0 when nothing is pending)."""
+    """The store of a 16-bit tile expression over the role's accumulator, last in a tile
+    loop: each whole tile is evaluated, converted and packed into `out` where the store
+    stands, then written a part at a time under the next wgmma groups (`parts` = parts still
+    to write, 0 when nothing is pending). The parts left over are written after
+    `flush_after` (the body's last op issuing wgmma groups; at the store when None), so the
+    packed tile is dead while the epilogue's own tiles (a bias, scales) are live."""
 
-    op: TmaStoreOp
+    op: TmaStoreOp | TileStoreOp
     out: str
     row: str
     col: str
@@ -44,10 +51,14 @@ class DeferredStore:
     n: int
     trait: str
     tensor: str
+    flush_after: Operation | None
 
     def store_part(self) -> str:
         return (f"cake_store_packed_part<{self.n}, {STORE_PARTS}, {self.trait}>({self.out}, "
                 f"{self.tensor}, {self.row}, {self.col}, {self.parts});")
+
+    def flush(self) -> str:
+        return f"while ({self.parts}) {self.store_part()}"
 
 
 def declare_acc(em: KernelEmitter, regs_op: RegsOp) -> None:
@@ -118,7 +129,7 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
         raise Unsupported("an MMA whose accumulator is not a register tile of its role")
     form = wgmma_form(em.mma_instr(op))
     for v in (op.a, op.b):
-        stage = v.owner
+        stage = stage_source(v)[0].owner
         if isinstance(stage, StageOp) and em.attr_str(stage.view.owner, "cake.swizzle") == "none":
             raise Unsupported("a wgmma operand without swizzle")
     register_a = isinstance(op.a.type, TileType)
@@ -133,7 +144,8 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
     init = em.val(op.init)
     first_scale = {"true": "0u", "false": "1u"}.get(init, f"(u32)!{paren(init)}")
     guard = em.mma_guard  # set by if_op: a predicated wgmma instead of a branch around it
-    form = replace(form, guarded=guard is not None, a_regs=register_a)
+    form = replace(form, guarded=guard is not None, a_regs=register_a,
+                   trans_a="cake.trans_a" in op.attributes, trans_b="cake.trans_b" in op.attributes)
     call = em.helper(form.name, form.source())
     tail = "" if guard is None else f", (u32){paren(guard)}"
     with em.block():
@@ -159,6 +171,7 @@ def mma_sm90(em: KernelEmitter, op: MmaOp) -> None:
         store = role.deferred_store
         if store is not None:  # the previous tile's stores run under this group
             em.line(f"if ({store.parts}) {store.store_part()}")
+    flush_deferred(em, op)
 
 
 def _pack_register_a(em: KernelEmitter, op: MmaOp, frags: int, k_steps: int) -> str:
@@ -184,12 +197,17 @@ def _pack_register_a(em: KernelEmitter, op: MmaOp, frags: int, k_steps: int) -> 
     return var
 
 
-def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp) -> None:
+def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp | TileStoreOp) -> None:
     """Register accumulator → global memory, converted and bounds-checked against the
     tensor's shape (so tiles may hang over any edge): retire every wgmma group, then each
-    warpgroup stores its rows straight from its fragments."""
+    warpgroup stores its rows straight from its fragments. A deferred store (of any tile
+    expression, see _deferrable_store) packs its tile here instead."""
     role = em.role
     assert role is not None
+    store = role.deferred_store
+    if store is not None and store.op is op:
+        _defer_store(em, store, role)
+        return
     value, dtype = op.value, dtype_name(op.value.type.element_type)
     if isinstance(value.owner, ConvertOp):
         value = value.owner.source
@@ -210,10 +228,6 @@ def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp) -> None:
             row = f"{row} + (i32)cake_wg * {acc.rows_per_wg}"
         em.line(f"const i32 cake_row = {row};")
         em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), tile_n)};")
-        store = role.deferred_store
-        if store is not None and store.op is op:
-            _defer_store(em, store, acc)
-            return
         for f in range(acc.frags):
             r = "cake_row" if f == 0 else f"cake_row + {64 * f}"
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
@@ -221,46 +235,141 @@ def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp) -> None:
                     f"{em.val(op.tensor)}, {r}, cake_col);")
 
 
-def _defer_store(em: KernelEmitter, store: DeferredStore, acc: AccState) -> None:
-    """Finish the previous tile's parts, then pack a whole tile for later (tails and
-    unaligned rows are stored now, element by element)."""
-    em.line(f"cake_fence_regs({acc.var}[0]);")
-    em.line(f"while ({store.parts}) {store.store_part()}")
-    args = f"<{store.n}, {store.trait}>"
-    with em.block(f"if (cake_whole_tile{args}({store.tensor}, cake_row, cake_col))"):
-        em.line(f"cake_pack_wgmma_tile{args}({acc.var}[0], {store.out});")
-        em.line(f"{store.row} = cake_row;")
-        em.line(f"{store.col} = cake_col;")
-        em.line(f"{store.parts} = {STORE_PARTS}u;")
-    em.lines[-1] = em.lines[-1].replace("}", "} else {")
-    em.line(f"  cake_store_wgmma_tile{args}({acc.var}[0], {store.tensor}, cake_row, cake_col);")
-    em.line("}")
+def _defer_store(em: KernelEmitter, store: DeferredStore, role: RoleState) -> None:
+    """Wait for the accumulator, evaluate the expression per register pair straight into
+    the packed tile (the accumulator layout's pair at row slot r, column slots cp and cp + 1
+    is word cp + r: fragment word 2 j + h of wgmma.cuh's packed tiles), then keep a whole
+    tile for later; tails and unaligned rows are stored now, bounds-checked."""
+    op = store.op
+    value = op.value.owner.source  # type: ignore[attr-defined]  # a ConvertOp's (checked)
+    rows, _ = tile_dims(op.value)
+    layout = layout_of(em)
+    em.source_comment(op)
+    if store.flush_after is None:
+        em.line(store.flush())
+    layout.before_read(em, op, value)
+    with em.block():
+        row = scaled(em.val(op.coords[0]), rows)
+        if role.warpgroups > 1:
+            row = f"{row} + (i32)cake_wg * {rows // role.warpgroups}"
+        em.line(f"const i32 cake_row = {row};")
+        em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), store.n)};")
+        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+            column_pair(em, value, layout)
+            em.line(f"{store.out}[{CP} + {R}] = {store.trait}::pack(cake_x[0], cake_x[1]);")
+        args = f"<{store.n}, {store.trait}>"
+        with em.block(f"if (cake_whole_tile{args}({store.tensor}, cake_row, cake_col))"):
+            em.line(f"{store.row} = cake_row;")
+            em.line(f"{store.col} = cake_col;")
+            em.line(f"{store.parts} = {STORE_PARTS}u;")
+        em.lines[-1] = em.lines[-1].replace("}", "} else {")
+        em.line(f"  cake_store_packed_tile{args}({store.out}, {store.tensor}, cake_row, cake_col);")
+        em.line("}")
+
+
+#: Registers a role's code needs beside its tiles, through the K loop (addresses, loop
+#: state, descriptors, phase bits) and in the epilogue (those, plus the expression's
+#: temporaries): a store is deferred only when the accumulator with the packed tile, and the
+#: accumulator with the epilogue's own register tiles, leave this much of the role's budget.
+#: Measured with ptxas 13.0: gemm_bf16 (128 + 64 packed) fits 232 without spills;
+#: gemm_bias_gelu (128 + a 64-register bias) and gemm_fp8 (128 + 66 of scales) spill 28 and
+#: 10 bytes at 232 and none at 240.
+LOOP_RESERVED_REGS = 40
+EPILOGUE_RESERVED_REGS = 44
 
 
 def _deferrable_store(em: KernelEmitter, loop: ForOp) -> DeferredStore | None:
-    """A loop whose body ends with the store of its role's accumulator, converted to a
-    16-bit type (a persistent tile loop's epilogue), stores each whole tile during the next
-    iteration's wgmma groups. Declares the packed tile and its bookkeeping before the loop."""
+    """A loop whose body ends with the store of a 16-bit (M, N) tile expression that reads
+    its role's accumulator (one fragment per warpgroup; `acc.to(lm.bf16)`,
+    `lm.gelu(acc + bias).to(lm.bf16)`: a persistent tile loop's epilogue) into a rank-2
+    tensor nothing else in the loop reads stores each whole tile during the next
+    iteration's wgmma groups, when the registers fit (the *_RESERVED_REGS). Declares the
+    packed tile and its bookkeeping before the loop."""
     role = em.role
     last = loop.body.block.ops.last
-    if role is None or not isinstance(last, TmaStoreOp) or role.deferred_store is not None:
+    if role is None or not isinstance(last, (TmaStoreOp, TileStoreOp)) or role.deferred_store:
         return None
     convert_op = last.value.owner
     dtype = dtype_name(last.value.type.element_type)  # type: ignore[attr-defined]
-    if not isinstance(convert_op, ConvertOp) or dtype not in ("bf16", "f16"):
+    if (not isinstance(convert_op, ConvertOp) or not isinstance(convert_op.source.type, TileType)
+            or dtype not in ("bf16", "f16") or len(last.tensor.type.dims()) != 2  # type: ignore[attr-defined]
+            or len(convert_op.source.type.dims()) != 2
+            or any(u.operation is not last and loop.is_ancestor(u.operation)
+                   for u in last.tensor.uses)):
         return None
-    acc = role.accs.get(convert_op.source)
-    if acc is None or acc.frags != 1 or len(last.tensor.type.dims()) != 2:  # type: ignore[attr-defined]
+    leaves = _register_leaves(convert_op.source)
+    accs = {role.accs[v].var: role.accs[v] for v in leaves if v in role.accs}
+    if len(accs) != 1:
+        return None
+    (acc,) = accs.values()
+    shape = tuple(convert_op.source.type.dims())
+    if acc.frags != 1 or shape != (acc.rows_per_wg * role.warpgroups, acc.n):
+        return None
+    body = list(loop.body.block.ops)
+    flush_after = next((op for op in reversed(body) if op is not last and _issues_mma(op)), None)
+    layout = layout_of(em)
+    others = [v for v in leaves if v not in role.accs]
+    # The epilogue's tiles computed after the flush point never coexist with a packed tile.
+    late = [v for v in others if flush_after is not None and isinstance(v.owner, Operation)
+            and _body_index(body, v.owner) > body.index(flush_after)]
+    early = [v for v in others if v not in late]
+    budget = _role_regs(em, role)
+    if (acc.n // 2 + acc.n // 4 + _regs(layout, early) + LOOP_RESERVED_REGS > budget
+            or acc.n // 2 + _regs(layout, others) + EPILOGUE_RESERVED_REGS > budget):
         return None
     name = em.names.fresh(f"{em.tensor_name(last.tensor)}_tile")
     store = DeferredStore(last, name, f"{name}_row", f"{name}_col", f"{name}_parts",
-                           acc.n, OUT_TRAITS[dtype], em.val(last.tensor))
+                          acc.n, OUT_TRAITS[dtype], em.val(last.tensor), flush_after)
     em.line(f"u32 {name}[{acc.n // 4}];  // the previous tile of `{store.tensor}`, packed; "
             f"{STORE_PARTS} parts go out under the next wgmma groups")
     em.line(f"i32 {store.row} = 0, {store.col} = 0;")
     em.line(f"u32 {store.parts} = 0;  // parts still to store")
     role.deferred_store = store
     return store
+
+
+def _register_leaves(v: SSAValue) -> list[SSAValue]:
+    """The register tiles (and scalars) the store's evaluator reads for `v`: through the
+    pure ops it inlines, to the values that are computed (or loaded) into registers."""
+    op = v.owner
+    if isinstance(op, (*PURE_TILE_OPS, ConvertOp)) and (isinstance(op, ConvertOp) or inlined(op)):
+        return [leaf for o in op.operands for leaf in _register_leaves(o)]
+    return [v]
+
+
+def _regs(layout: Layout, values: list[SSAValue]) -> int:
+    """Registers per thread of the register tiles among `values` in `layout`."""
+    total = 0
+    for v in {v: None for v in values}:
+        if not isinstance(v.type, TileType) or isinstance(v.owner, TileIndexOp):
+            continue
+        rows, cols = tile_dims(v)
+        total += ((layout.row_slots(rows) if rows > 1 else 1)
+                  * (layout.col_slots(cols) if cols > 1 else 1))
+    return total
+
+
+def _body_index(body: list[Operation], op: Operation) -> int:
+    """Position in `body` of the op of it that is or contains `op` (-1: outside it)."""
+    return next((i for i, top in enumerate(body) if top is op or top.is_ancestor(op)), -1)
+
+
+def _issues_mma(op: Operation) -> bool:
+    return isinstance(op, MmaOp) or any(isinstance(o, MmaOp) for o in op.walk())
+
+
+def _role_regs(em: KernelEmitter, role: RoleState) -> int:
+    """The role's per-thread register budget: its `regs=`, else the launch's default."""
+    if role.op.regs is not None:
+        return role.op.regs.value.data
+    return launch_regs(em.attr_int(em.kernel, "cake.block_threads"))
+
+
+def flush_deferred(em: KernelEmitter, op: Operation) -> None:
+    """After `op`, the deferred store's flush point: write the parts still pending."""
+    store = em.role.deferred_store if em.role is not None else None
+    if store is not None and store.flush_after is op:
+        em.line(store.flush())
 
 
 
@@ -283,7 +392,8 @@ def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
     waits = [op for op in body if isinstance(op, WaitOp)]
     if (len(commits) != 1 or len(waits) != 1 or body[-1] is not commits[0]
             or not any(isinstance(op, MmaOp) for op in body)
-            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp)) for op in body)):
+            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp, StageStoreOp))
+                   for op in body)):
         return []
     commit, wait = commits[0], waits[0]
     full, empty = wait.barrier.owner, commit.barrier.owner
@@ -314,16 +424,18 @@ def for_loop(em: KernelEmitter, op: ForOp) -> None:
     role = em.role
     for commit in deferred:  # nothing stays held once the loop is done
         em.release_held(commit, role.held.pop(commit), reset=False)  # type: ignore[union-attr]
+    flush_deferred(em, op)
     if store is not None:  # the last tile's parts
-        em.line(f"while ({store.parts}) {store.store_part()}")
+        em.line(store.flush())
         role.deferred_store = None  # type: ignore[union-attr]
 
 
 def if_op(em: KernelEmitter, op: IfOp) -> None:
     if guarded_mmas(em, op):
         _if_guarding_mmas(em, op)
-        return
-    common.if_op(em, op)
+    else:
+        common.if_op(em, op)
+    flush_deferred(em, op)
 
 
 def guarded_mmas(em: KernelEmitter, op: IfOp) -> list[MmaOp]:

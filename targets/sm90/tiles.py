@@ -17,19 +17,21 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp,
-    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves,
+    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, SumSqOp,
+    TileLoadOp, TileStoreOp,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves, stage_source,
 )
 from cakec.targets.emit.cexpr import paren
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
-    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, load_tile, store_tile, sum_sq_layout, tile_coords,
+    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, load_tile, store_tile,
+    sum_sq_layout, tile_coords,
     load_other, tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.tiles import element as shared_element
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sku import WARPGROUP_WARPS
-from cakec.targets.sm90.lowering import guarded_mmas, tma_store_sm90
+from cakec.targets.sm90.lowering import guarded_mmas, if_op, tma_store_sm90
 
 _FRAG_ROWS = 64
 #: C loop variables of the per-register loops: fragment, column octet, column, row half.
@@ -162,6 +164,23 @@ class WgmmaLayout(Layout):
         _retire_mma(em, reader, v)
         _merge_running(em, v)
 
+    def before_write(self, em: KernelEmitter, store: Operation, view: SSAValue) -> None:
+        """The safety gate checks that a commit or an accumulator read retired the role's
+        wgmmas reading the view in program order, but a ring loop's commit keeps its newest
+        group in flight: release it and retire every group before the view is overwritten."""
+        role = tile_role(em)
+        if not any(isinstance(o, MmaOp) and view in (_view_of(o.a), _view_of(o.b))
+                   for o in role.ops):
+            return
+        for commit, held in role.held.items():
+            em.release_held(commit, held, reset=True)
+        em.line("cake_wgmma_wait<0>();  // no wgmma of this role still reads the view")
+
+
+def _view_of(v: SSAValue) -> SSAValue | None:
+    stage = stage_source(v)[0].owner
+    return stage.view if isinstance(stage, StageOp) else None
+
 
 def tile_layout(em: KernelEmitter) -> WgmmaLayout:
     """The layout of the current role's tiles: fragments of its tallest tile's rows."""
@@ -212,26 +231,53 @@ def _retire_mma(em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
 
 
+def branch(em: KernelEmitter, op: IfOp) -> None:
+    """An `if` that reads an accumulator whose wgmma may still be in flight retires that group
+    before the branch, not inside it: waited for on one path only, the registers would still
+    be in flight at the join on the other, and ptxas 13.0 then serialises every wgmma of the
+    kernel (C7514) — the attention kernel's masked block. The wait is the one its first
+    reader would do; an MMA's own accumulator operand needs none (wgmmas chain on it)."""
+    role = em.role
+    if role is not None and role.accs:
+        read = {v: None for inner in op.walk() if inner is not op and not isinstance(inner, MmaOp)
+                for v in inner.operands if v in role.accs}
+        for acc in read:
+            _retire_mma(em, op, acc)
+    if_op(em, op)
+
+
 def _groups_after(em: KernelEmitter, reader: Operation, acc: SSAValue) -> int:
     """wgmma groups (one per MMA) issued in straight-line code between the newest MMA into
-    `acc` and `reader`, walking back through the reader's block. The walk also stops at the
-    start of the block or at a loop or branch (its groups, if any, were issued earlier): the
-    MMA into `acc` is older still, so the groups counted so far are a sound bound either way
-    (the safety gate rejects reading an accumulator no MMA has written). An `if` whose MMAs
-    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted."""
+    `acc` and `reader`, walking back through the reader's block and, from the start of an
+    `if` region, on through the block around that `if` (what ran before the branch ran before
+    the reader). An `if` with no MMA in it adds no group and is walked over; one whose MMAs
+    are predicated (guarded_mmas) commits one group per MMA either way, so it is counted. The
+    walk stops at a loop (a later trip's groups are not in its body's prefix), at another
+    `if`, or at the kernel or a role's start: the MMA into `acc` is older still, so the groups
+    counted so far are a sound bound either way (the safety gate rejects reading an
+    accumulator no MMA has written)."""
     groups = 0
     op = reader.prev_op
-    while op is not None:
+    while True:
+        if op is None:  # the start of a block: leave an `if` region, stop anywhere else
+            parent = reader.parent_op()
+            if not isinstance(parent, IfOp):
+                return groups
+            reader, op = parent, parent.prev_op
+            continue
         mmas = [op] if isinstance(op, MmaOp) else (
             guarded_mmas(em, op) if isinstance(op, IfOp) else [])
-        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas):
-            break
+        if isinstance(op, ForOp) or (isinstance(op, IfOp) and not mmas and _issues_mma(op)):
+            return groups
         for mma in reversed(mmas):  # predicated wgmmas commit a group whether they run or not
             if mma.acc == acc:
                 return groups
             groups += 1
-        op = op.prev_op
-    return groups
+        reader, op = op, op.prev_op
+
+
+def _issues_mma(op: Operation) -> bool:
+    return any(isinstance(o, MmaOp) for o in op.walk())
 
 
 def _merge_running(em: KernelEmitter, v: SSAValue) -> None:
@@ -297,17 +343,26 @@ def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
 
 
 def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
-    """A register accumulator (converted) is stored from its fragments (lowering.py); any
-    other tile expression is evaluated per register as it is stored."""
+    """A register accumulator (converted) is stored from its fragments, a deferred store
+    packed for later (lowering.py); any other tile expression is evaluated per register as
+    it is stored."""
     value = op.value.owner.source if isinstance(op.value.owner, ConvertOp) else op.value
-    if value in tile_role(em).accs:
+    role = tile_role(em)
+    if value in role.accs or _deferred(role, op):
         tma_store_sm90(em, op)
     else:
         store_tile(em, op, tile_layout(em))
 
 
+def _deferred(role: RoleState, op: TmaStoreOp | TileStoreOp) -> bool:
+    return role.deferred_store is not None and role.deferred_store.op is op
+
+
 def tile_store(em: KernelEmitter, op: TileStoreOp) -> None:
     rows, cols = tile_dims(op.value)
+    if _deferred(tile_role(em), op):
+        tma_store_sm90(em, op)
+        return
     if cols > 1:
         store_tile(em, op, tile_layout(em))
         return

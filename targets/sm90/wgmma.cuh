@@ -55,13 +55,31 @@ __device__ __forceinline__ bool cake_whole_tile(const CakeTensor<2>& t, i32 row0
   return Out::pairs_ok(t.ptr, t.stride[0]) && row0 + 64 <= t.shape[0] && col0 + N <= t.shape[1];
 }
 
-// The fragment converted to packed pairs: out[2 j] row r, out[2 j + 1] row r + 8, columns 8 j.
+// A packed tile (word 2 j + h: row r + 8 h, columns 8 j + 2 (l % 4), + 1) written now, with
+// cake_store_wgmma_tile's bounds checks: a tail tile, or rows not aligned for pair stores.
 template <int N, class Out>
-__device__ __forceinline__ void cake_pack_wgmma_tile(const float (&d)[N / 2], u32 (&out)[N / 4]) {
+__device__ __forceinline__ void cake_store_packed_tile(const u32 (&out)[N / 4], const CakeTensor<2>& t,
+                                                       i32 row0, i32 col0) {
+  const u32 lane = cake_lane_id();
+  const i32 row = row0 + 16 * (i32)(cake_warp_id() % 4u) + (i32)(lane / 4u);
+  const i32 col = col0 + 2 * (i32)(lane % 4u);
+  const long long rows = t.shape[0], cols = t.shape[1], ld = t.stride[0];
+  const bool pairs = Out::pairs_ok(t.ptr, ld);
 #pragma unroll
   for (int j = 0; j < N / 8; ++j) {
-    out[2 * j] = Out::pack(d[4 * j], d[4 * j + 1]);
-    out[2 * j + 1] = Out::pack(d[4 * j + 2], d[4 * j + 3]);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const long long r = row + 8 * h, c = col + 8 * j;
+      if (r >= rows) continue;
+      u16* const p = (u16*)t.ptr + r * ld + c;
+      const u32 w = out[2 * j + h];
+      if (pairs && c + 1 < cols) {
+        *(u32*)p = w;
+      } else {
+        if (c < cols) p[0] = (u16)w;
+        if (c + 1 < cols) p[1] = (u16)(w >> 16);
+      }
+    }
   }
 }
 

@@ -8,9 +8,9 @@ PTX ISA (wgmma.mma_async):
     wgmma.mma_async.sync.aligned.m64nNkK.D.A.B  d, a-desc | {a0..a3}, b-desc, scale-d
                                                  [, imm-scale-a, imm-scale-b] [, imm-trans-a] [, imm-trans-b];
 
-imm-scale-a/b exist for floating-point types only (not s8); imm-trans-a/b only for f16/bf16
-(tf32, fp8 and s8 operands are K-major, as every Cake operand is, so the immediates are 0);
-a register A has no imm-trans-a. D is N/2 registers per thread (f32, or s32 for s8), the
+imm-scale-a/b exist for floating-point types only (not s8); imm-trans-a/b only for f16/bf16:
+1 reads the operand MN-major (`view[s].T`), 0 K-major (tf32, fp8 and s8 operands are always
+K-major); a register A has no imm-trans-a. D is N/2 registers per thread (f32, or s32 for s8), the
 A fragment 4 b32 registers for every dtype (64 rows × 32 bytes of K per instruction).
 """
 
@@ -34,6 +34,8 @@ class WgmmaForm:
     b: str
     a_regs: bool = False  # A from registers (the RS form) instead of an SMEM descriptor
     guarded: bool = False  # issued under a runtime predicate
+    trans_a: bool = False  # A read MN-major (imm-trans-a = 1; f16/bf16 only)
+    trans_b: bool = False  # B read MN-major (imm-trans-b = 1)
 
     @property
     def instruction(self) -> str:
@@ -42,7 +44,8 @@ class WgmmaForm:
     @property
     def name(self) -> str:
         return (f"cake_wgmma_m64n{self.n}k{self.k}_{self.d}_{self.a}_{self.b}"
-                + ("_rs" if self.a_regs else "") + ("_if" if self.guarded else ""))
+                + ("_rs" if self.a_regs else "") + ("_ta" if self.trans_a else "")
+                + ("_tb" if self.trans_b else "") + ("_if" if self.guarded else ""))
 
     def source(self) -> str:
         regs = self.n // 2
@@ -56,8 +59,8 @@ class WgmmaForm:
         imms = []
         if self.a in _FLOAT_AB:
             imms += ["1", "1"]  # imm-scale-a, imm-scale-b: no negation
-        if self.a in ("bf16", "f16"):
-            imms += ([] if self.a_regs else ["0"]) + ["0"]  # imm-trans: K-major
+        if self.a in ("bf16", "f16"):  # imm-trans-a (SMEM A only), imm-trans-b
+            imms += ([] if self.a_regs else [str(int(self.trans_a))]) + [str(int(self.trans_b))]
         tail = "".join(f", {i}" for i in imms)
         pred = ".reg .pred p, g;\\n" if self.guarded else ".reg .pred p;\\n"
         guard = f"setp.ne.b32 g, %{guard_op}, 0;\\n@g " if self.guarded else ""

@@ -7,6 +7,7 @@ and the Lloyd loop against a torch one.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,11 @@ def test_kmeans_lloyd(K, example):
     assert example.check(x, c.to(torch.bfloat16), idx, dist) == {"choice": 0, "dist": 0}
     c2, idx2, _ = K.kmeans(x[0], k, iters=3, generator=torch.Generator().manual_seed(1))
     assert c2.shape == (k, d) and idx2.shape == (2000,)
+    for kw, message in [({"iters": -1}, "iters = -1"), ({"init": init.cpu()}, "init is .* on cpu"),
+                        ({"init": init[:, :3]}, "init has shape"), ({"init": "kmeans++"},
+                                                                     "neither 'random'")]:
+        with pytest.raises(CakeArgumentError, match=message):
+            K.kmeans(x, k, **kw)
 
 
 def test_kernels_are_cached_on_disk(K):
@@ -207,3 +213,95 @@ def test_kernels_are_cached_on_disk(K):
     assert {p.suffix for p in entries} == {".cubin", ".json"}
     fresh = build._build("gemm_bf16", "sm_90a")  # from disk: no front end
     assert fresh.cubin == build.kernel("gemm_bf16", "sm_90a").cubin
+
+
+GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1000),
+                     (129, 257, 8), (300, 520, 4104), (1000, 3000, 1000)]
+
+
+@pytest.mark.parametrize("route", ["persistent_128x256", "persistent_128x128", "skinny_64x32",
+                                   "skinny_64x64"])
+def test_every_gemm_route_computes_every_shape(K, route):
+    """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
+    shape to any of them): tails in every dimension, every element written."""
+    from cakec.kernels import build
+
+    G = importlib.import_module("cakec.kernels.gemm")  # the module (the package's `gemm` is the function)
+    kernel = build.kernel(G.table().kernel(route), "sm_90a")
+    for m, n, k in GEMM_ROUTE_SHAPES:
+        a, b = torch.randn(m, k, **BF), torch.randn(n, k, **BF)
+        c = torch.full((m, n), float("nan"), **BF)
+        kernel(a, b, c, m, n, k)
+        assert not c.isnan().any(), (route, m, n, k)
+        assert _rel(c, a.float() @ b.float().t()) < 5e-3, (route, m, n, k)
+
+
+def test_gemm_follows_its_route_table(K, tmp_path, monkeypatch):
+    """gemm() runs the route the table names, the torch route included, and checks its
+    inputs on every route."""
+    import json
+
+    from cakec.runtime import routes
+
+    G = importlib.import_module("cakec.kernels.gemm")
+
+    raw = routes.load("gemm", routes.path("gemm")).to_json()
+    raw["rules"] = [{"box": {"m": [0, 10]}, "route": "torch"},
+                    {"box": {"m": [11, 20]}, "route": "skinny_64x32"},
+                    {"box": {}, "route": "persistent_128x128"}]
+    (tmp_path / "gemm_routes.json").write_text(json.dumps(raw))
+    monkeypatch.setenv("CAKEC_ROUTES_DIR", str(tmp_path))
+    saved = (list(G._table), dict(G._plans))
+    G._table.clear()
+    G._plans.clear()
+    try:
+        assert [G.route_of(m, 64, 64) for m in (5, 15, 500)] == ["torch", "skinny_64x32",
+                                                               "persistent_128x128"]
+        for m in (5, 15, 500):
+            a, b = torch.randn(m, 72, **BF), torch.randn(96, 72, **BF)
+            assert _rel(K.gemm(a, b), a.float() @ b.float().t()) < 5e-3
+            with pytest.raises(CakeArgumentError, match="b has dtype"):
+                K.gemm(a, b.half())
+            with pytest.raises(CakeArgumentError, match=r"out has shape \[1, 96\]"):
+                K.gemm(a, b, out=torch.empty(1, 96, **BF))
+    finally:
+        G._table[:] = saved[0]
+        G._plans.clear()
+        G._plans.update(saved[1])
+
+
+@pytest.mark.parametrize("kernel_name", ["kmeans_assign", "kmeans_assign_d64",
+                                         "kmeans_assign_r128"])
+def test_every_kmeans_route_by_distance(K, example, kernel_name):
+    from cakec.kernels import build
+
+    kernel = build.kernel(kernel_name, "sm_90a")
+    for b, n, k, d in [(1, 1, 1, 8), (3, 1000, 300, 64), (2, 4096, 1111, 128), (2, 300, 130, 96)]:
+        if kernel_name.endswith("d64") and d > 64:
+            continue
+        x, c = torch.randn(b, n, d, **BF), torch.randn(b, k, d, **BF)
+        csq = K.csq_buffer(b, k, "cuda")
+        csq.copy_((c.float() ** 2).sum(-1))
+        idx = torch.full((b, n), -1, device="cuda", dtype=torch.int32)
+        dist = torch.full((b, n), float("nan"), device="cuda")
+        kernel(x, c, csq, idx, dist, b, n, k)
+        assert example.check(x, c, idx, dist) == {"choice": 0, "dist": 0}, (kernel_name, b, n, k, d)
+
+
+def test_kmeans_assign_checks_run_on_a_new_signature_only(K):
+    """A repeated call skips the entry's checks (they depend on the signature alone); any
+    change of pointer, shape or dtype runs them again, so bad input is still refused."""
+    KM = importlib.import_module("cakec.kernels.kmeans")
+    x, c = torch.randn(2, 100, 64, **BF), torch.randn(2, 10, 64, **BF)
+    K.kmeans_assign(x, c)
+    calls = []
+    real = KM._check
+    KM._check = lambda *a: (calls.append(a), real(*a))[1]
+    try:
+        K.kmeans_assign(x, c)
+        assert calls == []
+        with pytest.raises(CakeArgumentError, match="dimensions D of x and c disagree"):
+            K.kmeans_assign(x, torch.randn(2, 10, 72, **BF))
+        assert len(calls) == 1
+    finally:
+        KM._check = real

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernel_files import EXAMPLES
+
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = sorted((ROOT / "examples").glob("*.cake")) + sorted(
-    (ROOT / "examples" / "corpus").glob("*.cake"))
+KERNELS = EXAMPLES
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")

@@ -9,6 +9,7 @@ from cakec.targets.descriptors import (
     Swizzle,
     decode_fields,
     kmajor_layout,
+    mnmajor_layout,
     kstep_advance,
     tcgen05_instr_desc,
     tcgen05_kind,
@@ -394,3 +395,19 @@ def test_kstep_advance_errors(args, match):
 def test_decode_errors(kind, value, kw, match):
     with pytest.raises(ValueError, match=match):
         decode_fields(kind, value, **kw)
+
+
+@pytest.mark.parametrize("swizzle,atom_bytes,expected", [
+    ("128b", 8192, (8192, 1024)),   # [64, 128] bf16 stage: column blocks of 64 rows x 128 B
+    ("64b", 4096, (4096, 512)),
+    ("32b", 2048, (2048, 256)),
+])
+def test_mnmajor_layout(swizzle, atom_bytes, expected):
+    """MN-major (`view[s].T`): LBO steps one column block along M/N, SBO 8 K rows; the same
+    numbers ran on the H200 (test/gpu/test_stage_store_gpu.py, Kᵀ·U at every swizzle)."""
+    assert mnmajor_layout(swizzle, atom_bytes) == expected
+
+
+def test_mnmajor_layout_needs_a_swizzle():
+    with pytest.raises(ValueError, match="swizzled"):
+        mnmajor_layout("none", 16384)

@@ -26,8 +26,6 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 #: Documented codes no lit test can pin from a .cake or .mlir input, and where they are
 #: tested instead. An entry that a lit test comes to pin fails the check: the list shrinks.
 NOT_PINNABLE = {
-    "CAKE-D009": "no .cake builtin writes SMEM through the generic proxy yet "
-                 "(test/unit/test_gates_hd.py)",
     "CAKE-H011": "re-checks an attribute derive-tmem records (test/unit/test_gates_hd.py)",
     "CAKE-H013": "guards TMA tensor ranks the surface language cannot write "
                  "(test/unit/test_gates_hd.py)",

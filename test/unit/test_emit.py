@@ -141,7 +141,7 @@ def test_four_stage_ring_keeps_one_wgmma_group_in_flight():
 def test_gemm_epilogue_is_bounds_checked_per_warpgroup(gemm):
     src = gemm.source
     assert "const i32 cake_row = m_tile * 128 + (i32)cake_wg * 64;" in src
-    assert "cake_store_wgmma_tile<256, CakeOutBf16>(acc[0], C, cake_row, cake_col);" in src
+    assert "cake_store_packed_tile<256, CakeOutBf16>(C_tile, C, cake_row, cake_col);" in src
 
 
 def test_gemm_whole_tiles_are_stored_under_the_next_tiles_wgmma(gemm):
@@ -151,8 +151,11 @@ def test_gemm_whole_tiles_are_stored_under_the_next_tiles_wgmma(gemm):
     assert "u32 C_tile[64];" in src
     assert "if (cake_whole_tile<256, CakeOutBf16>(C, cake_row, cake_col)) {" in src
     assert f"cake_wgmma_commit();\n          if (C_tile_parts) {part}" in src
-    # Pending parts are finished before the registers are reused, and after the last tile.
+    # Pending parts are finished once the K loop issued its last group (before the packed
+    # tile is rewritten), and after the last tile.
     assert src.count(f"while (C_tile_parts) {part}") == 2
+    k_loop_end = src.index("cake_mbar_arrive(empty + 8u * empty_held);\n      }\n      while")
+    assert k_loop_end < src.index("C.tma_store(acc.to(lm.bf16)")
 
 
 def test_gemm_names_and_source_lines(gemm):
@@ -195,6 +198,22 @@ def test_gemm_builds_with_nvrtc_without_spills(gemm):
                   "mbarrier.try_wait.parity.shared::cta.b64", "setmaxnreg.inc.sync.aligned.u32",
                   "wgmma.wait_group.sync.aligned 0"):
         assert instr in ptx, instr
+
+
+@pytest.mark.parametrize("name", ["gemm_bias_gelu", "gemm_fp8"])
+def test_fused_epilogues_are_deferred_and_build_without_spills(name):
+    """The epilogue expression is packed into the deferred tile (written under the next
+    tile's wgmma groups) and the math role's 240 registers hold it without spills: the
+    emitter's register rule (LOOP_/EPILOGUE_RESERVED_REGS) against ptxas itself."""
+    from cakec.targets.host import nvrtc
+
+    result = api.emit(api.load(str(ROOT / "examples" / f"{name}.cake")))
+    assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
+    src = result.unit.source
+    assert "C_tile[cake_cp + cake_r] = CakeOutBf16::pack(cake_x[0], cake_x[1]);" in src
+    assert "cake_store_pair<" not in src.split('extern "C"')[1]  # nothing stored at once
+    report = nvrtc.ptxas_report(src, target="sm_90a")
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
 
 
 # ---- what is not lowered is a diagnostic --------------------------------------------------------

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from cakec.driver import read_source, verify_source
 from cakec.targets.sku import SKUS
+from kernel_files import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = sorted((ROOT / "examples").glob("*.cake")) + sorted(
-    (ROOT / "examples/corpus").glob("*.cake"))
+KERNELS = EXAMPLES
 
 
 @dataclass(frozen=True)
@@ -258,6 +258,11 @@ LEGAL: dict[str, str] = {
     "examples/gemm_fp8.cake:retarget:16:sm_103a": _MMA_SYNC_F8,
     "examples/gemm_fp8.cake:swizzle:26:128b->64b": _SWIZZLE,
     "examples/gemm_fp8.cake:swizzle:27:128b->64b": _SWIZZLE,
+    # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
+    **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (46, 47, 48)},
+    **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (21, 22, 23)},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,

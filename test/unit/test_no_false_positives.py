@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from cakec.driver import read_source, verify_source
+from kernel_files import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 # A near miss that only runs an example (its RUN lines name it) holds no kernel of its own.
-KERNELS = sorted((ROOT / "examples").glob("*.cake")) + sorted(
-    (ROOT / "examples/corpus").glob("*.cake")) + sorted(
+KERNELS = EXAMPLES + sorted(
     p for p in (ROOT / "test/lit").rglob("*_ok.cake") if "@cake.schedule" in p.read_text())
 
 

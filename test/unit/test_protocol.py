@@ -19,6 +19,7 @@ from cakec.passes.protocol.parity import parities
 from cakec.passes.protocol.simulate import simulate_all
 from cakec.passes.protocol.trace import EVENT_BUDGET, explore, trace_role
 from cakec.passes.verify_safety import check_kernel
+from kernel_files import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -242,8 +243,7 @@ def test_deadlock_named_with_its_trip_count():
 
 
 def test_corpus_and_examples_verify_cleanly():
-    files = sorted((ROOT / "examples").glob("*.cake")) + sorted(
-        (ROOT / "examples/corpus").glob("*.cake"))
+    files = EXAMPLES
     assert len(files) >= 7
     for f in files:
         diags = verify_source(read_source(str(f))).sink.diagnostics

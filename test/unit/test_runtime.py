@@ -242,6 +242,10 @@ def test_signature_tells_apart_everything_the_binding_depends_on():
                   (KeyedTensor((4, 8)), 4), (KeyedTensor((4, 8)), 3.0)]:
         assert signature(mask, other) != base, other
     assert signature((False,), (True,)) != signature((False,), (1,))  # bool is not an int
+    # one GPU: the device index is left out, the rest still tells signatures apart
+    one = signature(mask, (KeyedTensor((4, 8)), 3), with_device=False)
+    assert one == signature(mask, (KeyedTensor((4, 8), index=1), 3), with_device=False)
+    assert one != signature(mask, (KeyedTensor((4, 8), ptr=0x10010), 3), with_device=False)
     with pytest.raises(ValueError):  # the wrong count: the full bind reports it
         signature(mask, (KeyedTensor((4, 8)),))
     with pytest.raises(AttributeError):  # a scalar where a tensor belongs: the full bind reports
@@ -381,3 +385,44 @@ def test_gpu_bad_arguments_raise(gemm_kernel):
         with pytest.raises(CakeArgumentError, match=match):
             gemm_kernel(*args)
     torch.cuda.synchronize()  # nothing was launched, so nothing can have faulted
+
+
+def test_replay_launches_a_bound_signature_and_binds_anything_else():
+    """The generated steady-state call (launch._replay_fn): a bound signature launches its
+    packed parameters on the current stream, or on `stream=` (a handle or an object with
+    .cuda_stream); a new signature, a wrong count or a non-tensor goes to the full bind
+    (`miss`, which also runs the entry's `check`); a failed launch goes to `relaunch`."""
+    from cakec.runtime.launch import _replay_fn
+
+    mask = (True, False)
+    t = KeyedTensor((4, 8))
+    bound = SimpleNamespace(device=0, head=("fn", 1, 1, 1, 128, 1, 1, 0), address=0xABC)
+    binds = {signature(mask, (t, 3)): bound}
+    launched, missed, relaunched = [], [], []
+
+    def launch(*a):
+        launched.append(a)
+        return (len(launched) == 4,)  # the fourth launch fails
+
+    def miss(args, check):
+        missed.append((args, check))
+        return bound
+
+    replay = _replay_fn(mask)(binds.get, miss, launch, lambda dev: 1000 + dev,
+                              lambda b, h, e: relaunched.append((b, h, e)))
+
+    def call(*args, **kw):  # as the kernel's class calls it: the kernel first
+        replay(None, *args, **kw)
+
+    call(KeyedTensor((4, 8)), 3)
+    call(t, 3, stream=SimpleNamespace(cuda_stream=7))
+    call(t, 3, stream=9)
+    assert [a[8] for a in launched] == [1000, 7, 9] and not missed
+    assert launched[0] == ("fn", 1, 1, 1, 128, 1, 1, 0, 1000, 0xABC, 0)
+    call(t, 3)
+    assert relaunched == [(bound, 1000, True)]
+    check = object()
+    for args in [(KeyedTensor((8, 8)), 3), (t, 4), (t,), (3, 3), (t, 3, 1)]:
+        call(*args, check=check)
+    assert [len(m[0]) for m in missed] == [2, 2, 1, 2, 3]
+    assert all(m[1] is check for m in missed)

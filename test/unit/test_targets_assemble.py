@@ -17,12 +17,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from kernel_files import EXAMPLES
 
 from cakec import api
 from cakec.targets.host.ptx_version import families_used, lower_ptx_version, lowest_version
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 #: Targets an example is also built for beyond the one its decorator names.
 ALSO = {"gemm_tcgen05": ("sm_103a",), "seed_fragment": ("sm_103a",),
         "gemm_bf16": ("sm_100a", "sm_103a"),  # a register accumulator: mma.sync on Blackwell
@@ -42,11 +42,11 @@ def _declared_target(path: Path) -> str:
 
 def _cases() -> list:
     cases = []
-    for path in sorted(EXAMPLES.glob("*.cake")):
+    for path in EXAMPLES:
         for target in (_declared_target(path), *ALSO.get(path.stem, ())):
             marks = ([pytest.mark.xfail(reason=BLOCKED[path.stem], strict=True)]
                      if path.stem in BLOCKED else [])
-            cases.append(pytest.param(path, target, marks=marks, id=f"{path.stem}-{target}"))
+            cases.append(pytest.param(path, target, marks=marks, id=f"{path.relative_to(ROOT / 'examples').with_suffix('')}-{target}"))
     return cases
 
 
@@ -97,7 +97,7 @@ def test_tcgen05_sass(example: str, target: str) -> None:
     if cuobjdump is None or nvdisasm is None:
         pytest.skip("cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump "
                     "nvidia-cuda-nvdisasm)")
-    cubin = api.binary(_emit(EXAMPLES / f"{example}.cake", target), "cubin")
+    cubin = api.binary(_emit(ROOT / "examples" / f"{example}.cake", target), "cubin")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "k.cubin"
         path.write_bytes(cubin)
@@ -134,7 +134,7 @@ def test_two_cta_mma_is_reported_not_emitted() -> None:
     from cakec.driver import verify_source
     from cakec.targets.codegen import emit_cuda
 
-    comp = verify_source(api.load(str(EXAMPLES / "gemm_tcgen05.cake")), None)
+    comp = verify_source(api.load(str(ROOT / "examples" / "gemm_tcgen05.cake")), None)
     assert comp.ok and comp.module is not None
     mma = next(op for op in comp.module.walk() if isinstance(op, MmaOp))
     mma.attributes["cake.instr"] = StringAttr("tcgen05.mma.cta_group::2.kind::f16")

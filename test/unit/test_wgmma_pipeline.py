@@ -17,10 +17,10 @@ import pytest
 
 from cakec import api
 from cakec.targets.host import nvrtc
+from kernel_files import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = sorted(p for p in [*ROOT.glob("examples/*.cake"), *ROOT.glob("examples/corpus/*.cake")]
-                 if 'target="sm_90a"' in p.read_text())
+KERNELS = [p for p in EXAMPLES if 'target="sm_90a"' in p.read_text()]
 SERIALISED = re.compile(r"C75\d\d\).*serialized")
 
 

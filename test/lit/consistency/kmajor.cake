@@ -30,4 +30,4 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, K: LM.i32):
 # CHECK-NEXT: kmajor.cake:8:10: note: `sb` is declared here
 # CHECK-NEXT: {{^}}    sb = pool.view(offset=49152, shape=(64, 256), dtype=lm.bf16, stage=3)
 # CHECK-NEXT: {{^}}         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# CHECK-NEXT: help: store `sb` with K as its inner dimension, shape (256, 64)
+# CHECK-NEXT: help: read it transposed, `sb[s].T` (MN-major: 16-bit operands of wgmma and tcgen05.mma), or store it with K as its inner dimension, shape (256, 64)

@@ -1,7 +1,7 @@
 # Near miss: a register A converted from an assigned `lm.regs` tile (not an MMA accumulator)
 # is defined by its assignment (definite assignment, CAKE-S040), not by an MMA, so reading it
 # is no CAKE-S013; the pipelined attention kernel carries P across iterations this way
-# (examples/attention/fmha_fwd_sm90_pipelined.cake).
+# (examples/attention/fmha_fwd_sm90.cake).
 # RUN: cakec verify %s
 # RUN: cakec emit %s --emit cuda | filecheck %s
 # CHECK: cake_x[0] = p_t[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2];

@@ -1,0 +1,50 @@
+# A candidate for bench/reject_speed.py and `cakec run --record` (bug class `wrong_coordinate`),
+# made from examples/gemm_bf16.cake: the producer loads B's K steps in reverse order
+# (`k_tiles - 1 - k`) while A's go forward, so every wgmma multiplies mismatched K blocks.
+# The schedule is safe (every wait, stage and arrival is right), so `cakec verify` accepts it:
+# only the numbers on the GPU are wrong (any K of more than one 64-deep step) — the kind of
+# failure the verifier cannot predict and `cakec run --record DIR` keeps as a reproducer.
+@cake.schedule(target="sm_90a")
+def wrong_coordinate(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
+    tiles_m = lm.cdiv(M, 128)
+    tiles_n = lm.cdiv(N, 256)
+    tiles = tiles_m * tiles_n
+    k_tiles = lm.max(lm.cdiv(K, 64), 1)          # ≥ 1 step: the accumulator is always written
+    lm.grid(lm.min(tiles, lm.sm_count()))
+
+    pool = lm.smem(196608)                       # 4 stages × (16 KiB of A + 32 KiB of B)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+    sb = pool.view(offset=65536, shape=(256, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+
+    load = lm.role(warps=[0, 1, 2, 3], regs=40)
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=232)
+    pipe = lm.pipeline(stages=4)
+    full = lm.barrier(count=4, prod=[load], cons=[math], init_count=2, pipeline=pipe)
+    empty = lm.barrier(count=4, prod=[math], cons=[load], init_count=1, pipeline=pipe)
+    acc = lm.regs(shape=(128, 256), dtype=lm.f32, role=math)
+
+    with load:
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            group = t // (8 * tiles_n)
+            rows = lm.min(tiles_m - group * 8, 8)
+            m_tile = group * 8 + (t - group * 8 * tiles_n) % rows
+            n_tile = (t - group * 8 * tiles_n) // rows
+            for k in lm.range(0, k_tiles):
+                # The ring continues across tiles: this CTA's k-th stage of its j-th tile.
+                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 4
+                lm.wait(empty, stage=s)
+                sa.tma_load(A, coords=(m_tile, k), stage=s, barrier=full)
+                sb.tma_load(B, coords=(n_tile, k_tiles - 1 - k), stage=s, barrier=full)
+
+    with math:
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            group = t // (8 * tiles_n)
+            rows = lm.min(tiles_m - group * 8, 8)
+            m_tile = group * 8 + (t - group * 8 * tiles_n) % rows
+            n_tile = (t - group * 8 * tiles_n) // rows
+            for k in lm.range(0, k_tiles):
+                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 4
+                lm.wait(full, stage=s)
+                lm.mma(acc, sa[s], sb[s], init=(k == 0))
+                lm.commit(empty, stage=s)
+            C.tma_store(acc.to(lm.bf16), coords=(m_tile, n_tile))

@@ -1,0 +1,1 @@
+../../examples/gemm_bf16.py

@@ -1,0 +1,214 @@
+"""Route tables: which variant of a library entry serves which shape, as data.
+
+Each entry with more than one variant (gemm: cakec/kernels/gemm_routes.json) has a JSON
+table: the routes (a shipped .cake kernel, or the `torch` fallback), an ordered list of
+rules (a box of extents -> a route, first match wins) whose last rule matches everything,
+and what the rules were measured with. `cakec tune` rewrites the rules from timings on
+the device (cakec/kernels/tune.py); this module only reads and matches them, in pure
+Python (no torch, unlike cakec.kernels), so the choice is testable anywhere. docs/kernels.md describes the
+format and the fallback hierarchy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from cakec.errors import CakeUsageError
+
+#: The shipped kernels and their tables (cakec/kernels/, which imports torch; this does not).
+SOURCES = Path(__file__).resolve().parents[1] / "kernels"
+#: The torch route takes a bucket only when it is this much faster than every Cake route.
+FALLBACK_MARGIN = 1.10
+#: A route that is not a Cake kernel: the entry's torch equivalent (torch.matmul for gemm).
+TORCH = "torch"
+
+
+class RouteTableError(CakeUsageError):
+    """A route table that does not parse, or whose rules leave some input without a route."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Extents inside `box` (per name: inclusive low, inclusive high or None for no bound)
+    go to `route`. `measured` keeps what the tuner saw for this box (free-form)."""
+
+    box: Mapping[str, tuple[int, int | None]]
+    route: str
+    measured: Mapping[str, Any] = field(default_factory=dict)
+
+    def matches(self, extents: Mapping[str, int]) -> bool:
+        for name, (lo, hi) in self.box.items():
+            v = extents[name]
+            if v < lo or (hi is not None and v > hi):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class Table:
+    entry: str
+    target: str
+    extents: tuple[str, ...]            # the names a rule's box may bound, e.g. ("m", "n", "k")
+    routes: Mapping[str, Mapping[str, Any]]   # name -> {"kernel", "about", "requires"?}
+    rules: tuple[Rule, ...]
+    tuned: Mapping[str, Any]            # device, command, date of the measurement
+
+    def choose(self, **extents: int) -> str:
+        """The route of the first rule whose box holds `extents` (the last holds all)."""
+        for rule in self.rules:
+            if rule.matches(extents):
+                return rule.route
+        raise AssertionError("parse() guarantees a catch-all last rule")  # pragma: no cover
+
+    def kernel(self, route: str) -> str | None:
+        """The shipped kernel behind `route`, or None for the torch fallback."""
+        return None if route == TORCH else self.routes[route]["kernel"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entry": self.entry, "target": self.target, "extents": list(self.extents),
+                "routes": {k: dict(v) for k, v in self.routes.items()},
+                "rules": [{"box": {n: list(b) for n, b in r.box.items()}, "route": r.route,
+                           **({"measured": dict(r.measured)} if r.measured else {})}
+                          for r in self.rules],
+                "tuned": dict(self.tuned)}
+
+
+def _fail(where: str, msg: str) -> None:
+    raise RouteTableError(f"route table {where}: {msg}")
+
+
+def parse(raw: Mapping[str, Any], where: str = "<table>") -> Table:
+    """Check a table's JSON: every rule names a known route and bounds only known extents
+    with lo <= hi, and the last rule bounds nothing (every input has a route)."""
+    extents = tuple(raw.get("extents", ()))
+    routes = raw.get("routes", {})
+    if not extents or not isinstance(routes, dict):
+        _fail(where, "needs 'extents' and 'routes'")
+    for name, r in routes.items():
+        if name == TORCH:
+            continue
+        if not isinstance(r, dict) or not isinstance(r.get("kernel"), str):
+            _fail(where, f"route {name!r} needs a 'kernel' (a shipped .cake file's name)")
+        if not (SOURCES / f"{r['kernel']}.cake").is_file():
+            _fail(where, f"route {name!r}: no shipped kernel {r['kernel']}.cake")
+        for ext, bounds in r.get("requires", {}).items():
+            if ext not in extents:
+                _fail(where, f"route {name!r} requires {ext!r}, not one of {list(extents)}")
+    rules = []
+    for i, r in enumerate(raw.get("rules", ())):
+        route = r.get("route")
+        if route != TORCH and route not in routes:
+            _fail(where, f"rule {i} names unknown route {route!r}")
+        box = {}
+        for name, bounds in r.get("box", {}).items():
+            if name not in extents:
+                _fail(where, f"rule {i} bounds {name!r}, not one of {list(extents)}")
+            lo, hi = bounds
+            if type(lo) is not int or lo < 0 or not (hi is None or (type(hi) is int and hi >= lo)):
+                _fail(where, f"rule {i}: {name} bounds {bounds!r} are not 0 <= lo <= hi")
+            box[name] = (lo, hi)
+        # A route that computes correctly only inside some box (kmeans_assign_d64: D <= 64)
+        # may serve only rules whose box lies inside it; so the last rule, which bounds
+        # nothing, names a route correct for every input the entry accepts.
+        for ext, (need_lo, need_hi) in routes.get(route, {}).get("requires", {}).items():
+            lo, hi = box.get(ext, (0, None))
+            if lo < need_lo or (need_hi is not None and (hi is None or hi > need_hi)):
+                _fail(where, f"rule {i} sends {ext} in [{lo}, {hi}] to route {route!r}, "
+                             f"which requires {ext} in [{need_lo}, {need_hi}]")
+        rules.append(Rule(box, route, r.get("measured", {})))
+    if not rules or rules[-1].box:
+        _fail(where, "the last rule must have an empty box, so every input has a route")
+    return Table(str(raw.get("entry", "")), str(raw.get("target", "")), extents,
+                 dict(routes), tuple(rules), dict(raw.get("tuned", {})))
+
+
+def path(entry: str) -> Path:
+    """Where the shipped table of `entry` lives."""
+    return SOURCES / f"{entry}_routes.json"
+
+
+def load(entry: str, file: str | Path | None = None) -> Table:
+    """The table of `entry`: `file` when given, else $CAKEC_ROUTES_DIR/<entry>_routes.json
+    when that exists (what `cakec tune --out DIR` writes), else the shipped one."""
+    import os
+
+    if file is None:
+        override = os.environ.get("CAKEC_ROUTES_DIR")
+        candidate = Path(override) / f"{entry}_routes.json" if override else None
+        file = candidate if candidate is not None and candidate.is_file() else path(entry)
+    try:
+        raw = json.loads(Path(file).read_text())
+    except (OSError, ValueError) as e:
+        raise RouteTableError(f"route table {file}: {e}") from None
+    return parse(raw, str(file))
+
+
+# ---- the tuner's choice (cakec/kernels/tune.py measures; this decides, without torch)
+
+
+@dataclass
+class Measured:
+    shape: tuple[int, ...]
+    ms: dict[str, float]        # route -> median ms (routes that computed correctly)
+    wrong: dict[str, str]       # route -> why it was refused
+
+
+def buckets(edges: dict[str, list[int]]) -> list[dict[str, tuple[int, int | None]]]:
+    """Every box of the grid the edges cut: per extent, [previous edge + 1, edge] and a
+    last open interval."""
+    axes = []
+    for name, ends in edges.items():
+        lows = [0] + [e + 1 for e in ends]
+        axes.append([(name, (lo, hi)) for lo, hi in zip(lows, [*ends, None])])
+    boxes: list[dict[str, tuple[int, int | None]]] = [{}]
+    for axis in axes:
+        boxes = [{**box, name: bounds} for box in boxes for name, bounds in axis]
+    return boxes
+
+
+def inside(box: dict[str, tuple[int, int | None]], extents: dict[str, int]) -> bool:
+    return Rule(box, "").matches(extents)
+
+
+def candidates(table: Table, extents: Mapping[str, int]) -> list[str]:
+    """The routes worth timing at `extents`: each route's optional `candidate` box (the
+    skinny decode tiles are not timed at M = 16384) and `requires` box must hold it."""
+    out = []
+    for name, spec in table.routes.items():
+        boxes = [{k: tuple(v) for k, v in spec.get(key, {}).items()}
+                 for key in ("candidate", "requires")]
+        if all(inside(box, extents) for box in boxes):
+            out.append(name)
+    return out
+
+
+def choose(table: Table, measured: list[Measured],
+           extents_of: Callable[[tuple[int, ...]], dict[str, int]],
+           edges: dict[str, list[int]], default: str, tuned: Mapping[str, Any]) -> Table:
+    """The table rewritten from `measured`: one rule per bucket holding measured shapes
+    (the fastest route by geomean over them, torch only past FALLBACK_MARGIN), then the
+    catch-all `default`. A route that failed its check at any shape of a bucket, or was
+    not timed there, is out of that bucket."""
+    rules = []
+    for box in buckets(edges):
+        held = [m for m in measured if inside(box, extents_of(m.shape))]
+        ok = [r for r in table.routes if held and all(r in m.ms for m in held)]
+        if not ok:
+            continue
+        geo = {r: math.exp(sum(math.log(m.ms[r]) for m in held) / len(held)) for r in ok}
+        cake = [r for r in ok if r != TORCH]
+        best = min(cake, key=geo.__getitem__) if cake else TORCH
+        if TORCH in geo and geo[best] > FALLBACK_MARGIN * geo[TORCH]:
+            best = TORCH
+        note: dict[str, Any] = {"shapes": [list(m.shape) for m in held]}
+        if TORCH in geo:
+            note["x_torch"] = {r: round(geo[TORCH] / geo[r], 3) for r in ok}
+        else:
+            note["ms"] = {r: round(geo[r], 5) for r in ok}
+        rules.append(Rule(box, best, note))
+    rules.append(Rule({}, default))
+    return Table(table.entry, table.target, table.extents, table.routes, tuple(rules), tuned)

@@ -1,0 +1,1 @@
+../cakec/kernels/gemm_bf16_skinny_n64.cake

@@ -1,0 +1,32 @@
+# CAKE-D009: a stage written by `store` and read by wgmma with no lm.fence_proxy() between.
+# RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
+@cake.schedule(target="sm_90a")
+def chain(lm, A: LM.tma2d, B: LM.tma2d, D: LM.tma2d, O: LM.tensor2d):
+    pool = lm.smem(98304)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    sb = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    sd = pool.view(offset=32768, shape=(64, 128), dtype=lm.bf16, swizzle=128b)
+    se = pool.view(offset=49152, shape=(128, 128), dtype=lm.bf16, swizzle=128b)
+    load = lm.role(warps=[0])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11])
+    full = lm.barrier(count=1, prod=[load], cons=[math], init_count=3)
+    acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    out = lm.regs(shape=(128, 64), dtype=lm.f32, role=math)
+    with load:
+        sa.tma_load(A, coords=(0, 0), barrier=full)
+        sb.tma_load(B, coords=(0, 0), barrier=full)
+        sd.tma_load(D, coords=(0, 0), barrier=full)
+    with math:
+        lm.wait(full)
+        lm.mma(acc, sa, sb, init=True)
+        se[0].store(acc.to(lm.bf16))
+        lm.mma(out, se, sd, init=True)
+        O.store(out, coords=(0, 0))
+# CHECK: store_no_fence.cake:23:9: error: `lm.mma` reads `se` through the async proxy, but `se` was written with ordinary stores at line 22 and no `lm.fence_proxy()` orders that write first [CAKE-D009]
+# CHECK-NEXT: {{^}}        lm.mma(out, se, sd, init=True)
+# CHECK-NEXT: {{^}}        ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: store_no_fence.cake:22:9: note: `se` is written here
+# CHECK-NEXT: {{^}}        se[0].store(acc.to(lm.bf16))
+# CHECK-NEXT: {{^}}        ^~~~~~~~~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: help: add `lm.fence_proxy()` after the write at line 22
+# CHECK-NOT: error

@@ -1,0 +1,37 @@
+# T.tma_store(view[s]): O through SMEM. The tile is stored into a 128b-swizzled stage, fenced,
+# then one thread issues one bulk tensor store per 64-column block (the swizzle span),
+# commits and waits for the group; the role meets at its named barrier after it.
+# RUN: cakec verify %s
+# RUN: cakec emit %s --emit cuda | filecheck %s
+# RUN: cakec emit %s --emit cubin -o %t.cubin
+@cake.schedule(target="sm_90a")
+def tmast(lm, A: LM.tma2d, B: LM.tma2d, O: LM.tma2d, M: LM.i32, N: LM.i32):
+    lm.grid(lm.cdiv(M, 128), lm.cdiv(N, 128))
+    mt = lm.block_id(0)
+    nt = lm.block_id(1)
+    pool = lm.smem(65536)
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    sb = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
+    so = pool.view(offset=32768, shape=(128, 128), dtype=lm.bf16, swizzle=128b)
+    load = lm.role(warps=[0])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11])
+    full = lm.barrier(count=1, prod=[load], cons=[math], init_count=2)
+    acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    with load:
+        sa.tma_load(A, coords=(mt, 0), barrier=full)
+        sb.tma_load(B, coords=(nt, 0), barrier=full)
+    with math:
+        lm.wait(full)
+        lm.mma(acc, sa, sb, init=True)
+        so[0].store((acc + 1.0).to(lm.bf16))
+        lm.fence_proxy()
+        O.tma_store(so[0], coords=(mt, nt))
+# CHECK: const bool cake_leader = cake_warp == 4u && cake_lane_id() == 0u;  // issues the role's TMA copies
+# CHECK: // tma_store_staged.cake:28: O.tma_store(so[0], coords=(mt, nt))
+# CHECK-NEXT: if (cake_leader) {
+# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so, nt * 128, mt * 128);
+# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so + 16384u, nt * 128 + 64, mt * 128);
+# CHECK-NEXT: cake_tma_store_commit();
+# CHECK-NEXT: cake_tma_store_wait<0>();
+# CHECK-NEXT: }
+# CHECK-NEXT: cake_named_barrier_sync(2u, 256u);  // the copy is complete: the stage may be rewritten

@@ -1,0 +1,147 @@
+"""Route tables (cakec/runtime/routes.py, docs/kernels.md): the shipped tables parse and
+give every input a route; a table that would send some input nowhere, or to a route that
+computes it wrongly, is refused with a message; the tuner's per-bucket choice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from cakec.runtime import routes
+from cakec.runtime.routes import Measured, RouteTableError, buckets, candidates, choose
+
+
+def gemm_table(rules: list[dict]) -> dict:
+    return {"entry": "gemm", "target": "sm_90a", "extents": ["m", "n", "k"],
+            "routes": {"big": {"kernel": "gemm_bf16"}, "skinny": {"kernel": "gemm_bf16_skinny"},
+                       "narrow": {"kernel": "kmeans_assign_d64", "requires": {"m": [0, 64]}},
+                       "torch": {}},
+            "rules": rules}
+
+
+@pytest.mark.parametrize("entry", ["gemm", "kmeans_assign"])
+def test_shipped_tables_parse_and_name_shipped_kernels(entry):
+    table = routes.load(entry, routes.path(entry))
+    assert table.rules[-1].box == {} and table.entry == entry
+    for r in table.rules:
+        assert r.route == routes.TORCH or (routes.SOURCES / f"{table.kernel(r.route)}.cake").is_file()
+
+
+@given(m=st.integers(1, 1 << 20), n=st.integers(1, 1 << 20), k=st.integers(1, 1 << 20))
+def test_every_gemm_shape_has_a_route(m, n, k):
+    table = routes.load("gemm", routes.path("gemm"))
+    route = table.choose(m=m, n=n, k=k, k_mod64=k % 64, n_mod8=n % 8)  # gemm.extents
+    assert route in {*table.routes, routes.TORCH}
+
+
+def test_kmeans_d64_route_never_serves_a_wider_d():
+    table = routes.load("kmeans_assign", routes.path("kmeans_assign"))
+    for rows in (1, 10_000, 1 << 22):
+        for d in (8, 64, 72, 96, 128):
+            route = table.choose(rows=rows, k=100, d=d)
+            assert d <= 64 or table.kernel(route) != "kmeans_assign_d64", (rows, d)
+
+
+def test_first_matching_rule_wins():
+    t = routes.parse(gemm_table([{"box": {"m": [0, 64]}, "route": "skinny"},
+                                 {"box": {"m": [0, 128]}, "route": "torch"},
+                                 {"box": {}, "route": "big"}]))
+    assert [t.choose(m=m, n=1, k=1) for m in (64, 65, 128, 129)] == ["skinny", "torch",
+                                                                        "torch", "big"]
+    assert t.kernel("torch") is None and t.kernel("skinny") == "gemm_bf16_skinny"
+
+
+@pytest.mark.parametrize("rules,message", [
+    ([{"box": {"m": [0, 64]}, "route": "skinny"}], "the last rule must have an empty box"),
+    ([], "the last rule must have an empty box"),
+    ([{"box": {}, "route": "nope"}], "unknown route 'nope'"),
+    ([{"box": {"q": [0, 1]}, "route": "big"}, {"box": {}, "route": "big"}], "bounds 'q'"),
+    ([{"box": {"m": [9, 3]}, "route": "big"}, {"box": {}, "route": "big"}], "not 0 <= lo <= hi"),
+    ([{"box": {"m": [0, 128]}, "route": "narrow"}, {"box": {}, "route": "big"}],
+     r"sends m in \[0, 128\] to route 'narrow', which requires m in \[0, 64\]"),
+    ([{"box": {}, "route": "narrow"}], "which requires m"),
+])
+def test_bad_tables_are_refused(rules, message):
+    with pytest.raises(RouteTableError, match=message):
+        routes.parse(gemm_table(rules))
+
+
+def test_a_route_needs_a_shipped_kernel():
+    raw = gemm_table([{"box": {}, "route": "big"}])
+    raw["routes"]["big"] = {"kernel": "no_such_kernel"}
+    with pytest.raises(RouteTableError, match="no shipped kernel no_such_kernel.cake"):
+        routes.parse(raw)
+
+
+def test_load_reads_the_override_folder(tmp_path, monkeypatch):
+    (tmp_path / "gemm_routes.json").write_text(json.dumps(gemm_table(
+        [{"box": {}, "route": "torch"}])))
+    monkeypatch.setenv("CAKEC_ROUTES_DIR", str(tmp_path))
+    assert routes.load("gemm").choose(m=1, n=1, k=1) == "torch"
+    (tmp_path / "gemm_routes.json").write_text("{")
+    with pytest.raises(RouteTableError, match="gemm_routes.json"):
+        routes.load("gemm")
+
+
+def test_buckets_tile_the_extents():
+    boxes = buckets({"m": [16, 64], "n": [100]})
+    assert len(boxes) == 6
+    for m in (0, 16, 17, 64, 65, 10**9):
+        for n in (1, 100, 101):
+            assert sum(routes.inside(b, {"m": m, "n": n}) for b in boxes) == 1
+
+
+def test_choose_takes_the_fastest_cake_route_and_torch_only_past_the_margin():
+    table = routes.parse(gemm_table([{"box": {}, "route": "big"}]))
+    measured = [
+        Measured((1, 4096, 4096), {"big": 30.0, "skinny": 10.0, "torch": 20.0}, {}),
+        Measured((16, 4096, 4096), {"big": 30.0, "skinny": 12.0, "torch": 20.0}, {}),
+        # m in (64, 128]: skinny computed wrongly at one shape, so big vs torch
+        Measured((100, 4096, 4096), {"big": 23.0, "torch": 20.0}, {"skinny": "rel err"}),
+        Measured((120, 4096, 4096), {"big": 21.0, "skinny": 5.0, "torch": 20.0}, {}),
+        Measured((5000, 4096, 4096), {"big": 10.0, "torch": 10.5}, {}),
+    ]
+    got = choose(table, measured, lambda s: {"m": s[0], "n": s[1], "k": s[2]},
+                 {"m": [64, 128]}, "big", {"device": "test"})
+    assert [(r.box, r.route) for r in got.rules] == [
+        ({"m": (0, 64)}, "skinny"), ({"m": (65, 128)}, "big"), ({"m": (129, None)}, "big"),
+        ({}, "big")]
+    assert got.rules[0].measured["x_torch"]["skinny"] == pytest.approx(20 / (120 ** 0.5), abs=1e-3)
+    # torch wins by more than the margin: the bucket falls back
+    slow = [Measured((1, 8, 8), {"big": 30.0, "skinny": 30.0, "torch": 20.0}, {})]
+    assert choose(table, slow, lambda s: {"m": s[0], "n": s[1], "k": s[2]}, {"m": [64]},
+                  "big", {}).rules[0].route == "torch"
+    assert routes.parse(got.to_json()).rules == got.rules  # what tune writes loads again
+
+
+def _have_sm90() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() == (9, 0)
+
+
+@pytest.mark.skipif(_have_sm90(), reason="with an sm_90 GPU the command tunes")
+def test_cakec_tune_without_a_gpu_is_one_error_line():
+    from click.testing import CliRunner
+
+    from cakec.cli import main
+
+    result = CliRunner().invoke(main, ["tune", "gemm"])
+    assert result.exit_code == 2
+    assert result.output.startswith("cakec: error: cakec tune needs ")
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    bad = CliRunner().invoke(main, ["tune", "fmha"])
+    assert bad.exit_code == 2 and "'fmha' is not one of 'gemm', 'kmeans_assign'" in bad.output
+
+
+def test_candidates_honour_candidate_and_requires_boxes():
+    raw = gemm_table([{"box": {}, "route": "big"}])
+    raw["routes"]["skinny"]["candidate"] = {"m": [0, 512]}
+    table = routes.parse(raw)
+    assert candidates(table, {"m": 64, "n": 1, "k": 1}) == ["big", "skinny", "narrow", "torch"]
+    assert candidates(table, {"m": 100, "n": 1, "k": 1}) == ["big", "skinny", "torch"]
+    assert candidates(table, {"m": 4096, "n": 1, "k": 1}) == ["big", "torch"]
