@@ -21,45 +21,53 @@ _ENTRY = "cakec.kernels.kda_decode"
 DIM = 128
 
 
-def _check_decode(q, k, v, g, beta, state, out, out_state=None) -> None:
-    """CakeArgumentError for anything the decode kernel does not compute exactly."""
-    checks.tensor(_ENTRY, "q", q, dtype=torch.bfloat16, ranks=(4,))
+def _check_tokens(entry: str, q, k, v, g, beta, *, one_token: bool) -> tuple[int, int, int, int]:
+    """The checks both entries make of q, k, v, g and beta ([B, T, ·]); returns B, T, H, HV."""
+    checks.tensor(entry, "q", q, dtype=torch.bfloat16, ranks=(4,))
     dev = q.device
-    checks.tensor(_ENTRY, "k", k, dtype=torch.bfloat16, ranks=(4,), device=dev)
-    checks.tensor(_ENTRY, "v", v, dtype=torch.bfloat16, ranks=(4,), device=dev)
-    checks.tensor(_ENTRY, "g", g, dtype=torch.float32, ranks=(4,), device=dev)
-    if not isinstance(beta, torch.Tensor) or beta.dtype not in (torch.float32, torch.bfloat16):
-        raise checks.CakeArgumentError(f"{_ENTRY}: beta must be a float32 or bfloat16 tensor "
-                                       f"[B, 1, HV], got {getattr(beta, 'dtype', type(beta))}")
-    checks.tensor(_ENTRY, "beta", beta, dtype=beta.dtype, ranks=(3,), device=dev)
-    checks.tensor(_ENTRY, "state", state, dtype=torch.float32, ranks=(4,), device=dev)
     b, t, h, dk = q.shape
-    hv = v.shape[2]
-    if t != 1:
-        raise checks.CakeArgumentError(f"{_ENTRY}: one token per sequence (q has T = {t}); "
+    if one_token and t != 1:
+        raise checks.CakeArgumentError(f"{entry}: one token per sequence (q has T = {t}); "
                                        "use kda_prefill for T > 1")
+    checks.tensor(entry, "k", k, dtype=torch.bfloat16, ranks=(4,), device=dev)
+    checks.tensor(entry, "v", v, dtype=torch.bfloat16, ranks=(4,), device=dev)
+    checks.tensor(entry, "g", g, dtype=torch.float32, ranks=(4,), device=dev)
+    if not isinstance(beta, torch.Tensor) or beta.dtype not in (torch.float32, torch.bfloat16):
+        raise checks.CakeArgumentError(f"{entry}: beta must be a float32 or bfloat16 tensor "
+                                       f"[B, T, HV], got {getattr(beta, 'dtype', type(beta))}")
+    checks.tensor(entry, "beta", beta, dtype=beta.dtype, ranks=(3,), device=dev)
+    hv = v.shape[2]
     if dk != DIM or v.shape[3] != DIM:
-        raise checks.CakeArgumentError(f"{_ENTRY}: head dims must be {DIM} (q has {dk}, v has "
+        raise checks.CakeArgumentError(f"{entry}: head dims must be {DIM} (q has {dk}, v has "
                                        f"{v.shape[3]})")
-    want = {"k": (k, (b, 1, h, DIM)), "v": (v, (b, 1, hv, DIM)), "g": (g, (b, 1, hv, DIM)),
-            "beta": (beta, (b, 1, hv)), "state": (state, (b, hv, DIM, DIM))}
-    if out is not None:
-        checks.tensor(_ENTRY, "out", out, dtype=torch.bfloat16, ranks=(4,), device=dev)
-        want["out"] = (out, (b, 1, hv, DIM))
-    if out_state is not None:
-        checks.tensor(_ENTRY, "out_state", out_state, dtype=torch.float32, ranks=(4,), device=dev)
-        want["out_state"] = (out_state, (b, hv, DIM, DIM))
-    for name, (x, shape) in want.items():
+    for name, x, shape in (("k", k, (b, t, h, DIM)), ("v", v, (b, t, hv, DIM)),
+                           ("g", g, (b, t, hv, DIM)), ("beta", beta, (b, t, hv))):
         if tuple(x.shape) != shape:
-            raise checks.CakeArgumentError(f"{_ENTRY}: {name} has shape {list(x.shape)}; "
-                                           f"expected {list(shape)} (from q {list(q.shape)} and "
-                                           f"v {list(v.shape)})")
-    if min(b, h, hv) < 1:
-        raise checks.CakeArgumentError(f"{_ENTRY}: empty input (q {list(q.shape)}, v "
+            raise checks.CakeArgumentError(f"{entry}: {name} has shape {list(x.shape)}; "
+                                           f"expected {list(shape)} (from q {list(q.shape)} "
+                                           f"and v {list(v.shape)})")
+    if min(b, t, h, hv) < 1:
+        raise checks.CakeArgumentError(f"{entry}: empty input (q {list(q.shape)}, v "
                                        f"{list(v.shape)})")
     if hv % h:
-        raise checks.CakeArgumentError(f"{_ENTRY}: value heads ({hv}) must be a multiple of "
+        raise checks.CakeArgumentError(f"{entry}: value heads ({hv}) must be a multiple of "
                                        f"query/key heads ({h})")
+    return b, t, h, hv
+
+
+def _check_decode(q, k, v, g, beta, state, out, out_state=None) -> None:
+    """CakeArgumentError for anything the decode kernel does not compute exactly."""
+    b, _, _, hv = _check_tokens(_ENTRY, q, k, v, g, beta, one_token=True)
+    for name, x, dtype, shape in (("state", state, torch.float32, (b, hv, DIM, DIM)),
+                                  ("out", out, torch.bfloat16, (b, 1, hv, DIM)),
+                                  ("out_state", out_state, torch.float32, (b, hv, DIM, DIM))):
+        if x is None:
+            continue
+        checks.tensor(_ENTRY, name, x, dtype=dtype, ranks=(4,), device=q.device)
+        if tuple(x.shape) != shape:
+            raise checks.CakeArgumentError(f"{_ENTRY}: {name} has shape {list(x.shape)}; "
+                                           f"expected {list(shape)} (from q {list(q.shape)} "
+                                           f"and v {list(v.shape)})")
     if b * hv * DIM >= 2**31:
         raise checks.CakeArgumentError(f"{_ENTRY}: B·HV = {b * hv} is too large for 32-bit "
                                        "row indices of the state")
@@ -130,32 +138,8 @@ _PREFILL = "cakec.kernels.kda_prefill"
 
 def _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens) -> None:
     """CakeArgumentError for anything the prefill kernel does not compute exactly."""
-    checks.tensor(_PREFILL, "q", q, dtype=torch.bfloat16, ranks=(4,))
+    b, t, h, hv = _check_tokens(_PREFILL, q, k, v, g, beta, one_token=False)
     dev = q.device
-    checks.tensor(_PREFILL, "k", k, dtype=torch.bfloat16, ranks=(4,), device=dev)
-    checks.tensor(_PREFILL, "v", v, dtype=torch.bfloat16, ranks=(4,), device=dev)
-    checks.tensor(_PREFILL, "g", g, dtype=torch.float32, ranks=(4,), device=dev)
-    if not isinstance(beta, torch.Tensor) or beta.dtype not in (torch.float32, torch.bfloat16):
-        raise checks.CakeArgumentError(f"{_PREFILL}: beta must be a float32 or bfloat16 tensor "
-                                       f"[B, T, HV], got {getattr(beta, 'dtype', type(beta))}")
-    checks.tensor(_PREFILL, "beta", beta, dtype=beta.dtype, ranks=(3,), device=dev)
-    b, t, h, dk = q.shape
-    hv = v.shape[2]
-    if dk != DIM or v.shape[3] != DIM:
-        raise checks.CakeArgumentError(f"{_PREFILL}: head dims must be {DIM} (q has {dk}, v "
-                                       f"has {v.shape[3]})")
-    for name, x, shape in (("k", k, (b, t, h, DIM)), ("v", v, (b, t, hv, DIM)),
-                           ("g", g, (b, t, hv, DIM)), ("beta", beta, (b, t, hv))):
-        if tuple(x.shape) != shape:
-            raise checks.CakeArgumentError(f"{_PREFILL}: {name} has shape {list(x.shape)}; "
-                                           f"expected {list(shape)} (from q {list(q.shape)} "
-                                           f"and v {list(v.shape)})")
-    if min(b, t, h, hv) < 1:
-        raise checks.CakeArgumentError(f"{_PREFILL}: empty input (q {list(q.shape)}, v "
-                                       f"{list(v.shape)})")
-    if hv % h:
-        raise checks.CakeArgumentError(f"{_PREFILL}: value heads ({hv}) must be a multiple of "
-                                       f"query/key heads ({h})")
     n = b
     if cu_seqlens is not None:
         if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dtype not in (

@@ -287,8 +287,12 @@ def inlined(op: Operation) -> bool:
     if len(uses) != 1:
         return False
     user = uses[0].operation
-    if user.parent is not op.parent:
-        return False
+    return user.parent is op.parent and _registers_kept(op, user)
+
+
+def _registers_kept(op: Operation, user: Operation) -> bool:
+    """Whether `user` follows `op` in its block with only ops between that leave every
+    register and memory as they are (`_leaves_registers`)."""
     between = op.next_op
     while between is not None and between is not user:
         if not _leaves_registers(between):
@@ -646,14 +650,7 @@ def deferred_load(op: TileLoadOp) -> bool:
     if not _is_block(op):
         return False
     user = _eval_point(op.result)
-    if user is None:
-        return False
-    between = op.next_op
-    while between is not None and between is not user:
-        if not _leaves_registers(between):
-            return False
-        between = between.next_op
-    return between is user
+    return user is not None and _registers_kept(op, user)
 
 
 def _load_traits(op: TileLoadOp) -> str:
