@@ -16,7 +16,8 @@
 #
 # The chunked form this is to become (not written yet: it needs register tiles stored to
 # SMEM as wgmma operands, `view[s].store(tile)`, and operand transposes `view[s].T`, which
-# are being added to the language on another branch), chunk C = 64 rows, one consumer
+# reached the language while this kernel was being written, and a column scan for γ),
+# chunk C = 64 rows, one consumer
 # warpgroup per (sequence·head), a TMA producer warpgroup streaming q, k, v, g chunks
 # through a 2-stage ring:
 #  1. γ = within-chunk cumsum of g·log2(e) (a column scan of the (64, 128) g tile); K̃ = K ⊙ 2^γ,
