@@ -187,7 +187,8 @@ def bench_e2e(out: dict) -> None:
 
     print(f"kmeans end to end, {E2E_ITERS} Lloyd iterations from the same initial centroids: "
           f"cakec.kernels.kmeans vs flash-kmeans batch_kmeans_Euclid {why}")
-    print(f"{'B,N,K,D':>22} {'ours ms':>9} {'flash ms':>9} {'x flash':>8} {'inertia ours/flash':>19}")
+    print(f"{'B,N,K,D':>22} {'ours ms':>9} {'flash ms':>9} {'x flash':>8} "
+          f"{'inertia ours/flash':>19}")
     rows = []
     for b, n, k, d in E2E_SHAPES:
         g = torch.Generator(device="cuda").manual_seed(0)

@@ -568,13 +568,13 @@ class TileStoreOp(IRDLOperation):
 @irdl_op_definition
 class TileBinaryOp(IRDLOperation):
     """Elementwise `lhs KIND rhs` on f32 tiles with numpy broadcasting; either side may be
-    an f32 scalar. KIND is add, sub, mul, div, min or max (TILE_BINARY), or `and`/`or` of
-    two i1 predicate tiles."""
+    an f32 scalar. KIND is add, sub, mul, div, min or max (TILE_BINARY; min and max also of
+    i32 tiles and i32 scalars), or `and`/`or` of two i1 predicate tiles."""
 
     name = "cake.tile_binary"
     kind = prop_def(StringAttr)
-    lhs = operand_def(TileType | Float32Type)
-    rhs = operand_def(TileType | Float32Type)
+    lhs = operand_def(TileType | Float32Type | IntegerType)
+    rhs = operand_def(TileType | Float32Type | IntegerType)
     result = result_def(TileType)
 
 

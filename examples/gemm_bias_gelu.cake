@@ -24,10 +24,7 @@ def gemm_bias_gelu(lm, A: LM.tma2d, B: LM.tma2d, Bias: LM.tma2d, C: LM.tma2d,
     tiles_n = lm.cdiv(N, 256)
     tiles = tiles_m * tiles_n
     k_tiles = lm.max(lm.cdiv(K, 64), 1)          # ≥ 1 step: the accumulator is always written
-    # A whole number of 8-tile groups per round of CTAs (128 of the H200's 132 SMs): the CTAs
-    # running at one moment then share 8 A and 16 B panels in L2 (gemm_fp8 +4-6 % on the
-    # H200, bench/gemm_epilogues.py); fewer than 8 SMs: all of them.
-    lm.grid(lm.min(tiles, lm.max(lm.sm_count() // 8 * 8, lm.min(lm.sm_count(), 8))))
+    lm.grid(lm.min(tiles, lm.sm_count()))
 
     pool = lm.smem(198656)                       # 4 stages × (16 KiB of A + 32 KiB of B) + 2 KiB
     sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from xdsl.ir import Operation
 
 from cakec.dialects import cake
-from cakec.targets.emit.tiles import STAGE_STORE_TRAITS
+from cakec.targets.emit.tiles import PACKED, STAGE_STORE_TRAITS
 from cakec.targets.sm80.tiles import role_grid
 
 #: Ops whose presence makes a role hold register tiles in its layout.
@@ -35,9 +35,23 @@ def tile_problems(family: str, roles: dict[cake.RoleOp, list[Operation]]
             continue
         acc = next((op.acc for op in ops if isinstance(op, cake.MmaOp)
                     and isinstance(op.acc.owner, cake.RegsOp)), None)
+        if family != "sm90":
+            yield from _packed(tile_ops)
         if family == "sm90" or (family == "sm100" and acc is None):
             continue
         yield from _mma_sync(role, ops, tile_ops, acc)
+
+
+def _packed(tile_ops: list[Operation]) -> Iterator[tuple[Operation, str, str]]:
+    """16-bit `lm.regs` tiles are held packed, two columns per register, in the wgmma layout
+    only (the register-A operand they feed is wgmma's)."""
+    for op in tile_ops:
+        if isinstance(op, cake.TileAssignOp) and cake.dtype_name(
+                op.dest.type.element_type) in PACKED:
+            yield (op, "a 16-bit register tile (held packed, two columns per register) is "
+                   "lowered in the wgmma layout only",
+                   "keep the tile in f32 (`lm.regs(..., dtype=lm.f32)`) and convert where it "
+                   "is used, or target sm_90a")
 
 
 def store_problems(stores: list[cake.StageStoreOp]) -> Iterator[tuple[Operation, str, str]]:

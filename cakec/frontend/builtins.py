@@ -210,7 +210,8 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "Write a register tile of the stage's shape and dtype into the stage (convert "
            "with `.to(dtype)` first), in the view's layout and swizzle, so a later MMA or TMA "
            "store reads it; an async-proxy reader needs `lm.fence_proxy()` after it.",
-           "st.shared of column pairs at the view's swizzled addresses", "role"),
+           "st.shared of column pairs at the view's swizzled addresses (stmatrix on sm_90a)",
+           "role"),
     ]},
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",

@@ -145,9 +145,13 @@ def predicate_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Value:
 
 
 def binary(fe: Any, kind: str, what: str, pairs: list[tuple[Any, Span]], span: Span) -> Value:
-    ssa, shape, _ = _operands(fe, what, pairs, ("f32",), span)
+    """Arithmetic on f32 tiles; `lm.min`/`lm.max` also of i32 tiles (index tiles, argmin
+    results), with i32 scalars."""
+    dtypes = ("f32", "i32") if kind in ("min", "max") else ("f32",)
+    ssa, shape, dtype = _operands(fe, what, pairs, dtypes, span)
     return _result(fe, cake.TileBinaryOp.build(operands=ssa, properties={
-        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, f32)]), span)
+        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, cake.dtype_attr(dtype))]),
+        span)
 
 
 def unary(fe: Any, kind: str, what: str, v: Any, span: Span, arg_span: Span) -> Value:
@@ -246,9 +250,17 @@ def assign_regs(fe: Any, target: ast.Name, dest: Any, v: Any, span: Span) -> Non
     if v.kind == "tmem":
         v = _read_tmem(fe, v, span)
     _owned_here(fe, dest, target.span, name)
-    if _dtype(dest) not in ("f32", "i32"):
+    if _dtype(dest) not in _ASSIGNED:
         raise error("CAKE-D002", f"`{name}` is an MMA operand-typed {_dtype(dest)} tile; "
-                    "assigned register tiles are f32 or i32", span, notes=decl_note(dest))
+                    "assigned register tiles are " + ", ".join(_ASSIGNED), span,
+                    notes=decl_note(dest))
+    if _dtype(dest) in ("bf16", "f16") and (v.kind != "tile" or len(_shape(dest)) != 2
+                                           or 1 in _shape(dest)):
+        raise error("CAKE-T007" if v.kind == "tile" else "CAKE-D002",
+                    f"`{name}` is a {_show(_shape(dest))} {_dtype(dest)} tile: 16-bit register "
+                    "tiles are (M, N) tiles assigned a converted tile expression", span,
+                    notes=decl_note(dest),
+                    help=f"assign `(...).to(lm.{_dtype(dest)})` of an (M, N) tile")
     if v.kind in ("float", "int"):  # fill every element
         if v.kind == "float" and _dtype(dest) == "i32":
             raise error("CAKE-D002", f"`{name}` is an i32 tile; it can be filled with an "
@@ -265,6 +277,12 @@ def assign_regs(fe: Any, target: ast.Name, dest: Any, v: Any, span: Span) -> Non
                     f"{_show(_shape(v))} {_dtype(v)}", span, notes=decl_note(dest),
                     help="a register tile keeps its declared shape and dtype")
     fe._add(cake.TileAssignOp.build(operands=[dest.ssa, v.ssa]), target.span)
+
+
+#: dtypes of `lm.regs` tiles a program assigns: f32 and i32 computed values, and 16-bit tiles
+#: (converted with `.to`) held packed two per register, e.g. a register-A MMA operand kept
+#: across iterations.
+_ASSIGNED = ("f32", "i32", "bf16", "f16")
 
 
 def _owned_here(fe: Any, v: Any, span: Span, name: str) -> None:

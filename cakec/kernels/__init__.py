@@ -5,6 +5,7 @@
     idx, dist = kmeans_assign(x, c)   # nearest centroid -> torch.ops.cake.kmeans_assign
     o = kda_decode(q, k, v, g, beta, state)          # Kimi Delta Attention, one decode step
     o, s = kda_prefill(q, k, v, g, beta, output_final_state=True)   # whole sequences
+    gemm_route(1, 4096, 4096)         # the route (variant) gemm takes for that shape
 
 Each entry but the KDA ones is registered as a `cake::` torch op with a fake implementation, so
 torch.compile(fullgraph=True) traces through it and CUDA graphs capture it. Importing this
@@ -14,6 +15,9 @@ disk per (kernel, target, toolkit) (cakec/kernels/build.py).
 
 from cakec.kernels.gemm import gemm
 from cakec.kernels.kda import kda_decode, kda_prefill
+from cakec.kernels.gemm import route_of as gemm_route
 from cakec.kernels.kmeans import csq_buffer, kmeans, kmeans_assign
+from cakec.kernels.kmeans import route_of as kmeans_assign_route
 
-__all__ = ["gemm", "kmeans_assign", "kmeans", "csq_buffer", "kda_decode", "kda_prefill"]
+__all__ = ["gemm", "kmeans_assign", "kmeans", "csq_buffer", "gemm_route", "kmeans_assign_route",
+           "kda_decode", "kda_prefill"]

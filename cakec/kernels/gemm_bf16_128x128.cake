@@ -4,8 +4,8 @@
 # 4 × wgmma m64n128k16 per 64-deep stage into 64 f32 registers; a 6-stage ring of 32 KiB
 # stages. Tiles run M-fastest: at the shapes this route serves (M ≤ 2048, 16 M tiles) the
 # CTAs running at once cover all of A and a few columns of B tiles, so both stay in L2
-# without gemm_bf16's groups of 8. Same contract: any M, N, K ≥ 1 with K % 8 == 0; the `cakec tune` table picks it
-# per shape bucket.
+# without gemm_bf16's groups of 8. Same contract: any M, N, K ≥ 1 with K % 8 == 0; the
+# `cakec tune` table picks it per shape bucket.
 @cake.schedule(target="sm_90a")
 def gemm_bf16_128x128(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
     tiles_m = lm.cdiv(M, 128)

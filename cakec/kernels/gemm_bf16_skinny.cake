@@ -11,9 +11,9 @@
 #   latency that is ~57 GB/s per SM, over the ~36 GB/s fair share of 4.8 TB/s (measured
 #   on the H200, `cakec tune gemm`: the 64×64 form, gemm_bf16_skinny_n64.cake, streams B at
 #   31-40 GB/s per SM at M = 64, less below M = 64, where A's box reads past M; docs/kernels.md);
-# * one producer warpgroup (one elected thread) issues the TMA loads; one consumer warpgroup issues 4 × wgmma m64n32k16
-#   per stage. A's 64×64 box reads zeros past M (TMA fill), which multiply into rows no
-#   store writes. A is M×K: every CTA reads it, from L2.
+# * one producer warpgroup (one elected thread) issues the TMA loads; one consumer
+#   warpgroup issues 4 × wgmma m64n32k16 per stage. A's 64×64 box reads zeros past M (TMA
+#   fill) into rows no store writes; A is M×K and every CTA reads it, from L2.
 @cake.schedule(target="sm_90a")
 def gemm_bf16_skinny(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
     tiles_m = lm.cdiv(M, 64)

@@ -3,7 +3,8 @@
 # M = 64, a 64×32 tile reads two bytes of A per byte of B). The tuner (`cakec tune`) picks
 # between the two per shape bucket. Same contract: any M, N, K ≥ 1 with K % 8 == 0.
 @cake.schedule(target="sm_90a")
-def gemm_bf16_skinny_n64(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, M: LM.i32, N: LM.i32, K: LM.i32):
+def gemm_bf16_skinny_n64(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d,
+                         M: LM.i32, N: LM.i32, K: LM.i32):
     tiles_m = lm.cdiv(M, 64)
     tiles_n = lm.cdiv(N, 64)
     tiles = tiles_m * tiles_n

@@ -183,8 +183,9 @@ def kmeans(x: torch.Tensor, k: int, iters: int = 10, init: str | torch.Tensor = 
                                            f"{init.device}; expected floating point on {x.device}")
         c = (init if batched else init[None]).float()
         if tuple(c.shape) != (b, k, d):
+            want = [b, k, d][not batched:]
             raise checks.CakeArgumentError(f"cakec.kernels.kmeans: init has shape "
-                                           f"{list(init.shape)}; expected {[b, k, d][not batched:]}")
+                                           f"{list(init.shape)}; expected {want}")
     elif init == "random":
         if not 1 <= k <= n:
             raise checks.CakeArgumentError(f"cakec.kernels.kmeans: k = {k} needs 1 <= k <= N = {n}")

@@ -4,9 +4,9 @@ Each entry with more than one variant (gemm: cakec/kernels/gemm_routes.json) has
 table: the routes (a shipped .cake kernel, or the `torch` fallback), an ordered list of
 rules (a box of extents -> a route, first match wins) whose last rule matches everything,
 and what the rules were measured with. `cakec tune` rewrites the rules from timings on
-the device (cakec/kernels/tune.py); this module only reads and matches them, in pure
-Python (no torch, unlike cakec.kernels), so the choice is testable anywhere. docs/kernels.md describes the
-format and the fallback hierarchy.
+the device (cakec/kernels/tune.py); this module reads and matches them, and makes the
+tuner's choice, in pure Python (no torch, unlike cakec.kernels), so both are testable
+anywhere. docs/kernels.md describes the format and the fallback hierarchy.
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@
 #   block j − 1 behind it, and runs the softmax of S_j while that wgmma executes; O is
 #   rescaled by α = 2^(m_old − m_new) once it has retired; the last block's P·V follows the
 #   loop. The carried f32 P costs 64 registers per thread: within the consumers' 232
-#   (setmaxnreg), no spills (the form without the overlap: 532 vs 594 TFLOP/s at S = 16k);
+#   (setmaxnreg) but for 32 bytes of spills (the form without the overlap: 532 vs 596 TFLOP/s
+#   at S = 16k on the H200);
 # * causal (bottom-right aligned: query i sees keys j ≤ i + S_k − S_q): the KV blocks wholly
 #   above the diagonal are never loaded; masks (causal diagonal, the key tail) are index
 #   comparisons, evaluated only on the blocks that hold the key tail or cross the diagonal

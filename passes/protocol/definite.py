@@ -21,7 +21,8 @@ def tile_definedness(kernel: cake.KernelOp) -> list[Finding]:
     tracked = {op for op in kernel.body.block.ops if isinstance(op, cake.RegsOp)
                and any(isinstance(u.operation, cake.TileAssignOp) and u.index == 0
                        for u in op.result.uses)
-               and not any(isinstance(u.operation, (cake.MmaOp, cake.ArgminOp))
+               and not any(isinstance(u.operation, cake.ArgminOp)
+                           or (isinstance(u.operation, cake.MmaOp) and u.index == 0)
                            for u in op.result.uses)}
     if not tracked:
         return []

@@ -138,11 +138,14 @@ class Launches:
     def _invert(self, leaf: Leaf, fn: Callable[[Env], int | None], targets: list[int]) -> None:
         """Adds to `leaf.reps` the smallest value giving each target (others at base)."""
         base = {k: lf.base for k, lf in self.leaves.items()}
+        seen: dict[int, int | None] = {}  # every target's search starts from `lo` again
 
         def f(x: int) -> int | None:
-            base[leaf.key] = x
-            env = self.complete(base)
-            return None if env is None else fn(env)
+            if x not in seen:
+                base[leaf.key] = x
+                env = self.complete(base)
+                seen[x] = None if env is None else fn(env)
+            return seen[x]
 
         # The smallest value that launches anything (a grid of cdiv(M, 128) needs M >= 1).
         lo, hi = next((x for x in (leaf.lo, leaf.lo + 1, leaf.lo + 2) if f(x) is not None),

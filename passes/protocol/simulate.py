@@ -268,12 +268,14 @@ class Simulation:
         if st[0] and not st[1]:
             prev = st[0][-1]
             if prev[0] != w and not self._fill_seen(vc, prev):
+                what = "TMA load" if prev[2] is not None else "`store`"
                 self._report("race", Finding(
                     "CAKE-S003", ins.op,
                     f"role {self.k.roles[w].name} refills {ins.view.name}[{s}] at line "
-                    f"{line_of(ins.op)} before the TMA load of role {self.k.roles[prev[0]].name} "
+                    f"{line_of(ins.op)} before the {what} of role {self.k.roles[prev[0]].name} "
                     f"into it (line {line_of(prev[4].op)}) is known to be complete{self.where}",
-                    [(prev[4].op, "the other load is issued here")],
+                    [(prev[4].op, f"the other {'load' if prev[2] is not None else 'store'} is "
+                                  "issued here")],
                     help="order the two loads through a barrier the first one completes"))
         p = self.completed[e]
         st[0].append([w, vc[w], e, p, ins])

@@ -10,8 +10,7 @@ from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
     BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, StageStoreOp,
-    TileStoreOp, TileType, TmaStoreOp, TransposeOp, dtype_name,
-    ViewOp,
+    TileAssignOp, TileStoreOp, TileType, TmaStoreOp, TransposeOp, ViewOp, dtype_name,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, Lowering
@@ -121,15 +120,15 @@ def if_op(em: KernelEmitter, op: IfOp) -> None:
 
 
 def convert(em: KernelEmitter, op: ConvertOp) -> None:
-    """`tile.to(dtype)` emits nothing itself: the store (or the wgmma reading it as its
-    register A) that consumes it converts; a conversion to f32 or i32 of a register tile
-    (`R.load(..., dtype=lm.bf16).to(lm.f32)`) is a cast the tile evaluator applies where the
-    expression is consumed."""
+    """`tile.to(dtype)` emits nothing itself: the store, the assignment of a 16-bit register
+    tile (or the wgmma reading it as its register A) that consumes it converts; a tile read
+    as f32 or i32 (`p.to(lm.f32)` of a 16-bit tile) is converted wherever the evaluator reads
+    it (targets/emit/tiles.py)."""
     if isinstance(op.source.type, TileType) and dtype_name(op.result.type.element_type) in (
             "f32", "i32"):
         return
-    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, StageStoreOp, MmaOp))
-               for u in op.result.uses):
+    if not all(isinstance(u.operation, (TmaStoreOp, TileStoreOp, StageStoreOp, MmaOp,
+                                        TileAssignOp)) for u in op.result.uses):
         raise Unsupported("using a converted tile other than in a store or as an MMA's A")
 
 

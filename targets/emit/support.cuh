@@ -39,6 +39,14 @@ struct CakeOutBf16 {
   static __device__ __forceinline__ void sts_pair(u32 a, float lo, float hi) {
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(pack(lo, hi)) : "memory");
   }
+  // Half h (0: the even column) of a packed register of a 16-bit register tile.
+  static __device__ __forceinline__ float get(u32 w, int h) {
+    return __uint_as_float(h ? (w & 0xffff0000u) : (w << 16));
+  }
+  static __device__ __forceinline__ void set(u32& w, int h, float x) {
+    const u32 b = cake_f32_to_bf16(x);
+    w = h ? ((w & 0xffffu) | (b << 16)) : ((w & 0xffff0000u) | b);
+  }
 };
 
 struct CakeOutF16 {
@@ -51,6 +59,15 @@ struct CakeOutF16 {
   static __device__ __forceinline__ void one(u16* p, float v) { *p = cake_f32_to_f16(v); }
   static __device__ __forceinline__ void sts_pair(u32 a, float lo, float hi) {
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(a), "r"(pack(lo, hi)) : "memory");
+  }
+  static __device__ __forceinline__ float get(u32 w, int h) {
+    float y;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"((u16)(h ? w >> 16 : w & 0xffffu)));
+    return y;
+  }
+  static __device__ __forceinline__ void set(u32& w, int h, float x) {
+    const u32 b = cake_f32_to_f16(x);
+    w = h ? ((w & 0xffffu) | (b << 16)) : ((w & 0xffff0000u) | b);
   }
 };
 

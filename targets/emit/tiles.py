@@ -45,6 +45,10 @@ _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _UNARY = {"exp2": "cake_ex2", "exp": "cake_exp", "log2": "cake_lg2", "log": "cake_log",
           "sqrt": "cake_sqrt", "rsqrt": "cake_rsqrt", "abs": "fabsf", "tanh": "cake_tanh",
           "sigmoid": "cake_sigmoid", "gelu": "cake_gelu", "silu": "cake_silu"}
+#: 16-bit register tiles (`lm.regs` of bf16/f16 assigned `(...).to(dtype)`), held two
+#: adjacent columns per u32, and the trait that reads and writes their halves.
+PACKED = {"bf16": "CakeOutBf16", "f16": "CakeOutF16"}
+
 #: Loop variables of a thread's registers: row slot, column slot, pair start.
 R, C, CP = "cake_r", "cake_c", "cake_cp"
 #: A target's tile layout for `evaluate`: the C expression of one element of a leaf tile.
@@ -84,6 +88,16 @@ class Layout:
     def ref(self, var: str, shape: tuple[int, int]) -> str:
         """The element of array `var` (a tile of `shape`) at (cake_r, cake_c)."""
         raise NotImplementedError
+
+    def decl_packed(self, shape: tuple[int, int]) -> str:
+        """The u32 array dimensions of a 16-bit (M, N) tile held two columns per register
+        (column slots 2k and 2k + 1 share register k)."""
+        raise Unsupported("a 16-bit register tile in this layout")
+
+    def ref_packed(self, var: str, shape: tuple[int, int]) -> str:
+        """The packed register of array `var` holding the element at (cake_r, cake_c) (its
+        half: cake_c % 2)."""
+        raise Unsupported("a 16-bit register tile in this layout")
 
     def row(self) -> str:
         """The tile row of row slot cake_r (a C expression)."""
@@ -192,7 +206,8 @@ def evaluate(em: KernelEmitter, v: SSAValue, leaf: Leaf) -> str:
     if isinstance(owner, TileBinaryOp):
         kind = owner.kind.data
         if kind in _CALL2:
-            return f"{_CALL2[kind]}({evaluate(em, owner.lhs, leaf)}, {evaluate(em, owner.rhs, leaf)})"
+            call = _CALL2[kind] if tile_ctype(v) == "float" else kind  # i32: CUDA's min/max
+            return f"{call}({evaluate(em, owner.lhs, leaf)}, {evaluate(em, owner.rhs, leaf)})"
         return _fused(em, owner, leaf) or "({} {} {})".format(
             evaluate(em, owner.lhs, leaf), _INFIX[kind], evaluate(em, owner.rhs, leaf))
     if isinstance(owner, TileUnaryOp):
@@ -250,6 +265,11 @@ def element(em: KernelEmitter, v: SSAValue, layout: Layout) -> str:
         if special is not None:
             return special
         if x in em.values:
+            # A 16-bit load is widened to f32 registers as it is read; other 16-bit tiles pack.
+            trait = None if isinstance(owner, TileLoadOp) else PACKED.get(
+                dtype_name(x.type.element_type))  # type: ignore[attr-defined]
+            if trait is not None:
+                return f"{trait}::get({layout.ref_packed(em.values[x], tile_dims(x))}, {C} % 2)"
             return layout.ref(em.values[x], tile_dims(x))
         if isinstance(owner, TileLoadOp) and deferred_load(owner):
             return _load_elem(em, owner, layout)
@@ -268,12 +288,15 @@ def declare_regs(em: KernelEmitter, ops: list[Operation], layout: Layout) -> Non
             if (v in em.values or not isinstance(v.type, TileType)
                     or getattr(regs, "name", None) != "cake.regs" or layout.leaf(em, v) is not None):
                 continue
+            rows, cols = tile_dims(v)
+            packed = dtype_name(v.type.element_type) in PACKED  # type: ignore[attr-defined]
+            decl = (f"u32 {{}}{layout.decl_packed((rows, cols))}" if packed
+                    else f"{tile_ctype(v)} {{}}{layout.decl((rows, cols))}")
             var = em.names.fresh(regs.sym_name.data)  # type: ignore[union-attr]
             em.values[v] = var
             em.source_comment(regs)  # type: ignore[arg-type]
-            rows, cols = tile_dims(v)
-            em.line(f"{tile_ctype(v)} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}) "
-                    "lm.regs")
+            em.line(decl.format(var) + f";  // ({rows}, {cols}) lm.regs" +
+                    (", 16-bit pairs" if packed else ""))
 
 
 # ---- lowerings --------------------------------------------------------------------------------
@@ -386,16 +409,27 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
     shape = tile_dims(op.dest)
     em.source_comment(op)
     layout.before_read(em, op, op.value)
-    load = op.value.owner
-    if isinstance(load, TileLoadOp) and deferred_load(load) and 1 not in shape:
+    trait = PACKED.get(dtype_name(op.dest.type.element_type))  # type: ignore[attr-defined]
+    value = op.value
+    load = value.owner
+    if trait is None and isinstance(load, TileLoadOp) and deferred_load(load) and 1 not in shape:
         with em.block():  # `r = T.load(...)`: the block read two columns per load
             _load_pairs(em, load, layout, lambda: _lvalue(em, op.dest, layout))
         return
+    if trait is not None and isinstance(value.owner, ConvertOp):  # converted as it is packed
+        value = value.owner.source
     # A number fills every element: the loops run over the destination's registers.
-    over = op.value if isinstance(op.value.type, TileType) else op.dest
+    over = value if isinstance(value.type, TileType) else op.dest
     with em.block():
         with layout.loops(em, shape, over):
-            em.line(f"{_lvalue(em, op.dest, layout)} = {element(em, op.value, layout)};")
+            x = element(em, value, layout)
+            if trait is None:
+                em.line(f"{_lvalue(em, op.dest, layout)} = {x};")
+            elif op.dest in em.values:
+                em.line(f"{trait}::set({layout.ref_packed(em.values[op.dest], shape)}, "
+                        f"{C} % 2, {x});")
+            else:
+                raise Unsupported("assigning a register tile its role does not hold")
 
 
 def _lvalue(em: KernelEmitter, dest: SSAValue, layout: Layout) -> str:

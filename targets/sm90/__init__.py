@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArgminOp, ArriveOp, CommitOp, ConvertOp, FenceProxyOp, ForOp, IfOp, MmaOp, RegsOp,
-    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp,
+    StageLoadOp, StageStoreOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp,
+    TmaStoreStageOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
@@ -30,6 +31,7 @@ def backend(target: str) -> Backend:
             ForOp: lowering.for_loop, IfOp: tiles.branch,
             **TILE_LOWERINGS, TileLoadOp: tiles.tile_load, TileStoreOp: tiles.tile_store,
             StageLoadOp: tiles.stage_load, SumSqOp: tiles.sum_sq, ArgminOp: tiles.argmin,
+            StageStoreOp: tiles.stage_store,
         },
         headers=("emit/support.cuh", "sm90/wgmma.cuh", "emit/tiles.cuh", "sm90/tiles.cuh"),
         declare_tiles=tiles.declare_tiles, tile_layout=tiles.tile_layout,

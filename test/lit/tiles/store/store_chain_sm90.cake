@@ -1,5 +1,6 @@
-# view[s].store on sm_90a: E = (A·Bᵀ).to(bf16) written into a 128b-swizzled stage in the wgmma
-# fragment layout, fenced (each thread, then the role's named barrier), then read by wgmma.
+# view[s].store on sm_90a: E = (A·Bᵀ).to(bf16) written into a 128b-swizzled stage from the wgmma
+# fragments by stmatrix.x4 (four 8x8 matrices per warp and 16-column block, each lane addressing
+# one swizzled row chunk), fenced (each thread, then the role's named barrier), read by wgmma.
 # RUN: cakec verify %s
 # RUN: cakec emit %s --emit cuda | filecheck %s
 # RUN: cakec emit %s --emit cubin -o %t.cubin
@@ -26,10 +27,14 @@ def chain(lm, A: LM.tma2d, B: LM.tma2d, D: LM.tma2d, O: LM.tensor2d):
         lm.fence_proxy()
         lm.mma(out, se, sd, init=True)
         O.store(out, coords=(0, 0))
-# CHECK: // store_chain_sm90.cake:25: se[0].store(acc.to(lm.bf16))
+# CHECK: // store_chain_sm90.cake:26: se[0].store(acc.to(lm.bf16))
 # CHECK-NEXT: cake_wgmma_wait<0>();  // no wgmma of this role still reads the view
-# CHECK: CakeOutBf16::sts_pair(cake_stage_addr<128u, 128u, 7u, 2u>(cake_st, (u32)((i32)((cake_warp - 4u) / 4u) * 64 + 64 * (cake_r / 2) + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() / 4u) + 8 * (cake_r % 2)), (u32)(8 * (cake_c / 2) + 2 * (i32)(cake_lane_id() % 4u) + cake_c % 2)), cake_x[0], cake_x[1]);
-# CHECK: // store_chain_sm90.cake:26: lm.fence_proxy()
+# CHECK: __syncwarp();  // stmatrix is .sync.aligned
+# CHECK: const int cake_r = 2 * cake_f + 1; const int cake_cp = 4 * cake_j + 2;
+# CHECK: cake_m[3] = CakeOutBf16::pack(cake_x[0], cake_x[1]);
+# CHECK-NEXT: }
+# CHECK-NEXT: cake_stmatrix_x4(cake_stage_addr<128u, 128u, 7u, 2u>(cake_st, (u32)((i32)((cake_warp - 4u) / 4u) * 64 + 64 * cake_f + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) + 8 * (i32)((cake_lane_id() / 8u) % 2u)), (u32)(8 * (2 * cake_j + (i32)(cake_lane_id() / 16u)))), cake_m);
+# CHECK: // store_chain_sm90.cake:27: lm.fence_proxy()
 # CHECK-NEXT: cake_fence_proxy_async();
 # CHECK-NEXT: cake_named_barrier_sync(2u, 256u);  // every thread of `math` has written and fenced its part
-# CHECK-NEXT: // store_chain_sm90.cake:27: lm.mma(out, se, sd, init=True)
+# CHECK-NEXT: // store_chain_sm90.cake:28: lm.mma(out, se, sd, init=True)
