@@ -264,17 +264,17 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16_skinny_n64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:16:128b->64b": _SWIZZLE,
     # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
-    "examples/gemm_bias_gelu.cake:retarget:17:sm_100a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:retarget:17:sm_103a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:swizzle:27:128b->64b": _SWIZZLE,
-    "examples/gemm_bias_gelu.cake:swizzle:28:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:retarget:16:sm_100a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:retarget:16:sm_103a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:swizzle:26:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:swizzle:27:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu.cake:retarget:20:sm_100a": _MMA_SYNC,
+    "examples/gemm_bias_gelu.cake:retarget:20:sm_103a": _MMA_SYNC,
+    "examples/gemm_bias_gelu.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu.cake:swizzle:31:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8.cake:retarget:20:sm_100a": _MMA_SYNC_F8,
+    "examples/gemm_fp8.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
+    "examples/gemm_fp8.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8.cake:swizzle:31:128b->64b": _SWIZZLE,
     # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
     **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (46, 47, 48)},
+       for n in (47, 48, 49)},
     **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (21, 22, 23)},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
