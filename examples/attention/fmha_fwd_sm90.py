@@ -241,8 +241,16 @@ def reference(inputs: tuple):
 
 
 def _baseline(backend: str):
+    """SDPA on the kernel's inputs. V is unpacked from the kernel's Vᵀ once per input tuple
+    (the first, untimed call) and made contiguous: SDPA has no kernel for a V whose last
+    stride is not 1, and the copy is not the contender's work."""
+    held: list = [None, None]  # (the Vᵀ tensor the unpacking is of, the unpacked arguments)
+
     def run(inputs: tuple) -> None:
-        q, k, v, causal = _unpack(inputs)
+        if held[0] is not inputs[2]:
+            q, k, v, causal = _unpack(inputs)
+            held[:] = [inputs[2], (q, k, v.contiguous(), causal)]
+        q, k, v, causal = held[1]
         sdpa(q, k, v, causal, backend)
     return run
 
