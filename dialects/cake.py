@@ -542,8 +542,9 @@ class ConvertOp(IRDLOperation):
 
 @irdl_op_definition
 class TileLoadOp(IRDLOperation):
-    """`T.load(coords=, shape=, dtype=, other=)`: a vector (shape (1, L) or (L, 1)) read from
-    a run of L elements along T's last dimension; elements outside T's shape read `other`."""
+    """`T.load(coords=, shape=, dtype=, other=)`: a vector (shape (1, L) or (L, 1), or a
+    (1, 1) scalar) read from a run of L elements along T's last dimension, or an (M, N) block
+    of T's last two dimensions; elements outside T's shape read `other`."""
 
     name = "cake.tile_load"
     tensor = operand_def(TensorType)
@@ -554,7 +555,8 @@ class TileLoadOp(IRDLOperation):
 
 @irdl_op_definition
 class TileStoreOp(IRDLOperation):
-    """`T.store(v, coords=)`: a vector written to a run along T's last dimension (masked)."""
+    """`T.store(v, coords=)`: an (L, 1) or (1, L) vector written to a run along T's last
+    dimension, or an (M, N) tile to the tile of a rank-2 T (masked)."""
 
     name = "cake.tile_store"
     tensor = operand_def(TensorType)
@@ -625,7 +627,7 @@ class TileIndexOp(IRDLOperation):
 class TileReduceOp(IRDLOperation):
     """`t.KIND(axis=1)` (TILE_REDUCE: sum, max, min, argmax, argmin): each row of an (M, N)
     f32 tile reduced to an (M, 1) tile, f32 (sum, max, min) or i32 (the column of the first
-    extreme value)."""
+    extreme value); `axis=0` (sum, max, min): each column to a (1, N) f32 tile."""
 
     name = "cake.tile_reduce"
     kind = prop_def(StringAttr)

@@ -4,11 +4,8 @@ C[M, N] = A[M, K] · B[N, K]ᵀ + α · R[M, N]: bf16 operands and residual, f32
 epilogue, bf16 result (an output projection added to the residual stream, with α a runtime
 scale). Arguments are in the kernel's parameter order: A, B, R, C, alpha, M, N, K.
 
-Not yet runnable: examples/gemm_residual.cake needs the residual tile as a register tile,
-an (M, N) load (`R.load(coords=(m, n), shape=(128, 256), dtype=lm.bf16)`, or a TMA-staged
-`view[s].load()` of a matrix), which the tile vocabulary does not have yet (loads are
-vectors only: CAKE-T007 "`load` reads a vector, shape (1, L) or (L, 1)"; and a
-`view[s].load()` of a matrix stage is refused too).
+The residual is an (M, N) register-tile load, `R.load(coords=(m, n), shape=(128, 256),
+dtype=lm.bf16)`, read element by element where the store evaluates acc + α·r.
 
 Baseline: cuBLAS's own fused form, `torch.addmm(R, A, Bᵀ, beta=α)` (β·R + A·Bᵀ in one
 GEMM whose epilogue reads R).

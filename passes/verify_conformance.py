@@ -29,7 +29,9 @@ from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
+from cakec.passes.derive_common import role_of
 from cakec.targets import sku as hw
+from cakec.targets.emit.tiles import column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
 
 # ---- what both data gates read: one walk of a kernel ----------------------------------------
@@ -630,7 +632,12 @@ class _Conformance:
         if barriers is None:
             barriers = 8 * sum(b.count.value.data for b in self.idx.barriers)
         reserved = self.sku.reserved_smem_per_block
-        total, limit = dynamic + barriers + reserved, self.sku.smem_per_block_optin
+        # Column reductions (`axis=0`) combine their warps' partials in static scratch.
+        reductions = [op for op in kernel.walk() if isinstance(op, cake.TileReduceOp)
+                      and column_scratch_bytes(op, 1)]
+        scratch = sum(column_scratch_bytes(op, len(warps_of(role)))
+                      for op in reductions for role in [role_of(op)] if role is not None)
+        total, limit = dynamic + scratch + barriers + reserved, self.sku.smem_per_block_optin
         if total <= limit:
             return
         where = max(self.idx.pools, key=lambda p: p.bytes.value.data, default=kernel)
@@ -639,8 +646,12 @@ class _Conformance:
         notes = [] if biggest is None else [self.note(biggest, (
             f"view `{name_of(biggest.result)}` takes {biggest.result.type.stages.data} × "
             f"{biggest.result.type.num_bytes()} bytes"))]
+        notes += [self.note(op, "this column reduction combines its warps' partial sums in "
+                            "SMEM scratch") for op in reductions[:_MAX_NOTES]]
         self.error("H009", f"this kernel needs {total} bytes of shared memory per block "
-                   f"({dynamic} for pools and their alignment, {barriers} for mbarriers, "
+                   f"({dynamic} for pools and their alignment, "
+                   + (f"{scratch} for column-reduction scratch, " if scratch else "")
+                   + f"{barriers} for mbarriers, "
                    f"{reserved} reserved by the system), more than the "
                    f"{limit} bytes {self.target} allows", where, notes,
                    help=f"shrink the pool (fewer stages or smaller tiles) by at least "

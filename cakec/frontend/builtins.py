@@ -192,11 +192,13 @@ METHODS: dict[str, dict[str, Builtin]] = {
         _b("load", [Arg("coords", "coords"), Arg("shape", "shape"), Arg("dtype", "dtype"),
                     Arg("other", "float", required=False, default=0.0)], "tile",
            "A (1, L) or (L, 1) vector from L elements along the last dimension at tile "
-           "`coords`; elements outside the tensor read `other`.", "ld.global with bounds",
+           "`coords`, or an (M, N) tile of the last two dimensions; elements outside the "
+           "tensor read `other`.", "ld.global with bounds",
            "role"),
         _b("store", [Arg("value", "tile"), Arg("coords", "coords")], None,
-           "Store a register tile: an (L, 1) vector to L elements along the last dimension "
-           "at tile `coords`, an (M, N) tile to the tile at `coords` (bounds-checked).",
+           "Store a register tile: an (L, 1) or (1, L) vector to L elements along the last "
+           "dimension at tile `coords`, an (M, N) tile to the tile at `coords` "
+           "(bounds-checked).",
            "st.global with bounds", "role"),
     ]},
     "stage": {b.name: b for b in [
@@ -214,8 +216,9 @@ METHODS: dict[str, dict[str, Builtin]] = {
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",
            "cvt", "role"),
-        *(_b(k, [Arg("axis", "int", min=1)], "tile",
-             f"Each row's {what} of an (M, N) f32 tile: an (M, 1) {dt} tile.",
+        *(_b(k, [Arg("axis", "int", min=0)], "tile",
+             f"Each row's {what} of an (M, N) f32 tile: an (M, 1) {dt} tile"
+             + ("; with axis=0 each column's, a (1, N) tile." if dt == "f32" else "."),
              "per-thread reduction, then shfl.bfly within each row's quad", "role")
           for k, what, dt in (("sum", "sum", "f32"), ("max", "maximum", "f32"),
                               ("min", "minimum", "f32"),

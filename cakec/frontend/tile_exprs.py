@@ -220,18 +220,26 @@ def _build_index(axis: int):
 
 
 def _build_reduce(kind: str):
-    """`t.KIND(axis=1)`: each row of an (M, N) f32 tile to an (M, 1) tile."""
+    """`t.KIND(axis=1)`: each row of an (M, N) f32 tile to an (M, 1) tile; `axis=0`: each
+    column to a (1, N) tile (sum, max, min)."""
     def build(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
-        _axis_one(b)
+        axis = b["axis"].const
+        if axis not in (0, 1) or (axis == 0 and kind.startswith("arg")):
+            raise error("CAKE-T010", f"`.{kind}` reduces along axis=1 (each row)"
+                        f"{' or axis=0 (each column)' if not kind.startswith('arg') else ''}, "
+                        f"got axis={axis}", b["axis"].span,
+                        help="`argmax`/`argmin` run along each row: load or compute the tile "
+                        "with the reduced dimension as its columns" if kind.startswith("arg")
+                        and axis == 0 else None)
         if _dtype(recv) != "f32":
             raise error("CAKE-D002", f"`.{kind}` reduces an f32 tile; this one is "
                         f"{_dtype(recv)}", e.span, notes=decl_note(recv))
-        rows = _shape(recv)[0]
+        rows, cols = _shape(recv)
         dtype = i32 if kind.startswith("arg") else f32
         return _result(fe, cake.TileReduceOp.build(
             operands=[recv.ssa], properties={"kind": StringAttr(kind),
-                                             "axis": IntegerAttr(1, i64)},
-            result_types=[cake.TileType((rows, 1), dtype)]), e.span)
+                                             "axis": IntegerAttr(axis, i64)},
+            result_types=[cake.TileType((rows, 1) if axis == 1 else (1, cols), dtype)]), e.span)
     return build
 
 
@@ -315,14 +323,22 @@ def _check_coords(recv: Any, b: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _build_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+    """`T.load(coords=, shape=, dtype=, other=)`: a (1, L) / (L, 1) vector along T's last
+    dimension, or an (M, N) block of T's last two dimensions (the other coordinates are
+    element indices), in the role's register layout; elements outside T read `other`."""
     coords = _check_coords(recv, b)
     shape, dtype = b["shape"].const, b["dtype"].const
-    if not _is_vector(shape):
-        raise error("CAKE-T007", f"`load` reads a vector, shape (1, L) or (L, 1); got "
-                    f"{_show(shape)}", b["shape"].span,
-                    help="load a tile with `tma_load` into an SMEM view")
-    if dtype not in ("f32", "i32"):
-        raise error("CAKE-D002", f"`load` reads f32 or i32 vectors, not {dtype}",
+    matrix = len(shape) == 2 and not _is_vector(shape)
+    if len(shape) != 2:
+        raise error("CAKE-T007", f"`load` reads a 2-D tile, shape (1, L), (L, 1) or (M, N); "
+                    f"got {_show(shape)}", b["shape"].span)
+    if matrix and len(coords) < 2:
+        raise error("CAKE-T007", f"`load` of a {_show(shape)} tile reads the last two "
+                    f"dimensions of a tensor of rank ≥ 2; `{recv.info['name']}` has rank "
+                    f"{len(coords)}", b["shape"].span, notes=[Note(recv.span, "declared here")],
+                    help="load a vector, shape (1, L) or (L, 1), from a rank-1 tensor")
+    if dtype not in _LOADED:
+        raise error("CAKE-D002", f"`load` reads {', '.join(_LOADED)} tiles, not {dtype}",
                     b["dtype"].span)
     fe.note_tensor_dtype(recv, dtype, e.span)
     op = cake.TileLoadOp.build(
@@ -333,17 +349,21 @@ def _build_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
 
 
+#: dtypes a tile is loaded as (16-bit ones are widened to f32 as they are read:
+#: `R.load(..., dtype=lm.bf16).to(lm.f32)`).
+_LOADED = ("f32", "i32", "bf16", "f16")
+
+
 def _build_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     """`T.store(tile, coords=)`: a vector as a run along T's last dimension, an (M, N) tile
     as the tile of T's last two dimensions at `coords`."""
     coords = _check_coords(recv, b)
     value = b["value"]
     shape = _shape(value)
-    if len(shape) != 2 or (shape[1] > 1 and shape[0] == 1):
-        raise error("CAKE-T007", f"`store` writes an (L, 1) vector or an (M, N) tile; this one "
-                    f"is {_show(shape)}", b["value"].span, notes=decl_note(value),
-                    help="a (1, N) vector is stored as part of a tile, e.g. `v + 0.0 * acc`")
-    if shape[1] > 1 and len(coords) != 2:
+    if len(shape) != 2:
+        raise error("CAKE-T007", f"`store` writes an (L, 1) or (1, L) vector or an (M, N) "
+                    f"tile; this one is {_show(shape)}", b["value"].span, notes=decl_note(value))
+    if shape[1] > 1 and shape[0] > 1 and len(coords) != 2:
         raise error("CAKE-T007", f"`store` of a {_show(shape)} tile writes a tile of a rank-2 "
                     f"tensor; `{recv.info['name']}` has rank {len(coords)}", b["value"].span,
                     notes=[Note(recv.span, "declared here")])

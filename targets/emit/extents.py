@@ -146,7 +146,7 @@ class _Reach:
 
 def _accesses(kernel: KernelOp):
     """(op, tensor argument, per-dimension tile extent) for every tile access; vectors run
-    along the last dimension."""
+    along the last dimension, (M, N) blocks cover the last two."""
     for op in kernel.walk():
         if isinstance(op, (TmaLoadOp, CopyLoadOp)):
             tile = op.view.type.dims()
@@ -154,7 +154,8 @@ def _accesses(kernel: KernelOp):
             tile = op.value.type.dims()
         elif isinstance(op, (TileLoadOp, TileStoreOp)):
             vec = op.result if isinstance(op, TileLoadOp) else op.value
-            tile = (max(vec.type.dims()),)
+            dims = tuple(vec.type.dims())
+            tile = dims if 1 not in dims else (max(dims),)  # an (M, N) block, or a run
         else:
             continue
         rank = len(op.tensor.type.dims())

@@ -108,6 +108,125 @@ __device__ __forceinline__ void cake_store_pair(const CakeTensor<2>& t, i32 row,
   }
 }
 
+// (1, N) vector: this thread's value `x` (of tile column `col`) stored to element
+// c[R-1] + col of t's last dimension, converted by `Out`; columns outside are skipped.
+template <int R, class Out>
+__device__ __forceinline__ void cake_store_col(float x, const CakeTensor<R>& t, const i32 (&c)[R],
+                                               i32 col) {
+  typedef typename Out::elem E;
+  const long long off = cake_run_offset<R>(t, c);
+  const i32 k = c[R - 1] + col;
+  if (off >= 0 && k >= 0 && k < t.shape[R - 1]) Out::one((E*)t.ptr + off + (long long)k * t.stride[R - 1], x);
+}
+
+// How an (M, N) block load reads its tensor's elements: the stored type, one element widened
+// to the register type, and two adjacent ones in one access when the address allows it.
+struct CakeInF32 {
+  typedef float elem;
+  typedef float reg;
+  static __device__ __forceinline__ float one(const float* p) { return *p; }
+  static __device__ __forceinline__ bool pairs_ok(const void* p) { return ((u64)p & 7) == 0; }
+  static __device__ __forceinline__ void pair(const float* p, float (&x)[2]) {
+    const float2 v = *(const float2*)p;
+    x[0] = v.x;
+    x[1] = v.y;
+  }
+};
+struct CakeInI32 {
+  typedef i32 elem;
+  typedef i32 reg;
+  static __device__ __forceinline__ i32 one(const i32* p) { return *p; }
+  static __device__ __forceinline__ bool pairs_ok(const void* p) { return ((u64)p & 7) == 0; }
+  static __device__ __forceinline__ void pair(const i32* p, i32 (&x)[2]) {
+    const int2 v = *(const int2*)p;
+    x[0] = v.x;
+    x[1] = v.y;
+  }
+};
+struct CakeInBf16 {
+  typedef u16 elem;
+  typedef float reg;
+  static __device__ __forceinline__ float one(const u16* p) { return __uint_as_float((u32)*p << 16); }
+  static __device__ __forceinline__ bool pairs_ok(const void* p) { return ((u64)p & 3) == 0; }
+  static __device__ __forceinline__ void pair(const u16* p, float (&x)[2]) {
+    const u32 v = *(const u32*)p;
+    x[0] = __uint_as_float(v << 16);
+    x[1] = __uint_as_float(v & 0xffff0000u);
+  }
+};
+struct CakeInF16 {
+  typedef u16 elem;
+  typedef float reg;
+  static __device__ __forceinline__ float one(const u16* p) {
+    float y;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(y) : "h"(*p));
+    return y;
+  }
+  static __device__ __forceinline__ bool pairs_ok(const void* p) { return ((u64)p & 3) == 0; }
+  static __device__ __forceinline__ void pair(const u16* p, float (&x)[2]) {
+    x[0] = one(p);
+    x[1] = one(p + 1);
+  }
+};
+
+// Element c[R-1] + i of the run at c, read and widened by `In`; outside the tensor, `other`.
+template <int R, class In>
+__device__ __forceinline__ typename In::reg cake_load_run_elem(const CakeTensor<R>& t,
+                                                               const i32 (&c)[R], i32 i,
+                                                               typename In::reg other) {
+  const long long off = cake_run_offset<R>(t, c);
+  const i32 x = c[R - 1] + i;
+  return (off >= 0 && x >= 0 && x < t.shape[R - 1])
+             ? In::one((const typename In::elem*)t.ptr + off + (long long)x * t.stride[R - 1])
+             : other;
+}
+
+// Offset of row c[R-2] + row of the block at c (leading coordinates are element indices),
+// or -1 when it lies outside the tensor.
+template <int R>
+__device__ __forceinline__ long long cake_block_row(const CakeTensor<R>& t, const i32 (&c)[R],
+                                                    i32 row) {
+  long long off = 0;
+#pragma unroll
+  for (int d = 0; d < R - 2; ++d) {
+    if (c[d] < 0 || c[d] >= t.shape[d]) return -1;
+    off += (long long)c[d] * t.stride[d];
+  }
+  const i32 r = c[R - 2] + row;
+  return (r >= 0 && r < t.shape[R - 2]) ? off + (long long)r * t.stride[R - 2] : -1;
+}
+
+// Element (row, col) of the (M, N) block whose first element is at c; outside, `other`.
+template <int R, class In>
+__device__ __forceinline__ typename In::reg cake_load_block_elem(const CakeTensor<R>& t,
+                                                                 const i32 (&c)[R], i32 row,
+                                                                 i32 col, typename In::reg other) {
+  const long long off = cake_block_row<R>(t, c, row);
+  const i32 k = c[R - 1] + col;
+  return (off >= 0 && k >= 0 && k < t.shape[R - 1])
+             ? In::one((const typename In::elem*)t.ptr + off + (long long)k * t.stride[R - 1])
+             : other;
+}
+
+// Elements (row, col) and (row, col + 1) of the block at c: one access when both are inside
+// and the row allows it, else each alone (`other` outside). No early return.
+template <int R, class In>
+__device__ __forceinline__ void cake_load_block_pair(const CakeTensor<R>& t, const i32 (&c)[R],
+                                                     i32 row, i32 col, typename In::reg (&x)[2],
+                                                     typename In::reg other) {
+  typedef typename In::elem E;
+  const long long off = cake_block_row<R>(t, c, row);
+  const i32 k = c[R - 1] + col;
+  const long long ld = t.stride[R - 1], n = t.shape[R - 1];
+  const E* const p = (const E*)t.ptr + (off >= 0 ? off : 0);
+  if (off >= 0 && k >= 0 && k + 1 < n && ld == 1 && In::pairs_ok(p + k)) {
+    In::pair(p + k, x);
+  } else {
+    x[0] = (off >= 0 && k >= 0 && k < n) ? In::one(p + (long long)k * ld) : other;
+    x[1] = (off >= 0 && k + 1 >= 0 && k + 1 < n) ? In::one(p + (long long)(k + 1) * ld) : other;
+  }
+}
+
 // ---------------------------------------------------------------- shared memory
 
 __device__ __forceinline__ u32 cake_lds_b32(u32 addr) {

@@ -34,7 +34,7 @@ from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState, role_of
 from cakec.targets.emit.tiles import (
-    C, CP, Layout, Leaf, declare_regs, evaluate, load_row_vector, store_tile,
+    C, CP, Layout, Leaf, declare_regs, evaluate, load_row_vector, load_tile, load_vector, store_tile,
     sum_sq_layout, tile_coords, tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.unsupported import Unsupported
@@ -106,9 +106,15 @@ class RowLayout(Layout):
     N column slots. TMEM reads in an expression are loaded 32 columns at a time inside the
     column loop (tcgen05.ld 32x32b.x32 + wait::ld), next to their use."""
 
+    col_lanes = (1, 2, 4, 8, 16)
+
     def __init__(self, em: KernelEmitter):
         _check_role(em, _ROWS)
         self.chunks: dict[SSAValue, str] = {}
+
+    def row_warps(self) -> tuple[int, str]:
+        """The 4 warps (lane quarters) hold 32 rows each of every column."""
+        return 4, "(i32)(cake_warp % 4u)"
 
     def row_slots(self, rows: int) -> int:
         return 1
@@ -239,6 +245,12 @@ def convert(em: KernelEmitter, op: ConvertOp) -> None:
 
 
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
+    layout = tile_layout(em)
+    if load_tile(em, op, layout):
+        return
+    if tile_dims(op.result)[1] == 1:  # (M, 1): one register, this thread's row
+        load_vector(em, op, layout)
+        return
     load_row_vector(em, op, "cake_load_cols_all", 1, "every column, in every thread")
 
 

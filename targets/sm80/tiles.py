@@ -22,7 +22,7 @@ from cakec.dialects.cake import (
 )
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
-    C, R, Layout, declare_regs, load_other, store_rows, store_tile, sum_sq_layout, tile_coords,
+    C, R, Layout, declare_regs, load_other, load_tile, store_rows, store_tile, sum_sq_layout, tile_coords,
     tile_ctype, tile_dims, tile_role,
 )
 from cakec.targets.emit.unsupported import Unsupported
@@ -45,10 +45,15 @@ class MmaSyncLayout(Layout):
     """Row slot r = 2 mt + h, column slot c = 2 nt + e of the warp's m16n8 fragments."""
 
     row_lanes = (1, 2)
+    col_lanes = (4, 8, 16)
 
     def __init__(self, em: KernelEmitter, t: WarpTiling):
         self.t = t
         self.accs = {v: a.var for v, a in tilings(em).items()}
+
+    def row_warps(self) -> tuple[int, str]:
+        """The wm warps of a column block of the warp grid hold its rows."""
+        return self.t.wm, f"(i32)((cake_warp - {self.t.first}u) % {self.t.wm}u)"
 
     def row_slots(self, rows: int) -> int:
         return 2 * self.t.mt
@@ -58,6 +63,8 @@ class MmaSyncLayout(Layout):
 
     def decl(self, shape: tuple[int, int]) -> str:
         rows, cols = shape
+        if shape == (1, 1):
+            return ""
         if cols == 1:
             return f"[{2 * self.t.mt}]"
         n = cols // self.t.wn // FRAG_N
@@ -65,6 +72,8 @@ class MmaSyncLayout(Layout):
 
     def ref(self, var: str, shape: tuple[int, int]) -> str:
         rows, cols = shape
+        if shape == (1, 1):
+            return var
         if cols == 1:
             return f"{var}[{R}]"
         if rows == 1:
@@ -134,6 +143,8 @@ def _vector(em: KernelEmitter, op: TileLoadOp | StageLoadOp, what: str):
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
     """A (1, N) or (M, 1) vector: each thread its column (row) slots, element by element
     with bounds."""
+    if load_tile(em, op, tile_layout(em)):
+        return
     rows, cols = tile_dims(op.result)
     var, ctype, layout, pos, loop = _vector(
         em, op, f": this warp's {'columns' if rows == 1 else 'rows'}")

@@ -223,16 +223,22 @@ def tma_store_sm90(em: KernelEmitter, op: TmaStoreOp | TileStoreOp) -> None:
         em.release_held(commit, held, reset=True)
     em.line("cake_wgmma_wait<0>();")
     with em.block():
-        row = scaled(em.val(op.coords[0]), tile_m)
-        if role.warpgroups > 1:
-            row = f"{row} + (i32)cake_wg * {acc.rows_per_wg}"
-        em.line(f"const i32 cake_row = {row};")
-        em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), tile_n)};")
+        _tile_origin(em, role, op, tile_m, tile_n)
         for f in range(acc.frags):
             r = "cake_row" if f == 0 else f"cake_row + {64 * f}"
             em.line(f"cake_fence_regs({acc.var}[{f}]);")
             em.line(f"cake_store_wgmma_tile<{acc.n}, {OUT_TRAITS[dtype]}>({acc.var}[{f}], "
                     f"{em.val(op.tensor)}, {r}, cake_col);")
+
+
+def _tile_origin(em: KernelEmitter, role: RoleState, op: Operation, rows: int, cols: int) -> None:
+    """`cake_row`/`cake_col`: the element this warpgroup's share of a (rows, cols) tile
+    stored at tile coordinates `op.coords` starts at (warpgroups split the rows evenly)."""
+    row = scaled(em.val(op.coords[0]), rows)  # type: ignore[attr-defined]
+    if role.warpgroups > 1:
+        row = f"{row} + (i32)cake_wg * {rows // role.warpgroups}"
+    em.line(f"const i32 cake_row = {row};")
+    em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), cols)};")  # type: ignore[attr-defined]
 
 
 def _defer_store(em: KernelEmitter, store: DeferredStore, role: RoleState) -> None:
@@ -249,11 +255,7 @@ def _defer_store(em: KernelEmitter, store: DeferredStore, role: RoleState) -> No
         em.line(store.flush())
     layout.before_read(em, op, value)
     with em.block():
-        row = scaled(em.val(op.coords[0]), rows)
-        if role.warpgroups > 1:
-            row = f"{row} + (i32)cake_wg * {rows // role.warpgroups}"
-        em.line(f"const i32 cake_row = {row};")
-        em.line(f"const i32 cake_col = {scaled(em.val(op.coords[1]), store.n)};")
+        _tile_origin(em, role, op, rows, store.n)
         with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
             column_pair(em, value, layout)
             em.line(f"{store.out}[{CP} + {R}] = {store.trait}::pack(cake_x[0], cake_x[1]);")

@@ -25,7 +25,7 @@ from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
     C, CP, R, STAGE_STORE_TRAITS, Layout, column_pair, declare_regs, declare_row_vector,
-    load_row_vector, stage_geometry, store_stage, store_tile,
+    load_row_vector, load_tile, stage_geometry, store_stage, store_tile,
     sum_sq_layout, tile_coords,
     load_other, tile_ctype, tile_dims, tile_role,
 )
@@ -111,10 +111,17 @@ class WgmmaLayout(Layout):
     slot c = 2 j + e (column 8 j + 2 (l % 4) + e): the wgmma accumulator's registers."""
 
     row_lanes = (1, 2)
+    col_lanes = (4, 8, 16)
 
     def __init__(self, em: KernelEmitter, rows: int):
-        self.frags = _frags(tile_role(em), rows)
+        role = tile_role(em)
+        self.frags = _frags(role, rows)
         self.row0 = _wg_row0(em, rows)
+        self.warps, self.first = len(role.warps), role.first
+
+    def row_warps(self) -> tuple[int, str]:
+        """Every warp of the role holds 16-row slices of every column."""
+        return self.warps, f"(i32)(cake_warp - {self.first}u)"
 
     def row_slots(self, rows: int) -> int:
         return 2 * self.frags
@@ -124,6 +131,8 @@ class WgmmaLayout(Layout):
 
     def decl(self, shape: tuple[int, int]) -> str:
         rows, cols = shape
+        if shape == (1, 1):
+            return ""
         if cols == 1:
             return f"[{self.frags}][2]"
         return f"[{cols // 4}]" if rows == 1 else f"[{self.frags}][{cols // 2}]"
@@ -141,6 +150,8 @@ class WgmmaLayout(Layout):
 
     def ref(self, var: str, shape: tuple[int, int]) -> str:
         rows, cols = shape
+        if shape == (1, 1):
+            return var
         if cols == 1:
             return f"{var}[{R} / 2][{R} % 2]"
         if rows == 1:
@@ -311,6 +322,8 @@ _ROW_VECTOR = (4, "columns 8 j + 2 (l % 4) + e")
 
 
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
+    if load_tile(em, op, tile_layout(em)):
+        return
     rows, cols = tile_dims(op.result)
     if cols != 1:
         load_row_vector(em, op, "cake_load_cols", *_ROW_VECTOR)

@@ -1,5 +1,5 @@
 """The fused-epilogue GEMM examples on an sm_90a GPU (issue 13): examples/gemm_bias_gelu.cake,
-gemm_fp8.cake (gemm_residual.cake once it exists) against the float32 references of their sibling .py
+gemm_fp8.cake and gemm_residual.cake against the float32 references of their sibling .py
 modules, at every shape those list (the LLM shapes and tails on every side, K not a multiple
 of the stage depth), on several fresh random inputs each. C is a window of a NaN-filled
 buffer: NaN left inside C is an element never written, anything but NaN in its guard rows
@@ -21,8 +21,7 @@ from gpu_marks import gpu_marks  # noqa: E402
 pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-#: gemm_residual.py is written; its .cake waits for an (M, N) tile load (see that module).
-NAMES = ["gemm_bias_gelu", "gemm_fp8"]
+NAMES = ["gemm_bias_gelu", "gemm_fp8", "gemm_residual"]
 SEEDS = [1, 2, 3]  # fresh inputs per run of a shape (seeded so a failure reproduces)
 
 _loaded: dict[str, tuple] = {}

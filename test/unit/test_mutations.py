@@ -206,6 +206,14 @@ _CP_ASYNC_WGMMA = ("cp.async and a register accumulator verify here; code genera
                    "copy_load as not yet lowered on sm_90a (CAKE-H100) instead of emitting it "
                    "next to wgmma, an async-proxy reader")
 
+_LOAD16 = ("the tensor is read as f16 instead of bf16: a 16-bit load is widened to f32 as it "
+           "is read, and the tensor's dtype follows the load")
+_BLOCKS_ANYWHERE = ("no MMA: plain bounds-checked loads and stores, tile arithmetic and column "
+                    "reductions, which every family's tile layout lowers (shuffles, then SMEM "
+                    "between named-barrier syncs)")
+_TOKENS = ("one token more or fewer: every load and store is bounds-checked (a token past the "
+           "end reads zeros, its output is skipped) and no barrier protocol depends on the trip "
+           "count; the numbers change, the kernel's safety does not")
 #: Mutants that still verify, each with the reason it is a legal kernel. Keys are
 #: file:operator:line:detail; an edit to a kernel renumbers its entries.
 _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wait on `full` for the "
@@ -264,17 +272,17 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16_skinny_n64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:16:128b->64b": _SWIZZLE,
     # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
-    "examples/gemm_bias_gelu.cake:retarget:17:sm_100a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:retarget:17:sm_103a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:swizzle:27:128b->64b": _SWIZZLE,
-    "examples/gemm_bias_gelu.cake:swizzle:28:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:retarget:16:sm_100a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:retarget:16:sm_103a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:swizzle:26:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:swizzle:27:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu.cake:retarget:20:sm_100a": _MMA_SYNC,
+    "examples/gemm_bias_gelu.cake:retarget:20:sm_103a": _MMA_SYNC,
+    "examples/gemm_bias_gelu.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu.cake:swizzle:31:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8.cake:retarget:20:sm_100a": _MMA_SYNC_F8,
+    "examples/gemm_fp8.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
+    "examples/gemm_fp8.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8.cake:swizzle:31:128b->64b": _SWIZZLE,
     # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
     **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (46, 47, 48)},
+       for n in (47, 48, 49)},
     **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (21, 22, 23)},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
@@ -312,6 +320,22 @@ LEGAL: dict[str, str] = {
     "examples/ring_pipeline.cake:dtype:13:bf16->f16": _DTYPE16,
     "examples/ring_pipeline.cake:move_tmem:14:+64": _TMEM,
     "examples/ring_pipeline.cake:retarget:7:sm_103a": _SM103,
+    # gemm_residual has gemm_bf16's schedule; its residual is an (M, N) load.
+    "examples/gemm_residual.cake:dtype:57:bf16->f16": _LOAD16,
+    "examples/gemm_residual.cake:retarget:13:sm_100a": _MMA_SYNC,
+    "examples/gemm_residual.cake:retarget:13:sm_103a": _MMA_SYNC,
+    "examples/gemm_residual.cake:swizzle:23:128b->64b": _SWIZZLE,
+    "examples/gemm_residual.cake:swizzle:24:128b->64b": _SWIZZLE,
+    # The KDA kernels: one warpgroup, register state, no MMA.
+    **{f"examples/kda/kda_decode.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (43, 44, 46)},
+    **{f"examples/kda/kda_decode.cake:retarget:30:{t}": _BLOCKS_ANYWHERE
+       for t in ("sm_100a", "sm_103a", "sm_120a", "sm_121a", "sm_80", "sm_89")},
+    **{f"examples/kda/kda_prefill_recurrent.cake:dtype:{n}:bf16->f16": _LOAD16
+       for n in (53, 54, 56)},
+    **{f"examples/kda/kda_prefill_recurrent.cake:retarget:33:{t}": _BLOCKS_ANYWHERE
+       for t in ("sm_100a", "sm_103a", "sm_120a", "sm_121a", "sm_80", "sm_89")},
+    "examples/kda/kda_prefill_recurrent.cake:trip_count:50:stop+1": _TOKENS,
+    "examples/kda/kda_prefill_recurrent.cake:trip_count:50:stop-1": _TOKENS,
 }
 
 

@@ -1,4 +1,4 @@
-# CAKE-D002: vectors are f32 or i32.
+# CAKE-D002: tiles are loaded as f32, i32, bf16 or f16.
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
 def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i32):
@@ -18,8 +18,8 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i3
         lm.wait(full)
         lm.mma(acc, sx, sc, init=True)
         c_sq = Csq.load(coords=(0, 0), shape=(1, 128), dtype=lm.f32, other=lm.inf)
-        t = Idx.load(coords=(0, 0), shape=(1, 128), dtype=lm.bf16)
-# CHECK: load_dtype.cake:21:59: error: `load` reads f32 or i32 vectors, not bf16 [CAKE-D002]
-# CHECK-NEXT: {{^}}        t = Idx.load(coords=(0, 0), shape=(1, 128), dtype=lm.bf16)
+        t = Idx.load(coords=(0, 0), shape=(1, 128), dtype=lm.e4m3)
+# CHECK: load_dtype.cake:21:59: error: `load` reads f32, i32, bf16, f16 tiles, not e4m3 [CAKE-D002]
+# CHECK-NEXT: {{^}}        t = Idx.load(coords=(0, 0), shape=(1, 128), dtype=lm.e4m3)
 # CHECK-NEXT: {{^}}                                                          ^~~~~~~
 # CHECK-NOT: error

@@ -1,7 +1,7 @@
-# CAKE-T007: `load` reads vectors only.
+# CAKE-T007: an (M, N) `load` reads the last two dimensions of a tensor of rank ≥ 2.
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
-def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i32):
+def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor1d, K: LM.i32):
     pool = lm.smem(65536)
     sx = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
     sc = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
@@ -18,9 +18,10 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i3
         lm.wait(full)
         lm.mma(acc, sx, sc, init=True)
         c_sq = Csq.load(coords=(0, 0), shape=(1, 128), dtype=lm.f32, other=lm.inf)
-        t = Csq.load(coords=(0, 0), shape=(128, 128), dtype=lm.f32)
-# CHECK: load_matrix.cake:21:43: error: `load` reads a vector, shape (1, L) or (L, 1); got (128, 128) [CAKE-T007]
-# CHECK-NEXT: {{^}}        t = Csq.load(coords=(0, 0), shape=(128, 128), dtype=lm.f32)
-# CHECK-NEXT: {{^}}                                          ^~~~~~~~~~
-# CHECK-NEXT: help: load a tile with `tma_load` into an SMEM view
+        t = Idx.load(coords=(0,), shape=(128, 128), dtype=lm.f32)
+# CHECK: load_matrix.cake:21:41: error: `load` of a (128, 128) tile reads the last two dimensions of a tensor of rank ≥ 2; `Idx` has rank 1 [CAKE-T007]
+# CHECK-NEXT: {{^}}        t = Idx.load(coords=(0,), shape=(128, 128), dtype=lm.f32)
+# CHECK-NEXT: {{^}}                                        ^~~~~~~~~~
+# CHECK-NEXT: load_matrix.cake:4:55: note: declared here
+# CHECK: help: load a vector, shape (1, L) or (L, 1), from a rank-1 tensor
 # CHECK-NOT: error

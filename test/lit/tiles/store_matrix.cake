@@ -1,7 +1,7 @@
-# CAKE-T007: `store` writes (L, 1) vectors and (M, N) tiles, not (1, N) vectors.
+# CAKE-T007: `store` writes an (M, N) tile into a rank-2 tensor.
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
-def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i32):
+def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor3d, K: LM.i32):
     pool = lm.smem(65536)
     sx = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
     sc = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, swizzle=128b)
@@ -19,8 +19,9 @@ def k(lm, X: LM.tma2d, C: LM.tma2d, Csq: LM.tensor2d, Idx: LM.tensor2d, K: LM.i3
         lm.mma(acc, sx, sc, init=True)
         c_sq = Csq.load(coords=(0, 0), shape=(1, 128), dtype=lm.f32, other=lm.inf)
         Csq.store(c_sq * 2.0, coords=(0, 0))
-# CHECK: store_matrix.cake:21:19: error: `store` writes an (L, 1) vector or an (M, N) tile; this one is (1, 128) [CAKE-T007]
-# CHECK-NEXT: {{^}}        Csq.store(c_sq * 2.0, coords=(0, 0))
-# CHECK-NEXT: {{^}}                  ^~~~~~~~~~
-# CHECK-NEXT: help: a (1, N) vector is stored as part of a tile, e.g. `v + 0.0 * acc`
+        Idx.store(acc * 2.0, coords=(0, 0, 0))
+# CHECK: store_matrix.cake:22:19: error: `store` of a (128, 128) tile writes a tile of a rank-2 tensor; `Idx` has rank 3 [CAKE-T007]
+# CHECK-NEXT: {{^}}        Idx.store(acc * 2.0, coords=(0, 0, 0))
+# CHECK-NEXT: {{^}}                  ^~~~~~~~~
+# CHECK-NEXT: store_matrix.cake:4:55: note: declared here
 # CHECK-NOT: error

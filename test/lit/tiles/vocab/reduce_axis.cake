@@ -1,4 +1,4 @@
-# CAKE-T010: reductions run along each row (axis=1).
+# CAKE-T010: reductions run along each row (axis=1) or column (axis=0, not for argmax/argmin).
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
 def k(lm, X: LM.tma2d, W: LM.tma2d, C: LM.tma2d, Bias: LM.tensor2d, O: LM.tensor2d, R: LM.tensor2d, N: LM.i32, T: LM.i32):
@@ -16,8 +16,13 @@ def k(lm, X: LM.tma2d, W: LM.tma2d, C: LM.tma2d, Bias: LM.tensor2d, O: LM.tensor
     with math:
         lm.wait(full)
         lm.mma(acc, sx, sw, init=True)
-        R.store(acc.sum(axis=0), coords=(0, 0))
-# CHECK: reduce_axis.cake:19:30: error: `axis` must be at least 1, got 0 [CAKE-T010]
-# CHECK-NEXT: {{^}}        R.store(acc.sum(axis=0), coords=(0, 0))
+        R.store(acc.argmax(axis=0), coords=(0, 0))
+        R.store(acc.sum(axis=2), coords=(0, 0))
+# CHECK: reduce_axis.cake:19:33: error: `.argmax` reduces along axis=1 (each row), got axis=0 [CAKE-T010]
+# CHECK-NEXT: {{^}}        R.store(acc.argmax(axis=0), coords=(0, 0))
+# CHECK-NEXT: {{^}}                                ^
+# CHECK-NEXT: help: `argmax`/`argmin` run along each row: load or compute the tile with the reduced dimension as its columns
+# CHECK: reduce_axis.cake:20:30: error: `.sum` reduces along axis=1 (each row) or axis=0 (each column), got axis=2 [CAKE-T010]
+# CHECK-NEXT: {{^}}        R.store(acc.sum(axis=2), coords=(0, 0))
 # CHECK-NEXT: {{^}}                             ^
 # CHECK-NOT: error

@@ -1,0 +1,247 @@
+"""Kimi Delta Attention on an sm_90a GPU (issue 15): `cakec.kernels.kda_decode` against the
+float32 recurrence of examples/kda/kda_decode.py (`reference_kda`), that reference against
+fla's own `naive_recurrent_kda` (when fla is installed), and the entry's argument checks.
+Outputs are NaN-poisoned before each launch, so an element never written fails. Skipped
+without torch or an sm_90 GPU.
+
+    pytest -m gpu test/gpu/test_kda_gpu.py
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpu_marks import gpu_marks  # noqa: E402
+
+pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+#: Issue 15's acceptance: relative error of o ≤ 2e-2 (bf16 inputs), state ≤ 1e-2.
+O_TOL, S_TOL = 2e-2, 1e-2
+
+_module = None
+
+
+def _example():
+    global _module
+    if _module is None:
+        from cakec.api import load_example
+
+        _module = load_example(str(EXAMPLES / "kda" / "kda_decode.cake"))
+    return _module
+
+
+def _rel(a, b) -> float:
+    b = b.float()
+    assert float(b.norm()) > 0, "a zero reference cannot fail"
+    return float((a.float() - b).norm() / b.norm())
+
+
+def _step(b: int, h: int, hv: int, seed: int) -> dict:
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    return _example().decode_inputs(b, h, hv, "cuda", gen)
+
+
+@pytest.mark.parametrize("b,h,hv", [(1, 16, 16), (8, 32, 32), (64, 16, 16), (256, 32, 32),
+                                    (3, 4, 16), (5, 2, 2)])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_decode_matches_reference(b, h, hv, inplace):
+    from cakec.kernels.kda import kda_decode
+
+    x = _step(b, h, hv, seed=b * 131 + hv + int(inplace))
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+    out = torch.full_like(x["v"], float("nan"))
+    state_in = x["state"].clone()
+    new = None if inplace else torch.full_like(state_in, float("nan"))
+    o = kda_decode(x["q"], x["k"], x["v"], x["g"], x["beta"], state_in, out=out, out_state=new)
+    torch.cuda.synchronize()
+    s = state_in if inplace else new
+    assert o is out
+    assert int(torch.isnan(o.float()).sum()) == 0 and int(torch.isnan(s).sum()) == 0
+    assert _rel(o, ref_o) <= O_TOL
+    assert _rel(s, ref_s) <= S_TOL
+    if not inplace:
+        assert torch.equal(state_in, x["state"]), "the input state was written"
+
+
+def test_decode_steps_chain():
+    """Eight steps in place, each against the reference run from the same state: errors do
+    not compound (the state stays f32 throughout)."""
+    from cakec.kernels.kda import kda_decode
+
+    state = _step(4, 8, 16, seed=7)["state"]
+    ref = state.clone()
+    for t in range(8):
+        x = _step(4, 8, 16, seed=100 + t)
+        o = kda_decode(x["q"], x["k"], x["v"], x["g"], x["beta"], state)
+        ref_o, ref = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                              initial_state=ref)
+        assert _rel(o, ref_o) <= O_TOL
+    assert _rel(state, ref) <= S_TOL
+
+
+def test_decode_bf16_beta_and_scale():
+    from cakec.kernels.kda import kda_decode
+
+    x = _step(2, 4, 8, seed=3)
+    beta = x["beta"].to(torch.bfloat16)
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], beta, scale=0.5,
+                                            initial_state=x["state"])
+    state = x["state"].clone()
+    o = kda_decode(x["q"], x["k"], x["v"], x["g"], beta, state, scale=0.5)
+    assert _rel(o, ref_o) <= O_TOL and _rel(state, ref_s) <= S_TOL
+
+
+def test_reference_matches_fla_naive():
+    """Our float32 recurrence is fla's `naive_recurrent_kda` (what issue 15 checks against)."""
+    naive = pytest.importorskip("fla.ops.kda.naive")
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(11)
+    b, t, h, hv, d = 2, 37, 2, 4, 128
+    import torch.nn.functional as F
+
+    q = F.normalize(torch.randn(b, t, h, d, device="cuda", generator=gen), dim=-1)
+    k = F.normalize(torch.randn(b, t, h, d, device="cuda", generator=gen), dim=-1)
+    v = torch.randn(b, t, hv, d, device="cuda", generator=gen)
+    g = -F.softplus(torch.randn(b, t, hv, d, device="cuda", generator=gen) - 2.0)
+    beta = torch.sigmoid(torch.randn(b, t, hv, device="cuda", generator=gen))
+    s0 = torch.randn(b, hv, d, d, device="cuda", generator=gen) * 0.1
+    ours_o, ours_s = _example().reference_kda(q, k, v, g, beta, initial_state=s0)
+    fla_o, fla_s = naive.naive_recurrent_kda(q, k, v, g, beta, initial_state=s0,
+                                             output_final_state=True)
+    assert _rel(ours_o, fla_o) < 1e-5 and _rel(ours_s, fla_s) < 1e-5
+
+
+def test_decode_matches_fla_fused_recurrent():
+    pytest.importorskip("fla.ops.kda")
+    from cakec.kernels.kda import kda_decode
+
+    module = _example()
+    inputs = module.make_inputs({"B": 16, "H": 32, "HV": 32}, "cuda", seed=5)
+    fla_o, fla_s = module.fla_decode(inputs)
+    q, k, v, g, beta, s, _, _, bhv, hv, h, scale = inputs
+    b = bhv // hv
+    state = s.view(b, hv, 128, 128).clone()
+    o = kda_decode(q.view(b, 1, h, 128), k.view(b, 1, h, 128), v.view(b, 1, hv, 128),
+                   g.view(b, 1, hv, 128), beta.view(b, 1, hv), state, scale=scale)
+    assert _rel(o, fla_o) <= O_TOL and _rel(state, fla_s) <= S_TOL
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda x: x.update(q=x["q"].float()), "q has dtype torch.float32"),
+    (lambda x: x.update(q=x["q"].expand(2, 3, 4, 128)), "one token per sequence"),
+    (lambda x: x.update(v=x["v"][..., :64]), "head dims must be 128"),
+    (lambda x: x.update(q=x["q"][:, :, :3], k=x["k"][:, :, :3]),
+     r"value heads \(8\) must be a multiple of query/key heads \(3\)"),
+    (lambda x: x.update(g=x["g"][..., :64]), "g has shape"),
+    (lambda x: x.update(state=x["state"].transpose(2, 3)), "state is not contiguous"),
+    (lambda x: x.update(g=x["g"].transpose(0, 2)), "g has shape"),
+    (lambda x: x.update(beta=x["beta"].to(torch.float16)), "beta must be a float32 or bfloat16"),
+    (lambda x: x.update(state=x["state"].cpu()), "state is on cpu"),
+])
+def test_decode_refuses(change, message):
+    from cakec.kernels.kda import kda_decode
+    from cakec.runtime import CakeArgumentError
+
+    x = _step(2, 4, 8, seed=1)
+    change(x)
+    with pytest.raises(CakeArgumentError, match=message):
+        kda_decode(x["q"], x["k"], x["v"], x["g"], x["beta"], x["state"])
+
+
+# ---- prefill ------------------------------------------------------------------------------
+
+
+def _sequence(b: int, t: int, h: int, hv: int, seed: int) -> dict:
+    """Fresh [B, T, ·] inputs of the decode step's distributions, and an initial state."""
+    import torch.nn.functional as F
+
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+
+    def randn(*shape):
+        return torch.randn(*shape, device="cuda", generator=gen)
+
+    return {"q": F.normalize(randn(b, t, h, 128), dim=-1).to(torch.bfloat16),
+            "k": F.normalize(randn(b, t, h, 128), dim=-1).to(torch.bfloat16),
+            "v": randn(b, t, hv, 128).to(torch.bfloat16),
+            "g": -F.softplus(randn(b, t, hv, 128) - 2.0),
+            "beta": torch.sigmoid(randn(b, t, hv)),
+            "state": randn(b, hv, 128, 128) * 0.1}
+
+
+@pytest.mark.parametrize("t", [1, 15, 63, 1000])
+@pytest.mark.parametrize("with_state", [False, True])
+def test_prefill_matches_reference(t, with_state):
+    from cakec.kernels.kda import kda_prefill
+
+    b, h, hv = (2, 2, 4) if t == 1000 else (3, 4, 8)
+    x = _sequence(b, t, h, hv, seed=t * 3 + int(with_state))
+    s0 = x["state"] if with_state else None
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=s0,
+                       output_final_state=True)
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=s0)
+    assert o.shape == x["v"].shape and o.dtype == torch.bfloat16
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
+def test_prefill_varlen_matches_each_sequence():
+    """cu_seqlens: each sequence of the flattened batch against its own recurrence."""
+    from cakec.kernels.kda import kda_prefill
+
+    lens = [37, 1, 200, 64]
+    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], device="cuda")
+    x = _sequence(1, sum(lens), 2, 4, seed=9)
+    s0 = torch.randn(len(lens), 4, 128, 128, device="cuda") * 0.1
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=s0,
+                       cu_seqlens=cu, output_final_state=True)
+    assert o.shape == x["v"].shape and s.shape == s0.shape
+    for i, (lo, hi) in enumerate(zip(cu.tolist(), cu.tolist()[1:])):
+        part = {n: x[n][:, lo:hi] for n in ("q", "k", "v", "g", "beta")}
+        ref_o, ref_s = _example().reference_kda(**part, initial_state=s0[i:i + 1])
+        assert _rel(o[:, lo:hi], ref_o) <= O_TOL and _rel(s[i:i + 1], ref_s) <= S_TOL
+
+
+def test_prefill_matches_fla_chunk_kda():
+    chunk = pytest.importorskip("fla.ops.kda")
+    from cakec.kernels.kda import kda_prefill
+
+    x = _sequence(2, 300, 4, 4, seed=21)
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True)
+    fla_o, fla_s = chunk.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                   initial_state=x["state"], output_final_state=True)
+    assert _rel(o, fla_o) <= O_TOL and _rel(s, fla_s) <= S_TOL
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda x: x.update(g=x["g"].to(torch.bfloat16)), "g has dtype torch.bfloat16"),
+    (lambda x: x.update(v=x["v"][:, :, :3], g=x["g"][:, :, :3], beta=x["beta"][:, :, :3]),
+     r"value heads \(3\) must be a multiple of query/key heads \(2\)"),
+    (lambda x: x.update(beta=x["beta"][:, :5]), "beta has shape"),
+    (lambda x: x.update(cu_seqlens=torch.tensor([0, 5, 4, 8], device="cuda")),
+     "cu_seqlens must rise from 0 to T = 8"),
+    (lambda x: x.update(cu_seqlens=torch.tensor([0.0, 8.0], device="cuda")),
+     "cu_seqlens must be a 1-D int32/int64"),
+    (lambda x: x.update(initial_state=torch.zeros(1, 4, 128, 128, device="cuda")),
+     "initial_state has shape"),
+])
+def test_prefill_refuses(change, message):
+    from cakec.kernels.kda import kda_prefill
+    from cakec.runtime import CakeArgumentError
+
+    x = _sequence(1, 8, 2, 4, seed=1)
+    x = {"q": x["q"], "k": x["k"], "v": x["v"], "g": x["g"], "beta": x["beta"],
+         "initial_state": None, "cu_seqlens": None}
+    change(x)
+    if x["cu_seqlens"] is None and x["initial_state"] is not None:
+        x["cu_seqlens"] = torch.tensor([0, 3, 8], device="cuda")  # 2 sequences, not 1
+    with pytest.raises(CakeArgumentError, match=message):
+        kda_prefill(**x)
