@@ -168,6 +168,20 @@ def load_example(path: "str | os.PathLike[str]"):
     return module
 
 
+def example_generator(device: str, seed: int | None = None):
+    """The torch Generator an example's `make_inputs` draws from: seeded when `seed` is given
+    (a replayed run), else freshly seeded from the OS (a fresh Generator's default seed is
+    fixed, which would make every "fresh" input the same)."""
+    import torch
+
+    gen = torch.Generator(device=device)
+    if seed is None:
+        gen.seed()
+    else:
+        gen.manual_seed(seed)
+    return gen
+
+
 def parse_shape(text: str | None, default: dict[str, int]) -> dict[str, int]:
     """`M=1,N=2` over the example's default shape."""
     shape = dict(default)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cakec.api import example_generator
+
 HERE = Path(__file__).resolve().parent
 
 #: Problem sizes; the first is `cakec run`'s default (`--shape M=..,N=..,K=..` overrides).
@@ -44,11 +46,7 @@ def make_inputs(shape: dict[str, int], device: str, seed: int | None = None) -> 
     than linear or zero) and a bias of the same scale; fresh values unless `seed` is given."""
     import torch
 
-    gen = torch.Generator(device=device)
-    if seed is None:
-        gen.seed()  # a fresh Generator's default seed is fixed
-    else:
-        gen.manual_seed(seed)
+    gen = example_generator(device, seed)
     m, n, k = shape["M"], shape["N"], shape["K"]
     scale = k ** -0.25  # each operand carries K^(-1/4): the products sum to O(1)
     a = (torch.randn(m, k, device=device, generator=gen) * scale).to(torch.bfloat16)

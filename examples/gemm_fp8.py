@@ -13,6 +13,8 @@ Baseline: cuBLASLt's FP8 GEMM through `torch._scaled_mm` with the same row-wise 
 
 from __future__ import annotations
 
+from cakec.api import example_generator
+
 #: Problem sizes; the first is `cakec run`'s default (`--shape M=..,N=..,K=..` overrides).
 #: 8192³ and two LLM projections (MLP up and down), then tails on every side: K not a
 #: multiple of the 128-deep stage, M and N not multiples of the 128 × 256 tile, odd N.
@@ -49,11 +51,7 @@ def make_inputs(shape: dict[str, int], device: str, seed: int | None = None) -> 
     """A and B quantised from N(0, 1) values row by row; fresh unless `seed` is given."""
     import torch
 
-    gen = torch.Generator(device=device)
-    if seed is None:
-        gen.seed()  # a fresh Generator's default seed is fixed
-    else:
-        gen.manual_seed(seed)
+    gen = example_generator(device, seed)
     m, n, k = shape["M"], shape["N"], shape["K"]
     a, sa = quantize(torch.randn(m, k, device=device, generator=gen))
     b, sb_values = quantize(torch.randn(n, k, device=device, generator=gen))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from cakec.api import example_generator
+
 # The epilogue GEMMs share one shape set (LLM shapes, then tails on every side) and the bf16
 # result's tolerance: taken from gemm_bias_gelu.py.
 _spec = importlib.util.spec_from_file_location("cake_example_gemm_bias_gelu_contract",
@@ -33,11 +35,7 @@ def make_inputs(shape: dict[str, int], device: str, seed: int | None = None) -> 
     product, so neither term hides the other's errors; fresh unless `seed` is given."""
     import torch
 
-    gen = torch.Generator(device=device)
-    if seed is None:
-        gen.seed()  # a fresh Generator's default seed is fixed
-    else:
-        gen.manual_seed(seed)
+    gen = example_generator(device, seed)
     m, n, k = shape["M"], shape["N"], shape["K"]
     scale = k ** -0.25
     a = (torch.randn(m, k, device=device, generator=gen) * scale).to(torch.bfloat16)

@@ -16,6 +16,8 @@ the new state into a tensor of its own).
 
 from __future__ import annotations
 
+from cakec.api import example_generator
+
 #: The head dimension the kernel is written for.
 DIM = 128
 
@@ -52,11 +54,7 @@ def decode_inputs(b: int, h: int, hv: int, device: str, gen=None) -> dict:
 def make_inputs(shape: dict[str, int], device: str, seed: int | None = None) -> tuple:
     import torch
 
-    gen = torch.Generator(device=device)
-    if seed is None:
-        gen.seed()
-    else:
-        gen.manual_seed(seed)
+    gen = example_generator(device, seed)
     b, h, hv = shape["B"], shape["H"], shape["HV"]
     x = decode_inputs(b, h, hv, device, gen)
     o = torch.empty(b * hv, DIM, device=device, dtype=torch.bfloat16)
