@@ -2,8 +2,9 @@
 process: examples/gemm_bias_gelu.cake vs the unfused torch pair (F.linear, then F.gelu tanh)
 and vs our plain examples/gemm_bf16.cake; examples/gemm_fp8.cake vs torch._scaled_mm
 (cuBLASLt FP8, the same row-wise scales); examples/gemm_residual.cake vs torch.addmm. The
-ping-pong schedules (gemm_bias_gelu_pingpong.cake, gemm_fp8_pingpong.cake: each consumer
-warpgroup its own tiles) are always timed beside their example, each in its own table.
+first two are ping-pong schedules (each consumer warpgroup its own tiles); their cooperative
+schedules (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake: both warpgroups on one
+tile) are always timed beside them, each in its own table.
 
 For each shape: first a correctness check on fresh random inputs (the example's .py builds
 them and its float32 reference judges them; C is NaN-poisoned, so an unwritten element
@@ -33,7 +34,8 @@ FP8 = [(8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336)]
 FP8_PEAK = 1979.0  # dense e4m3 TFLOP/s, H100/H200 SXM
 BF16_PEAK = 989.0
 #: Schedules of an example timed beside it on every run (file stems under examples/)
-SCHEDULES = {"gemm_bias_gelu": ["gemm_bias_gelu_pingpong"], "gemm_fp8": ["gemm_fp8_pingpong"]}
+SCHEDULES = {"gemm_bias_gelu": ["gemm_bias_gelu_cooperative"],
+             "gemm_fp8": ["gemm_fp8_cooperative"]}
 
 
 def geomean(xs: list[float]) -> float:

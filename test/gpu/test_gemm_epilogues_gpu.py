@@ -1,6 +1,7 @@
 """The fused-epilogue GEMM examples on an sm_90a GPU (issue 13): examples/gemm_bias_gelu.cake,
-gemm_fp8.cake and gemm_residual.cake, and the ping-pong schedules of the first two
-(gemm_bias_gelu_pingpong.cake, gemm_fp8_pingpong.cake, judged by the same modules), against the float32 references of their sibling .py
+gemm_fp8.cake (ping-pong schedules) and gemm_residual.cake, and the cooperative schedules of
+the first two (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake, judged by the same
+modules), against the float32 references of their sibling .py
 modules, at every shape those list (the LLM shapes and tails on every side, K not a multiple
 of the stage depth), on several fresh random inputs each. C is a window of a NaN-filled
 buffer: NaN left inside C is an element never written, anything but NaN in its guard rows
@@ -25,7 +26,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NAMES = ["gemm_bias_gelu", "gemm_fp8", "gemm_residual"]
 #: Other schedules of an example: (the example whose .py judges it, the schedule's file stem)
 SCHEDULES = [(name, name) for name in NAMES] + [
-    ("gemm_bias_gelu", "gemm_bias_gelu_pingpong"), ("gemm_fp8", "gemm_fp8_pingpong")]
+    ("gemm_bias_gelu", "gemm_bias_gelu_cooperative"), ("gemm_fp8", "gemm_fp8_cooperative")]
 SEEDS = [1, 2, 3]  # fresh inputs per run of a shape (seeded so a failure reproduces)
 
 _loaded: dict[str, tuple] = {}

@@ -1,7 +1,7 @@
-"""examples/gemm_bf16.cake (and its ping-pong schedule, gemm_bf16_pingpong.cake) on an sm_90a GPU: correct at every shape class (tails on every
-side, M = 1, K = 16, fewer tiles than SMs, many laps of the persistent loop and of the
-stage ring), every output element written and nothing outside C touched; bad arguments
-are Python errors naming the parameter. Skipped without torch or an sm_90 GPU.
+"""examples/gemm_bf16.cake and its ping-pong schedule gemm_bf16_pingpong.cake on an sm_90a
+GPU: correct at every shape class (tails on every side, M = 1, K = 16, fewer tiles than SMs,
+many laps of the persistent loop and of the stage ring), every output element written and
+nothing outside C touched; bad arguments are Python errors naming the parameter. Skipped without torch or an sm_90 GPU.
 
     pytest -m gpu test/gpu
 """

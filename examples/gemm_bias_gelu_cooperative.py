@@ -1,5 +1,5 @@
-"""Inputs, reference and baselines for examples/gemm_bias_gelu_pingpong.cake (`cakec run` reads
-these): examples/gemm_bias_gelu.py's, since the ping-pong schedule takes the same parameters and
+"""Inputs, reference and baselines for examples/gemm_bias_gelu_cooperative.cake (`cakec run` reads
+these): examples/gemm_bias_gelu.py's, since the cooperative schedule takes the same parameters and
 computes the same result."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Inputs, reference and baselines for examples/gemm_fp8_pingpong.cake (`cakec run` reads
-these): examples/gemm_fp8.py's, since the ping-pong schedule takes the same parameters and
+"""Inputs, reference and baselines for examples/gemm_fp8_cooperative.cake (`cakec run` reads
+these): examples/gemm_fp8.py's, since the cooperative schedule takes the same parameters and
 computes the same result."""
 
 from __future__ import annotations
