@@ -196,6 +196,8 @@ _MMA_SYNC = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, whic
 _MMA_SYNC_F8 = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, which these "
                 "targets have for e4m3 -> f32 (m16n8k32); mma.sync completes synchronously, so "
                 "every release by lm.commit still follows the reads of its stage")
+_OWN_STAGE = ("a ping-pong consumer's code for its own tiles (math0: j even) or its skip of the "
+              "other's (math1's, j even): there j % 2 is 0, the same stage")
 _NO_MMA = ("a TMA load and plain loads/stores only: every TMA target (sm_90a onwards) runs "
            "this kernel as written")
 _SUM_SQ_LAYOUT = ("only lm.sum_sq reads the stage, and every swizzle mode (or none) keeps each "
@@ -275,14 +277,25 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16_skinny_n64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:16:128b->64b": _SWIZZLE,
     # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
-    "examples/gemm_bias_gelu.cake:retarget:20:sm_100a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:retarget:20:sm_103a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:swizzle:30:128b->64b": _SWIZZLE,
-    "examples/gemm_bias_gelu.cake:swizzle:31:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:retarget:20:sm_100a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:swizzle:30:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:swizzle:31:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu_cooperative.cake:retarget:20:sm_100a": _MMA_SYNC,
+    "examples/gemm_bias_gelu_cooperative.cake:retarget:20:sm_103a": _MMA_SYNC,
+    "examples/gemm_bias_gelu_cooperative.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu_cooperative.cake:swizzle:31:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8_cooperative.cake:retarget:20:sm_100a": _MMA_SYNC_F8,
+    "examples/gemm_fp8_cooperative.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
+    "examples/gemm_fp8_cooperative.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8_cooperative.cake:swizzle:31:128b->64b": _SWIZZLE,
+    **{f"examples/gemm_bf16_pingpong.cake:swizzle:{n}:128b->64b": _SWIZZLE for n in (27, 28)},
+    **{f"examples/gemm_bf16_pingpong.cake:retarget:17:{t}": _MMA_SYNC
+       for t in ("sm_100a", "sm_103a")},
+    **{f"examples/{f}.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for f in ("gemm_bias_gelu", "gemm_fp8") for n in (22, 23)},
+    **{f"examples/gemm_bias_gelu.cake:retarget:12:{t}": _MMA_SYNC for t in ("sm_100a", "sm_103a")},
+    **{f"examples/gemm_fp8.cake:retarget:12:{t}": _MMA_SYNC_F8 for t in ("sm_100a", "sm_103a")},
+    **{f"examples/gemm_bias_gelu.cake:stage_index:{n}:stage=j % 2->0": _OWN_STAGE
+       for n in (73, 75, 103)},
+    **{f"examples/gemm_fp8.cake:stage_index:{n}:stage=j % 2->0": _OWN_STAGE
+       for n in (74, 76, 105)},
     # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
     **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (47, 48, 49)},
