@@ -220,6 +220,11 @@ _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wa
                "same stage, so wg1's MMA is ordered after the TMA load through wg0 (release/"
                "acquire is transitive), and wg0 consumes every phase of `full`")
 
+_TRANSITIVE_Q = ("wg1 waits on `turn1` before its first MMA of a tile, which wg0 arrives on only "
+                 "after its own wait on `q_full` for that tile (whose phase needs both Q loads), "
+                 "so wg1's MMA reads sq1 after the TMA load through wg0 (release/acquire is "
+                 "transitive), and wg0 consumes every phase of `q_full`")
+
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
     "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
@@ -280,11 +285,14 @@ LEGAL: dict[str, str] = {
     "examples/gemm_fp8.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
     "examples/gemm_fp8.cake:swizzle:30:128b->64b": _SWIZZLE,
     "examples/gemm_fp8.cake:swizzle:31:128b->64b": _SWIZZLE,
-    # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
+    # The attention kernels' two Q, the K and the V views (register-A wgmma keeps them on
+    # sm_90a), and wg1's wait on `q_full`, which its turn orders after wg0's.
     **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (47, 48, 49)},
+       for n in (48, 49, 50, 51)},
     **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (21, 22, 23)},
+       for n in (14, 15, 16, 17)},
+    "examples/attention/fmha_fwd_sm90.cake:delete_wait:167": _TRANSITIVE_Q,
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:133": _TRANSITIVE_Q,
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
