@@ -49,15 +49,17 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))
             n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)
             # K_0 first: it may land while the consumers still read the last tile's Q.
-            lm.wait(k_empty, stage=0)
-            sk.tma_load(K, coords=(b, 0, h // G), stage=0, barrier=k_full)
+            ring = (t // lm.num_blocks(0)) * kv_blocks
+            s_0 = ring % 2
+            lm.wait(k_empty, stage=s_0)
+            sk.tma_load(K, coords=(b, 0, h // G), stage=s_0, barrier=k_full)
             lm.wait(q_empty)
             sq0.tma_load(Q, coords=(b, mt * 2, h), barrier=q_full)
             sq1.tma_load(Q, coords=(b, mt * 2 + 1, h), barrier=q_full)
-            lm.wait(v_empty, stage=0)
-            sv.tma_load(V, coords=(b, 0, h // G), stage=0, barrier=v_full)
+            lm.wait(v_empty, stage=s_0)
+            sv.tma_load(V, coords=(b, 0, h // G), stage=s_0, barrier=v_full)
             for j in lm.range(1, n_blocks):
-                s = j % 2
+                s = (ring + j) % 2
                 lm.wait(k_empty, stage=s)
                 sk.tma_load(K, coords=(b, j, h // G), stage=s, barrier=k_full)
                 lm.wait(v_empty, stage=s)
@@ -73,11 +75,15 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             last = diag if causal == 1 else Sk
             seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
             n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            # The K/V ring continues across this CTA's tiles (exactly when each has kv_blocks
+            # blocks; causal tiles only move where a tile starts in it).
+            ring = (t // lm.num_blocks(0)) * kv_blocks
+            s_0 = ring % 2
             lm.wait(q_full)
             # Block 0: S_0 and its softmax; nothing to rescale yet.
-            lm.wait(k_full, stage=0)
+            lm.wait(k_full, stage=s_0)
             lm.wait(turn0)
-            lm.mma(s0, sq0, sk[0], init=True)
+            lm.mma(s0, sq0, sk[s_0], init=True)
             lm.arrive(turn1)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s0)
@@ -86,11 +92,11 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             m_use0 = lm.where(m0 == -lm.inf, 0.0, m0)
             p0 = lm.exp2(s0 * scale_log2 - m_use0).to(lm.bf16)
             l0 = p0.to(lm.f32).sum(axis=1)
-            lm.arrive(k_empty, stage=0)
+            lm.arrive(k_empty, stage=s_0)
             # Block j: S_j, then P_{j-1}·V_{j-1} behind it, in this warpgroup's turn; the
             # softmax of S_j runs under that wgmma (and under the other warpgroup's turn).
             for j in lm.range(1, n_blocks):
-                s = j % 2
+                s = (ring + j) % 2
                 lm.wait(k_full, stage=s)
                 lm.wait(turn0)
                 lm.mma(s0, sq0, sk[s], init=True)
@@ -109,7 +115,7 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
                 lm.arrive(k_empty, stage=s)
                 o0 = o0 * alpha
                 lm.arrive(v_empty, stage=1 - s)
-            last_s = (n_blocks - 1) % 2
+            last_s = (ring + n_blocks - 1) % 2
             lm.wait(v_full, stage=last_s)
             lm.mma(o0, p0, sv[last_s].T, init=(n_blocks == 1))
             lm.arrive(q_empty)                        # the last S, which read Q, has retired
@@ -130,11 +136,15 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             last = diag if causal == 1 else Sk
             seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
             n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            # The K/V ring continues across this CTA's tiles (exactly when each has kv_blocks
+            # blocks; causal tiles only move where a tile starts in it).
+            ring = (t // lm.num_blocks(0)) * kv_blocks
+            s_0 = ring % 2
             lm.wait(q_full)
             # Block 0: S_0 and its softmax; nothing to rescale yet.
-            lm.wait(k_full, stage=0)
+            lm.wait(k_full, stage=s_0)
             lm.wait(turn1)
-            lm.mma(s1, sq1, sk[0], init=True)
+            lm.mma(s1, sq1, sk[s_0], init=True)
             lm.arrive(turn0)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s1)
@@ -143,11 +153,11 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             m_use0 = lm.where(m1 == -lm.inf, 0.0, m1)
             p1 = lm.exp2(s1 * scale_log2 - m_use0).to(lm.bf16)
             l1 = p1.to(lm.f32).sum(axis=1)
-            lm.arrive(k_empty, stage=0)
+            lm.arrive(k_empty, stage=s_0)
             # Block j: S_j, then P_{j-1}·V_{j-1} behind it, in this warpgroup's turn; the
             # softmax of S_j runs under that wgmma (and under the other warpgroup's turn).
             for j in lm.range(1, n_blocks):
-                s = j % 2
+                s = (ring + j) % 2
                 lm.wait(k_full, stage=s)
                 lm.wait(turn1)
                 lm.mma(s1, sq1, sk[s], init=True)
@@ -166,7 +176,7 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
                 lm.arrive(k_empty, stage=s)
                 o1 = o1 * alpha
                 lm.arrive(v_empty, stage=1 - s)
-            last_s = (n_blocks - 1) % 2
+            last_s = (ring + n_blocks - 1) % 2
             lm.wait(v_full, stage=last_s)
             lm.mma(o1, p1, sv[last_s].T, init=(n_blocks == 1))
             lm.arrive(q_empty)                        # the last S, which read Q, has retired

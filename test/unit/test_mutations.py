@@ -291,8 +291,8 @@ LEGAL: dict[str, str] = {
        for n in (48, 49, 50, 51)},
     **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (14, 15, 16, 17)},
-    "examples/attention/fmha_fwd_sm90.cake:delete_wait:167": _TRANSITIVE_Q,
-    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:133": _TRANSITIVE_Q,
+    "examples/attention/fmha_fwd_sm90.cake:delete_wait:177": _TRANSITIVE_Q,
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:143": _TRANSITIVE_Q,
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
