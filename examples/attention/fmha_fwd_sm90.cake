@@ -1,95 +1,95 @@
-# Attention forward (FlashAttention-3-style) on Hopper, head dim 128:
+# Attention forward (FlashAttention-style) on Hopper, head dim 128:
 #   O = softmax(Q·Kᵀ·scale [+ causal mask])·V, lse = the row logsumexp (natural log, f32),
-# for Q [B, S_q, H·D], K and V [B, S_k, H_kv·D] (the caller's [B, S, H, D] tensors, no copy;
-# examples/attention/fmha_fwd_sm90.py), O [B·S_q', H·D] bf16 (S_q' = S_q rounded up to 128:
-# each batch's rows start at a whole tile, so the last tile's rows past S_q land in its own
-# padding; `fmha` returns the [:, :S_q] view), Lse [B·H, S_q]. Query head h reads KV head
-# h // G (grouped-query attention).
+# for Q [B, S_q, H·D], K and V [B, S_k, H_kv·D] (views of the caller's [B, S, H, D] tensors,
+# no copy; examples/attention/fmha_fwd_sm90.py), O [B·S_q', H·D] bf16 (S_q' = S_q rounded up to
+# 128: each batch's rows start at a whole tile, so the last tile's rows past S_q land in its
+# own padding; `fmha` returns the [:, :S_q] view), Lse [B·H, S_q]. Query head h reads KV head
+# h // G (grouped-query attention). `causal` is 0 or 1.
 #
-# Schedule:
-# * persistent: one CTA per SM walks the (128-query tile, head, batch) tiles, within a head
-#   the last query tile first (causal: the longest first, so the short ones fill the tail);
-#   the tiles of one head run side by side, so their K and V stay in L2;
-# * a producer warpgroup (40 registers) whose elected thread streams K and V tiles of 128 keys
-#   through 2-stage rings (K and V on their own barriers both ways, so S = Q·Kᵀ starts before
-#   V has landed) and loads each tile's Q after the tile's first K, once both consumers have
-#   released the last tile's Q (`q_empty`): the next tile's loads run under this one's end;
-# * two consumer warpgroups (`wg0`, `wg1`, 232 registers each), 64 query rows each, in
-#   ping-pong: each issues its GEMMs of a block only in its turn (`turn0`, `turn1`: wg1 hands
-#   wg0 the first turn before its loop, wg0 takes wg1's last after its own), so one's softmax
-#   runs while the other's wgmmas keep the tensor cores busy;
-# * inside a warpgroup FA3's two-stage overlap: block j issues S_j = Q·K_jᵀ (wgmma from SMEM)
-#   and then P_{j−1}·V_{j−1} behind it, and runs the softmax of S_j while that wgmma executes;
-#   O is rescaled by α = 2^(m_old − m_new) once it has retired; the last block's P·V follows
-#   the loop. The online softmax is in the log2 domain (the scale and log2(e) folded into one
-#   FMA per element, exp2 as ex2.approx, row max and sum by quad shuffles). P is held in bf16
-#   registers (packed, 32 per thread) and is the register A operand of the P·V wgmma (no SMEM
-#   round trip); V is read MN-major from its [keys, D] stage (`sv[s].T`), so it is never
-#   transposed in memory. No spills (ptxas); the f32 P of the previous form spilled;
+# Schedule (each choice measured on the H200 against the alternatives, docs/codegen.md):
+# * the tiles are (128 query rows, head, batch). Causal: a persistent grid (one CTA per SM)
+#   walks them longest first — the last query tiles of every head, then the ones before —
+#   in rounds that alternate direction (CTA c takes the c-th tile of an even round and the
+#   c-th from the end of an odd one), so every CTA gets long and short tiles alike. Not
+#   causal: one CTA per tile (the hardware's block scheduler balances equal tiles as well),
+#   a head's tiles side by side so they share its K and V in L2;
+# * a producer warpgroup (24 registers) whose elected thread streams K and V tiles of 128
+#   keys through 2-stage rings (K and V on their own barriers both ways, so S = Q·Kᵀ starts
+#   before V has landed; the ring continues across a CTA's tiles), and each tile's Q into
+#   the Q stage the tile before did not use, so the next tile's loads run under this one;
+# * two consumer warpgroups in one role (240 registers each), 64 query rows each: S = Q·Kᵀ
+#   by wgmma from SMEM into f32 registers; the online softmax in the log2 domain (the scale
+#   and log2(e) folded into one FMA per element, exp2 as ex2.approx, row max and sum by quad
+#   shuffles); P converted to bf16 in registers and used as the A operand of the P·V wgmma
+#   (no SMEM round trip), V read MN-major from its [keys, D] stage (`sv[s].T`: V is never
+#   transposed in memory);
+# * FA3's intra-warpgroup overlap: block j issues S_j, then the P·V of block j − 1 behind it,
+#   and runs the softmax of S_j while that wgmma executes; O is rescaled by α = 2^(m_old −
+#   m_new) once it has retired; the last block's P·V follows the loop. The carried f32 P
+#   costs 64 registers per thread: ptxas spills 8 bytes (two words stored at kernel entry,
+#   loaded outside the block loop);
 # * causal (bottom-right aligned: query i sees keys j ≤ i + S_k − S_q): the KV blocks wholly
 #   above the diagonal are never loaded; masks (causal diagonal, the key tail) are index
-#   comparisons, evaluated only on the blocks that hold the key tail or cross the warpgroup's
-#   diagonal; a row that sees no key keeps m = −inf, so its P and α are 0, O = 0 and
-#   lse = −inf, never NaN;
-# * O normalised by the row sum and stored (whole 64-row tiles, into the padded rows), lse
-#   bounds-checked; then the last V stage goes back to the producer.
-# The two consumer bodies differ only in their names and row offset: the language has no way
-# yet to give one role's warpgroups their own turns.
+#   comparisons, evaluated only on the blocks that hold the key tail or cross the diagonal;
+#   a row that sees no key keeps m = −inf, so its P and α are 0, O = 0 and lse = −inf,
+#   never NaN;
+# * O normalised by the row sum and stored (whole tiles, into the padded rows), lse
+#   bounds-checked; then the tile's last V stage and its Q stage go back to the producer.
+# The ping-pong of the two warpgroups (examples/attention/fmha_fwd_sm90_d64.cake) measured
+# slower at this head dim (0.38–0.97× cuDNN against 0.59–1.07× for this form, same run).
 @cake.schedule(target="sm_90a")
 def fmha_fwd_sm90(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
                   Lse: LM.tensor2d, B: LM.i32, Sq: LM.i32, Sk: LM.i32, H: LM.i32, G: LM.i32,
                   scale_log2: LM.f32, causal: LM.i32):
     tiles_m = lm.cdiv(Sq, 128)
-    tiles = tiles_m * H * B
-    lm.grid(lm.min(tiles, lm.sm_count()))
+    heads = H * B
+    tiles = tiles_m * heads
+    lm.grid(lm.min(tiles, lm.sm_count() + (1 - causal) * tiles))
     kv_blocks = lm.cdiv(Sk, 128)
 
-    pool = lm.smem(163840)  # Q 2 × 16 KiB (one per warpgroup), K and V 2 × 32 KiB
-    sq0 = pool.view(offset=0, shape=(64, 128), dtype=lm.bf16, swizzle=128b)
-    sq1 = pool.view(offset=16384, shape=(64, 128), dtype=lm.bf16, swizzle=128b)
-    sk = pool.view(offset=32768, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
-    sv = pool.view(offset=98304, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    pool = lm.smem(196608)  # Q, K and V: 2 stages × 32 KiB each
+    sq = pool.view(offset=0, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    sk = pool.view(offset=65536, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    sv = pool.view(offset=131072, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
 
-    load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    wg0 = lm.role(warps=[4, 5, 6, 7], regs=232)
-    wg1 = lm.role(warps=[8, 9, 10, 11], regs=232)
+    load = lm.role(warps=[0, 1, 2, 3], regs=24)
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=240)
     pipe = lm.pipeline(stages=2)
-    q_full = lm.barrier(count=1, prod=[load], cons=[wg0, wg1], init_count=2)
-    q_empty = lm.barrier(count=1, prod=[wg0, wg1], cons=[load], init_count=2)
-    k_full = lm.barrier(count=2, prod=[load], cons=[wg0, wg1], pipeline=pipe)
-    v_full = lm.barrier(count=2, prod=[load], cons=[wg0, wg1], pipeline=pipe)
-    k_empty = lm.barrier(count=2, prod=[wg0, wg1], cons=[load], init_count=2, pipeline=pipe)
-    v_empty = lm.barrier(count=2, prod=[wg0, wg1], cons=[load], init_count=2, pipeline=pipe)
-    turn0 = lm.barrier(count=1, prod=[wg1], cons=[wg0])
-    turn1 = lm.barrier(count=1, prod=[wg0], cons=[wg1])
+    q_full = lm.barrier(count=2, prod=[load], cons=[math])
+    q_empty = lm.barrier(count=2, prod=[math], cons=[load])
+    k_full = lm.barrier(count=2, prod=[load], cons=[math], pipeline=pipe)
+    v_full = lm.barrier(count=2, prod=[load], cons=[math], pipeline=pipe)
+    k_empty = lm.barrier(count=2, prod=[math], cons=[load], pipeline=pipe)
+    v_empty = lm.barrier(count=2, prod=[math], cons=[load], pipeline=pipe)
 
-    s0 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg0)
-    o0 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg0)
-    p0 = lm.regs(shape=(64, 128), dtype=lm.bf16, role=wg0)
-    m0 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg0)
-    l0 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg0)
-    s1 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg1)
-    o1 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg1)
-    p1 = lm.regs(shape=(64, 128), dtype=lm.bf16, role=wg1)
-    m1 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg1)
-    l1 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg1)
+    s_acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    o_acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    p_i = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)   # P of the block before
+    m_i = lm.regs(shape=(128, 1), dtype=lm.f32, role=math)     # running max, log2 domain
+    l_i = lm.regs(shape=(128, 1), dtype=lm.f32, role=math)     # running sum of P
 
     with load:
         for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
-            hb = t // tiles_m
-            mt = tiles_m - 1 - (t - hb * tiles_m)
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            full_round = (i + 1) * lm.num_blocks(0) <= tiles
+            back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
+            u = back if (i % 2 == 1 and full_round) else t
+            # causal: the last query tiles (the longest) first, across heads; else a head's
+            # tiles side by side, so they share its K and V in L2.
+            mt = (tiles_m - 1 - u // heads) if causal == 1 else u % tiles_m
+            hb = u % heads if causal == 1 else u // tiles_m
             h = hb % H
             b = hb // H
-            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))
-            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)
-            # K_0 first: it may land while the consumers still read the last tile's Q.
-            ring = (t // lm.num_blocks(0)) * kv_blocks
+            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
+            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            ring = i * kv_blocks                      # the K/V ring position of block 0
             s_0 = ring % 2
+            qs = i % 2
+            # K_0 first, then this tile's Q (into the Q stage the last tile did not use).
             lm.wait(k_empty, stage=s_0)
             sk.tma_load(K, coords=(b, 0, h // G), stage=s_0, barrier=k_full)
-            lm.wait(q_empty)
-            sq0.tma_load(Q, coords=(b, mt * 2, h), barrier=q_full)
-            sq1.tma_load(Q, coords=(b, mt * 2 + 1, h), barrier=q_full)
+            lm.wait(q_empty, stage=qs)
+            sq.tma_load(Q, coords=(b, mt, h), stage=qs, barrier=q_full)
             lm.wait(v_empty, stage=s_0)
             sv.tma_load(V, coords=(b, 0, h // G), stage=s_0, barrier=v_full)
             for j in lm.range(1, n_blocks):
@@ -99,122 +99,65 @@ def fmha_fwd_sm90(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
                 lm.wait(v_empty, stage=s)
                 sv.tma_load(V, coords=(b, j, h // G), stage=s, barrier=v_full)
 
-    with wg0:
+    with math:
         for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
-            hb = t // tiles_m
-            mt = tiles_m - 1 - (t - hb * tiles_m)     # longest (causal) first within a head
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            full_round = (i + 1) * lm.num_blocks(0) <= tiles
+            back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
+            u = back if (i % 2 == 1 and full_round) else t
+            # causal: the last query tiles (the longest) first, across heads; else a head's
+            # tiles side by side, so they share its K and V in L2.
+            mt = (tiles_m - 1 - u // heads) if causal == 1 else u % tiles_m
+            hb = u % heads if causal == 1 else u // tiles_m
             h = hb % H
             b = hb // H
-            diag = mt * 128 + Sk - Sq             # the last key this warpgroup's row 0 sees
-            last = diag if causal == 1 else Sk
             seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
             n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
-            # The K/V ring continues across this CTA's tiles (exactly when each has kv_blocks
-            # blocks; causal tiles only move where a tile starts in it).
-            ring = (t // lm.num_blocks(0)) * kv_blocks
+            ring = i * kv_blocks                      # the K/V ring position of block 0
             s_0 = ring % 2
-            lm.wait(q_full)
+            qs = i % 2
+            diag = mt * 128 + Sk - Sq             # the last key row 0 of these rows sees
+            last = diag if causal == 1 else Sk
+            lm.wait(q_full, stage=qs)
             # Block 0: S_0 and its softmax; nothing to rescale yet.
             lm.wait(k_full, stage=s_0)
-            lm.wait(turn0)
-            lm.mma(s0, sq0, sk[s_0], init=True)
-            lm.arrive(turn1)
+            lm.mma(s_acc, sq[qs], sk[s_0], init=True)
             if 127 >= Sk or (causal == 1 and 127 > diag):
-                col0 = lm.col_index(s0)
-                s0 = lm.where((col0 > lm.row_index(s0, base=last)) or (col0 >= Sk), -lm.inf, s0)
-            m0 = s0.max(axis=1) * scale_log2
-            m_use0 = lm.where(m0 == -lm.inf, 0.0, m0)
-            p0 = lm.exp2(s0 * scale_log2 - m_use0).to(lm.bf16)
-            l0 = p0.to(lm.f32).sum(axis=1)
+                col0 = lm.col_index(s_acc)
+                hidden0 = (col0 > lm.row_index(s_acc, base=last)) or (col0 >= Sk)
+                s_acc = lm.where(hidden0, -lm.inf, s_acc)
+            m_i = s_acc.max(axis=1) * scale_log2
+            m_use0 = lm.where(m_i == -lm.inf, 0.0, m_i)          # a row that sees no key yet
+            p_i = lm.exp2(s_acc * scale_log2 - m_use0)             # exp2(−inf) = 0 where masked
+            l_i = p_i.sum(axis=1)
             lm.arrive(k_empty, stage=s_0)
-            # Block j: S_j, then P_{j-1}·V_{j-1} behind it, in this warpgroup's turn; the
-            # softmax of S_j runs under that wgmma (and under the other warpgroup's turn).
+            # Block j: S_j is issued, then P_(j-1)·V_(j-1) behind it, so the softmax of S_j runs
+            # while that wgmma does; O is rescaled once it has retired.
             for j in lm.range(1, n_blocks):
                 s = (ring + j) % 2
                 lm.wait(k_full, stage=s)
-                lm.wait(turn0)
-                lm.mma(s0, sq0, sk[s], init=True)
+                lm.mma(s_acc, sq[qs], sk[s], init=True)
                 lm.wait(v_full, stage=1 - s)
-                lm.mma(o0, p0, sv[1 - s].T, init=(j == 1))
-                lm.arrive(turn1)
+                lm.mma(o_acc, p_i.to(lm.bf16), sv[1 - s].T, init=(j == 1))
                 if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
-                    col = lm.col_index(s0, base=j * 128)
-                    s0 = lm.where((col > lm.row_index(s0, base=last)) or (col >= Sk), -lm.inf, s0)
-                m_new = lm.max(m0, s0.max(axis=1) * scale_log2)
+                    col = lm.col_index(s_acc, base=j * 128)
+                    hidden = (col > lm.row_index(s_acc, base=last)) or (col >= Sk)
+                    s_acc = lm.where(hidden, -lm.inf, s_acc)
+                m_new = lm.max(m_i, s_acc.max(axis=1) * scale_log2)
                 m_use = lm.where(m_new == -lm.inf, 0.0, m_new)
-                p0 = lm.exp2(s0 * scale_log2 - m_use).to(lm.bf16)
-                alpha = lm.exp2(m0 - m_use)
-                l0 = l0 * alpha + p0.to(lm.f32).sum(axis=1)
-                m0 = m_new
-                lm.arrive(k_empty, stage=s)
-                o0 = o0 * alpha
+                p_i = lm.exp2(s_acc * scale_log2 - m_use)
+                alpha = lm.exp2(m_i - m_use)
+                l_i = l_i * alpha + p_i.sum(axis=1)
+                m_i = m_new
+                lm.arrive(k_empty, stage=s)                    # S_j has retired
+                o_acc = o_acc * alpha                              # waits for P_(j-1)·V_(j-1)
                 lm.arrive(v_empty, stage=1 - s)
+            # The last block's P·V; the last S (which read Q) has retired.
             last_s = (ring + n_blocks - 1) % 2
             lm.wait(v_full, stage=last_s)
-            lm.mma(o0, p0, sv[last_s].T, init=(n_blocks == 1))
-            lm.arrive(q_empty)                        # the last S, which read Q, has retired
-            inv_l = lm.where(l0 > 0.0, 1.0 / l0, 0.0)
-            O.tma_store((o0 * inv_l).to(lm.bf16), coords=((b * tiles_m + mt) * 2 + 0, h))
-            Lse.store((m0 + lm.log2(l0)) * 0.6931471805599453, coords=(b * H + h, mt * 2 + 0))
-            lm.arrive(v_empty, stage=last_s)          # the store read O: the last P·V retired
-        lm.wait(turn0)                            # warpgroup 1's last turn
-
-    with wg1:
-        lm.arrive(turn0)                          # warpgroup 0 issues first
-        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
-            hb = t // tiles_m
-            mt = tiles_m - 1 - (t - hb * tiles_m)     # longest (causal) first within a head
-            h = hb % H
-            b = hb // H
-            diag = mt * 128 + 64 + Sk - Sq             # the last key this warpgroup's row 0 sees
-            last = diag if causal == 1 else Sk
-            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
-            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
-            # The K/V ring continues across this CTA's tiles (exactly when each has kv_blocks
-            # blocks; causal tiles only move where a tile starts in it).
-            ring = (t // lm.num_blocks(0)) * kv_blocks
-            s_0 = ring % 2
-            lm.wait(q_full)
-            # Block 0: S_0 and its softmax; nothing to rescale yet.
-            lm.wait(k_full, stage=s_0)
-            lm.wait(turn1)
-            lm.mma(s1, sq1, sk[s_0], init=True)
-            lm.arrive(turn0)
-            if 127 >= Sk or (causal == 1 and 127 > diag):
-                col0 = lm.col_index(s1)
-                s1 = lm.where((col0 > lm.row_index(s1, base=last)) or (col0 >= Sk), -lm.inf, s1)
-            m1 = s1.max(axis=1) * scale_log2
-            m_use0 = lm.where(m1 == -lm.inf, 0.0, m1)
-            p1 = lm.exp2(s1 * scale_log2 - m_use0).to(lm.bf16)
-            l1 = p1.to(lm.f32).sum(axis=1)
-            lm.arrive(k_empty, stage=s_0)
-            # Block j: S_j, then P_{j-1}·V_{j-1} behind it, in this warpgroup's turn; the
-            # softmax of S_j runs under that wgmma (and under the other warpgroup's turn).
-            for j in lm.range(1, n_blocks):
-                s = (ring + j) % 2
-                lm.wait(k_full, stage=s)
-                lm.wait(turn1)
-                lm.mma(s1, sq1, sk[s], init=True)
-                lm.wait(v_full, stage=1 - s)
-                lm.mma(o1, p1, sv[1 - s].T, init=(j == 1))
-                lm.arrive(turn0)
-                if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
-                    col = lm.col_index(s1, base=j * 128)
-                    s1 = lm.where((col > lm.row_index(s1, base=last)) or (col >= Sk), -lm.inf, s1)
-                m_new = lm.max(m1, s1.max(axis=1) * scale_log2)
-                m_use = lm.where(m_new == -lm.inf, 0.0, m_new)
-                p1 = lm.exp2(s1 * scale_log2 - m_use).to(lm.bf16)
-                alpha = lm.exp2(m1 - m_use)
-                l1 = l1 * alpha + p1.to(lm.f32).sum(axis=1)
-                m1 = m_new
-                lm.arrive(k_empty, stage=s)
-                o1 = o1 * alpha
-                lm.arrive(v_empty, stage=1 - s)
-            last_s = (ring + n_blocks - 1) % 2
-            lm.wait(v_full, stage=last_s)
-            lm.mma(o1, p1, sv[last_s].T, init=(n_blocks == 1))
-            lm.arrive(q_empty)                        # the last S, which read Q, has retired
-            inv_l = lm.where(l1 > 0.0, 1.0 / l1, 0.0)
-            O.tma_store((o1 * inv_l).to(lm.bf16), coords=((b * tiles_m + mt) * 2 + 1, h))
-            Lse.store((m1 + lm.log2(l1)) * 0.6931471805599453, coords=(b * H + h, mt * 2 + 1))
-            lm.arrive(v_empty, stage=last_s)          # the store read O: the last P·V retired
+            lm.mma(o_acc, p_i.to(lm.bf16), sv[last_s].T, init=(n_blocks == 1))
+            lm.arrive(q_empty, stage=qs)
+            inv_l = lm.where(l_i > 0.0, 1.0 / l_i, 0.0)
+            O.tma_store((o_acc * inv_l).to(lm.bf16), coords=(b * tiles_m + mt, h))
+            Lse.store((m_i + lm.log2(l_i)) * 0.6931471805599453, coords=(b * H + h, mt))
+            lm.arrive(v_empty, stage=last_s)                 # the store read O: its P·V retired

@@ -6,7 +6,9 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 `.transpose(1, 2)`), f32 accumulation, O bf16 [B, S_q, H, D], lse f32 [B, H, S_q].
 
 * Grouped-query attention: H a multiple of H_kv; query head h reads KV head h // (H / H_kv).
-* Head dims 64 and 128 (one kernel each: fmha_fwd_sm90.cake, fmha_fwd_sm90_d64.cake).
+* Head dims 64 and 128, one kernel each, each the schedule that measured fastest at its head
+  dim: fmha_fwd_sm90.cake (one consumer role; persistent when causal) and
+  fmha_fwd_sm90_d64.cake (two consumer warpgroups in ping-pong, persistent).
 * Any S_q, S_k ≥ 1; tails are masked in the kernel, never assumed away.
 * `causal=True` aligns the mask bottom-right, as flash-attn does (and torch's
   `causal_lower_right`): query i sees keys j ≤ i + S_k − S_q, so with S_q = S_k it is the

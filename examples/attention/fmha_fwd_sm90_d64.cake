@@ -1,27 +1,40 @@
-# Attention forward on Hopper, head dim 64: examples/attention/fmha_fwd_sm90.cake (whose
-# header describes the schedule) with 64-wide Q, K and V tiles and 64×64 O accumulators;
-# the two files differ only in those shapes and the SMEM offsets.
+# Attention forward on Hopper, head dim 64: examples/attention/fmha_fwd_sm90.cake's problem,
+# layouts and masks (its header), with the two consumer warpgroups as two roles in
+# FlashAttention-3's ping-pong — the form that measured fastest at this head dim:
+# * persistent (one CTA per SM) at every S, the tiles walked longest first with alternating
+#   rounds, as fmha_fwd_sm90.cake does for causal;
+# * `wg0` and `wg1` (240 registers each) own 64 query rows each, their own Q stages and
+#   running tiles; each issues a block's GEMMs (S_j, then P_(j−1)·V_(j−1)) only in its turn:
+#   it waits on `turn0` (`turn1`) before and arrives on the other's after, wg1 hands wg0 the
+#   first turn before its loop and wg0 takes wg1's last after its own, so one warpgroup's
+#   softmax runs while the other's wgmmas keep the tensor cores busy (a wrong turn order is
+#   a deadlock or an unconsumed phase at verify: test/lit/attention/pingpong_turns.test);
+# * K and V rings shared by both (each stage goes back when both have released it); Q in two
+#   stages per warpgroup, loaded after the tile's first K.
+# The two consumer bodies differ only in their names and row offset: the language cannot yet
+# give one role's warpgroups their own turns. No spills (ptxas).
 @cake.schedule(target="sm_90a")
 def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
                   Lse: LM.tensor2d, B: LM.i32, Sq: LM.i32, Sk: LM.i32, H: LM.i32, G: LM.i32,
                   scale_log2: LM.f32, causal: LM.i32):
     tiles_m = lm.cdiv(Sq, 128)
-    tiles = tiles_m * H * B
+    heads = H * B
+    tiles = tiles_m * heads
     lm.grid(lm.min(tiles, lm.sm_count()))
     kv_blocks = lm.cdiv(Sk, 128)
 
-    pool = lm.smem(81920)  # Q 2 × 8 KiB (one per warpgroup), K and V 2 × 16 KiB
-    sq0 = pool.view(offset=0, shape=(64, 64), dtype=lm.bf16, swizzle=128b)
-    sq1 = pool.view(offset=8192, shape=(64, 64), dtype=lm.bf16, swizzle=128b)
-    sk = pool.view(offset=16384, shape=(128, 64), dtype=lm.bf16, stage=2, swizzle=128b)
-    sv = pool.view(offset=49152, shape=(128, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    pool = lm.smem(98304)  # Q 2 stages × 2 × 8 KiB (one per warpgroup), K and V 2 × 16 KiB
+    sq0 = pool.view(offset=0, shape=(64, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    sq1 = pool.view(offset=16384, shape=(64, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    sk = pool.view(offset=32768, shape=(128, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    sv = pool.view(offset=65536, shape=(128, 64), dtype=lm.bf16, stage=2, swizzle=128b)
 
-    load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    wg0 = lm.role(warps=[4, 5, 6, 7], regs=232)
-    wg1 = lm.role(warps=[8, 9, 10, 11], regs=232)
+    load = lm.role(warps=[0, 1, 2, 3], regs=24)
+    wg0 = lm.role(warps=[4, 5, 6, 7], regs=240)
+    wg1 = lm.role(warps=[8, 9, 10, 11], regs=240)
     pipe = lm.pipeline(stages=2)
-    q_full = lm.barrier(count=1, prod=[load], cons=[wg0, wg1], init_count=2)
-    q_empty = lm.barrier(count=1, prod=[wg0, wg1], cons=[load], init_count=2)
+    q_full = lm.barrier(count=2, prod=[load], cons=[wg0, wg1], init_count=2)
+    q_empty = lm.barrier(count=2, prod=[wg0, wg1], cons=[load], init_count=2)
     k_full = lm.barrier(count=2, prod=[load], cons=[wg0, wg1], pipeline=pipe)
     v_full = lm.barrier(count=2, prod=[load], cons=[wg0, wg1], pipeline=pipe)
     k_empty = lm.barrier(count=2, prod=[wg0, wg1], cons=[load], init_count=2, pipeline=pipe)
@@ -31,31 +44,35 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
 
     s0 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg0)
     o0 = lm.regs(shape=(64, 64), dtype=lm.f32, role=wg0)
-    p0 = lm.regs(shape=(64, 128), dtype=lm.bf16, role=wg0)
+    p0 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg0)
     m0 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg0)
     l0 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg0)
     s1 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg1)
     o1 = lm.regs(shape=(64, 64), dtype=lm.f32, role=wg1)
-    p1 = lm.regs(shape=(64, 128), dtype=lm.bf16, role=wg1)
+    p1 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg1)
     m1 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg1)
     l1 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg1)
 
     with load:
         for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
-            hb = t // tiles_m
-            mt = tiles_m - 1 - (t - hb * tiles_m)
-            h = hb % H
-            b = hb // H
-            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))
-            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)
-            # K_0 first: it may land while the consumers still read the last tile's Q.
-            ring = (t // lm.num_blocks(0)) * kv_blocks
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            full_round = (i + 1) * lm.num_blocks(0) <= tiles
+            back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
+            u = back if (i % 2 == 1 and full_round) else t
+            mt = tiles_m - 1 - u // heads             # the last query tiles (causal: longest) first
+            h = (u % heads) % H
+            b = (u % heads) // H
+            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
+            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            ring = i * kv_blocks                      # the K/V ring position of block 0
             s_0 = ring % 2
+            qs = i % 2
+            # K_0 first, then this tile's Q (into the Q stage the last tile did not use).
             lm.wait(k_empty, stage=s_0)
             sk.tma_load(K, coords=(b, 0, h // G), stage=s_0, barrier=k_full)
-            lm.wait(q_empty)
-            sq0.tma_load(Q, coords=(b, mt * 2, h), barrier=q_full)
-            sq1.tma_load(Q, coords=(b, mt * 2 + 1, h), barrier=q_full)
+            lm.wait(q_empty, stage=qs)
+            sq0.tma_load(Q, coords=(b, mt * 2, h), stage=qs, barrier=q_full)
+            sq1.tma_load(Q, coords=(b, mt * 2 + 1, h), stage=qs, barrier=q_full)
             lm.wait(v_empty, stage=s_0)
             sv.tma_load(V, coords=(b, 0, h // G), stage=s_0, barrier=v_full)
             for j in lm.range(1, n_blocks):
@@ -67,120 +84,130 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
 
     with wg0:
         for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
-            hb = t // tiles_m
-            mt = tiles_m - 1 - (t - hb * tiles_m)     # longest (causal) first within a head
-            h = hb % H
-            b = hb // H
-            diag = mt * 128 + Sk - Sq             # the last key this warpgroup's row 0 sees
-            last = diag if causal == 1 else Sk
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            full_round = (i + 1) * lm.num_blocks(0) <= tiles
+            back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
+            u = back if (i % 2 == 1 and full_round) else t
+            mt = tiles_m - 1 - u // heads             # the last query tiles (causal: longest) first
+            h = (u % heads) % H
+            b = (u % heads) // H
             seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
             n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
-            # The K/V ring continues across this CTA's tiles (exactly when each has kv_blocks
-            # blocks; causal tiles only move where a tile starts in it).
-            ring = (t // lm.num_blocks(0)) * kv_blocks
+            ring = i * kv_blocks                      # the K/V ring position of block 0
             s_0 = ring % 2
-            lm.wait(q_full)
+            qs = i % 2
+            diag = mt * 128 + Sk - Sq             # the last key row 0 of these rows sees
+            last = diag if causal == 1 else Sk
+            lm.wait(q_full, stage=qs)
             # Block 0: S_0 and its softmax; nothing to rescale yet.
             lm.wait(k_full, stage=s_0)
             lm.wait(turn0)
-            lm.mma(s0, sq0, sk[s_0], init=True)
+            lm.mma(s0, sq0[qs], sk[s_0], init=True)
             lm.arrive(turn1)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s0)
-                s0 = lm.where((col0 > lm.row_index(s0, base=last)) or (col0 >= Sk), -lm.inf, s0)
+                hidden0 = (col0 > lm.row_index(s0, base=last)) or (col0 >= Sk)
+                s0 = lm.where(hidden0, -lm.inf, s0)
             m0 = s0.max(axis=1) * scale_log2
-            m_use0 = lm.where(m0 == -lm.inf, 0.0, m0)
-            p0 = lm.exp2(s0 * scale_log2 - m_use0).to(lm.bf16)
-            l0 = p0.to(lm.f32).sum(axis=1)
+            m_use0 = lm.where(m0 == -lm.inf, 0.0, m0)          # a row that sees no key yet
+            p0 = lm.exp2(s0 * scale_log2 - m_use0)             # exp2(−inf) = 0 where masked
+            l0 = p0.sum(axis=1)
             lm.arrive(k_empty, stage=s_0)
-            # Block j: S_j, then P_{j-1}·V_{j-1} behind it, in this warpgroup's turn; the
-            # softmax of S_j runs under that wgmma (and under the other warpgroup's turn).
+            # Block j: S_j is issued, then P_(j-1)·V_(j-1) behind it, so the softmax of S_j runs
+            # while that wgmma does; O is rescaled once it has retired.
             for j in lm.range(1, n_blocks):
                 s = (ring + j) % 2
                 lm.wait(k_full, stage=s)
                 lm.wait(turn0)
-                lm.mma(s0, sq0, sk[s], init=True)
+                lm.mma(s0, sq0[qs], sk[s], init=True)
                 lm.wait(v_full, stage=1 - s)
-                lm.mma(o0, p0, sv[1 - s].T, init=(j == 1))
+                lm.mma(o0, p0.to(lm.bf16), sv[1 - s].T, init=(j == 1))
                 lm.arrive(turn1)
                 if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
                     col = lm.col_index(s0, base=j * 128)
-                    s0 = lm.where((col > lm.row_index(s0, base=last)) or (col >= Sk), -lm.inf, s0)
+                    hidden = (col > lm.row_index(s0, base=last)) or (col >= Sk)
+                    s0 = lm.where(hidden, -lm.inf, s0)
                 m_new = lm.max(m0, s0.max(axis=1) * scale_log2)
                 m_use = lm.where(m_new == -lm.inf, 0.0, m_new)
-                p0 = lm.exp2(s0 * scale_log2 - m_use).to(lm.bf16)
+                p0 = lm.exp2(s0 * scale_log2 - m_use)
                 alpha = lm.exp2(m0 - m_use)
-                l0 = l0 * alpha + p0.to(lm.f32).sum(axis=1)
+                l0 = l0 * alpha + p0.sum(axis=1)
                 m0 = m_new
-                lm.arrive(k_empty, stage=s)
-                o0 = o0 * alpha
+                lm.arrive(k_empty, stage=s)                    # S_j has retired
+                o0 = o0 * alpha                              # waits for P_(j-1)·V_(j-1)
                 lm.arrive(v_empty, stage=1 - s)
+            # The last block's P·V; the last S (which read Q) has retired.
             last_s = (ring + n_blocks - 1) % 2
             lm.wait(v_full, stage=last_s)
-            lm.mma(o0, p0, sv[last_s].T, init=(n_blocks == 1))
-            lm.arrive(q_empty)                        # the last S, which read Q, has retired
+            lm.mma(o0, p0.to(lm.bf16), sv[last_s].T, init=(n_blocks == 1))
+            lm.arrive(q_empty, stage=qs)
             inv_l = lm.where(l0 > 0.0, 1.0 / l0, 0.0)
-            O.tma_store((o0 * inv_l).to(lm.bf16), coords=((b * tiles_m + mt) * 2 + 0, h))
-            Lse.store((m0 + lm.log2(l0)) * 0.6931471805599453, coords=(b * H + h, mt * 2 + 0))
-            lm.arrive(v_empty, stage=last_s)          # the store read O: the last P·V retired
+            O.tma_store((o0 * inv_l).to(lm.bf16), coords=((b * tiles_m + mt) * 2, h))
+            Lse.store((m0 + lm.log2(l0)) * 0.6931471805599453, coords=(b * H + h, mt * 2))
+            lm.arrive(v_empty, stage=last_s)                 # the store read O: its P·V retired
         lm.wait(turn0)                            # warpgroup 1's last turn
 
     with wg1:
         lm.arrive(turn0)                          # warpgroup 0 issues first
         for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
-            hb = t // tiles_m
-            mt = tiles_m - 1 - (t - hb * tiles_m)     # longest (causal) first within a head
-            h = hb % H
-            b = hb // H
-            diag = mt * 128 + 64 + Sk - Sq             # the last key this warpgroup's row 0 sees
-            last = diag if causal == 1 else Sk
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            full_round = (i + 1) * lm.num_blocks(0) <= tiles
+            back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
+            u = back if (i % 2 == 1 and full_round) else t
+            mt = tiles_m - 1 - u // heads             # the last query tiles (causal: longest) first
+            h = (u % heads) % H
+            b = (u % heads) // H
             seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
             n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
-            # The K/V ring continues across this CTA's tiles (exactly when each has kv_blocks
-            # blocks; causal tiles only move where a tile starts in it).
-            ring = (t // lm.num_blocks(0)) * kv_blocks
+            ring = i * kv_blocks                      # the K/V ring position of block 0
             s_0 = ring % 2
-            lm.wait(q_full)
+            qs = i % 2
+            diag = mt * 128 + 64 + Sk - Sq             # the last key row 0 of these rows sees
+            last = diag if causal == 1 else Sk
+            lm.wait(q_full, stage=qs)
             # Block 0: S_0 and its softmax; nothing to rescale yet.
             lm.wait(k_full, stage=s_0)
             lm.wait(turn1)
-            lm.mma(s1, sq1, sk[s_0], init=True)
+            lm.mma(s1, sq1[qs], sk[s_0], init=True)
             lm.arrive(turn0)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s1)
-                s1 = lm.where((col0 > lm.row_index(s1, base=last)) or (col0 >= Sk), -lm.inf, s1)
+                hidden0 = (col0 > lm.row_index(s1, base=last)) or (col0 >= Sk)
+                s1 = lm.where(hidden0, -lm.inf, s1)
             m1 = s1.max(axis=1) * scale_log2
-            m_use0 = lm.where(m1 == -lm.inf, 0.0, m1)
-            p1 = lm.exp2(s1 * scale_log2 - m_use0).to(lm.bf16)
-            l1 = p1.to(lm.f32).sum(axis=1)
+            m_use0 = lm.where(m1 == -lm.inf, 0.0, m1)          # a row that sees no key yet
+            p1 = lm.exp2(s1 * scale_log2 - m_use0)             # exp2(−inf) = 0 where masked
+            l1 = p1.sum(axis=1)
             lm.arrive(k_empty, stage=s_0)
-            # Block j: S_j, then P_{j-1}·V_{j-1} behind it, in this warpgroup's turn; the
-            # softmax of S_j runs under that wgmma (and under the other warpgroup's turn).
+            # Block j: S_j is issued, then P_(j-1)·V_(j-1) behind it, so the softmax of S_j runs
+            # while that wgmma does; O is rescaled once it has retired.
             for j in lm.range(1, n_blocks):
                 s = (ring + j) % 2
                 lm.wait(k_full, stage=s)
                 lm.wait(turn1)
-                lm.mma(s1, sq1, sk[s], init=True)
+                lm.mma(s1, sq1[qs], sk[s], init=True)
                 lm.wait(v_full, stage=1 - s)
-                lm.mma(o1, p1, sv[1 - s].T, init=(j == 1))
+                lm.mma(o1, p1.to(lm.bf16), sv[1 - s].T, init=(j == 1))
                 lm.arrive(turn0)
                 if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
                     col = lm.col_index(s1, base=j * 128)
-                    s1 = lm.where((col > lm.row_index(s1, base=last)) or (col >= Sk), -lm.inf, s1)
+                    hidden = (col > lm.row_index(s1, base=last)) or (col >= Sk)
+                    s1 = lm.where(hidden, -lm.inf, s1)
                 m_new = lm.max(m1, s1.max(axis=1) * scale_log2)
                 m_use = lm.where(m_new == -lm.inf, 0.0, m_new)
-                p1 = lm.exp2(s1 * scale_log2 - m_use).to(lm.bf16)
+                p1 = lm.exp2(s1 * scale_log2 - m_use)
                 alpha = lm.exp2(m1 - m_use)
-                l1 = l1 * alpha + p1.to(lm.f32).sum(axis=1)
+                l1 = l1 * alpha + p1.sum(axis=1)
                 m1 = m_new
-                lm.arrive(k_empty, stage=s)
-                o1 = o1 * alpha
+                lm.arrive(k_empty, stage=s)                    # S_j has retired
+                o1 = o1 * alpha                              # waits for P_(j-1)·V_(j-1)
                 lm.arrive(v_empty, stage=1 - s)
+            # The last block's P·V; the last S (which read Q) has retired.
             last_s = (ring + n_blocks - 1) % 2
             lm.wait(v_full, stage=last_s)
-            lm.mma(o1, p1, sv[last_s].T, init=(n_blocks == 1))
-            lm.arrive(q_empty)                        # the last S, which read Q, has retired
+            lm.mma(o1, p1.to(lm.bf16), sv[last_s].T, init=(n_blocks == 1))
+            lm.arrive(q_empty, stage=qs)
             inv_l = lm.where(l1 > 0.0, 1.0 / l1, 0.0)
             O.tma_store((o1 * inv_l).to(lm.bf16), coords=((b * tiles_m + mt) * 2 + 1, h))
             Lse.store((m1 + lm.log2(l1)) * 0.6931471805599453, coords=(b * H + h, mt * 2 + 1))
-            lm.arrive(v_empty, stage=last_s)          # the store read O: the last P·V retired
+            lm.arrive(v_empty, stage=last_s)                 # the store read O: its P·V retired

@@ -225,6 +225,11 @@ _TRANSITIVE_Q = ("wg1 waits on `turn1` before its first MMA of a tile, which wg0
                  "so wg1's MMA reads sq1 after the TMA load through wg0 (release/acquire is "
                  "transitive), and wg0 consumes every phase of `q_full`")
 
+_Q_BY_K_RING = ("the producer's wait on `q_empty` before refilling a Q stage is also implied by "
+                "its wait on `k_empty` just before: that phase completes only once the consumers "
+                "released a K stage of the previous tile, after they finished every S (the only "
+                "reader of Q) of the tile before it, whose Q stage this is")
+
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
     "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
@@ -285,14 +290,16 @@ LEGAL: dict[str, str] = {
     "examples/gemm_fp8.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
     "examples/gemm_fp8.cake:swizzle:30:128b->64b": _SWIZZLE,
     "examples/gemm_fp8.cake:swizzle:31:128b->64b": _SWIZZLE,
-    # The attention kernels' two Q, the K and the V views (register-A wgmma keeps them on
-    # sm_90a), and wg1's wait on `q_full`, which its turn orders after wg0's.
+    # The attention kernels' Q, K and V views (register-A wgmma keeps them on sm_90a), the
+    # d64 ping-pong's wg1 wait on `q_full` (its turn orders it after wg0's), and the
+    # producer's wait on `q_empty` (its wait on `k_empty` orders it).
     **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (48, 49, 50, 51)},
+       for n in (51, 52, 53)},
     **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (14, 15, 16, 17)},
-    "examples/attention/fmha_fwd_sm90.cake:delete_wait:177": _TRANSITIVE_Q,
-    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:143": _TRANSITIVE_Q,
+       for n in (27, 28, 29, 30)},
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:167": _TRANSITIVE_Q,
+    "examples/attention/fmha_fwd_sm90.cake:delete_wait:91": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:73": _Q_BY_K_RING,
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
