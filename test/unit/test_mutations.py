@@ -230,6 +230,16 @@ _Q_BY_K_RING = ("the producer's wait on `q_empty` before refilling a Q stage is 
                 "released a K stage of the previous tile, after they finished every S (the only "
                 "reader of Q) of the tile before it, whose Q stage this is")
 
+_S_BY_P = ("the MMA warp's wait on `s_empty` before S_(j+1) is also implied by its wait on "
+           "`p_full` before P_j·V_j: the softmax arrives on `p_full` only after its last read of "
+           "S_j from TMEM")
+_P_BY_S = ("the softmax's wait on `p_empty` before it overwrites P is also implied by its wait "
+           "on `s_full`: that tcgen05.commit fires once every MMA the warp issued before it has "
+           "completed, P_(j-1)·V_(j-1) (the reader of P) included")
+_P_UNSWIZZLED = ("the P stage is written by `store` and read only by the MMA: unswizzled, the "
+                 "store writes and the descriptor reads the same plain layout (docs/language.md, "
+                 "stage.store); only bank conflicts differ")
+
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
     "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
@@ -299,6 +309,13 @@ LEGAL: dict[str, str] = {
        for n in (27, 28, 29, 30)},
     "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:167": _TRANSITIVE_Q,
     "examples/attention/fmha_fwd_sm90.cake:delete_wait:91": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm100.cake:delete_wait:81": _S_BY_P,
+    "examples/attention/fmha_fwd_sm100.cake:delete_wait:112": _P_BY_S,
+    "examples/attention/fmha_fwd_sm100.cake:move_tmem:45:+64": _TMEM,
+    "examples/attention/fmha_fwd_sm100.cake:retarget:24:sm_103a": _SM103,
+    "examples/attention/fmha_fwd_sm100.cake:swizzle:41:128b->None": _P_UNSWIZZLED,
+    **{f"examples/attention/fmha_fwd_sm100.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (40, 41, 42, 43)},
     "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:73": _Q_BY_K_RING,
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
