@@ -566,6 +566,25 @@ class TileStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SplitStoreOp(IRDLOperation):
+    """`T.split_store(partial, coords=, part=, parts=, workspace=W, counters=L)`: one of
+    `parts` f32 partial sums of the (M, N) tile of a rank-2 T at `coords`. The partial goes
+    to W[part] (f32, rank 3), then the CTA arrives on L[tile] (i32, one counter per tile of
+    T); the CTA that arrives last adds W[0..parts-1] in that order, stores the sum converted
+    to T's dtype (masked) and resets L[tile] to 0 (docs/language.md, "Split-K")."""
+
+    name = "cake.split_store"
+    tensor = operand_def(TensorType)
+    value = operand_def(TileType)
+    workspace = operand_def(TensorType)
+    counters = operand_def(TensorType)
+    part = operand_def(i32)
+    parts = operand_def(i32)
+    coords = var_operand_def(i32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
 class TileBinaryOp(IRDLOperation):
     """Elementwise `lhs KIND rhs` on f32 tiles with numpy broadcasting; either side may be
     an f32 scalar. KIND is add, sub, mul, div, min or max (TILE_BINARY; min and max also of
@@ -734,8 +753,8 @@ Cake = Dialect(
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
         CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
-        TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
-        TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
+        TileLoadOp, TileStoreOp, SplitStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp,
+        TileIndexOp, TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

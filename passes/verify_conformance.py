@@ -31,7 +31,7 @@ from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
 from cakec.passes.derive_common import role_of
 from cakec.targets import sku as hw
-from cakec.targets.emit.tiles import column_scratch_bytes
+from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
 
 # ---- what both data gates read: one walk of a kernel ----------------------------------------
@@ -637,6 +637,9 @@ class _Conformance:
                       and column_scratch_bytes(op, 1)]
         scratch = sum(column_scratch_bytes(op, len(warps_of(role)))
                       for op in reductions for role in [role_of(op)] if role is not None)
+        # Each split_store's last-arrival flag is a static int.
+        scratch += SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp)
+                                          for op in kernel.walk())
         total, limit = dynamic + scratch + barriers + reserved, self.sku.smem_per_block_optin
         if total <= limit:
             return
@@ -650,7 +653,8 @@ class _Conformance:
                             "SMEM scratch") for op in reductions[:_MAX_NOTES]]
         self.error("H009", f"this kernel needs {total} bytes of shared memory per block "
                    f"({dynamic} for pools and their alignment, "
-                   + (f"{scratch} for column-reduction scratch, " if scratch else "")
+                   + (f"{scratch} for column-reduction scratch and split_store flags, "
+                      if scratch else "")
                    + f"{barriers} for mbarriers, "
                    f"{reserved} reserved by the system), more than the "
                    f"{limit} bytes {self.target} allows", where, notes,

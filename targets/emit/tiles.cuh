@@ -294,3 +294,75 @@ __device__ __forceinline__ u32 cake_stage_addr(u32 stage, u32 row, u32 col) {
 }
 
 #endif  // CAKE_EMIT_TILES_CUH
+
+// ---------------------------------------------------------------- split-K (`T.split_store`)
+
+// The linear index of tile (tm, tn) of `out` in tiles `cols` wide: its arrival counter.
+__device__ __forceinline__ long long cake_split_tile(const CakeTensor<2>& out, i32 tm, i32 tn,
+                                                     i32 cols) {
+  return (long long)tm * ((out.shape[1] + cols - 1) / cols) + tn;
+}
+
+// A workspace [parts, >= out rows, >= out cols], a part in [0, parts) and a counter per tile,
+// or the kernel stops here (__trap): partials written past a short workspace, or arrivals
+// on a counter past the end, would be a wrong sum with no error. The route allocates them
+// (docs/language.md, "Split-K").
+__device__ __forceinline__ void cake_split_check(const CakeTensor<2>& out, const CakeTensor<3>& w,
+                                                 const CakeTensor<1>& counters, i32 part,
+                                                 i32 parts, long long tile) {
+  if (parts < 1 || part < 0 || part >= parts || w.shape[0] < parts || w.shape[1] < out.shape[0] ||
+      w.shape[2] < out.shape[1] || tile < 0 || tile >= counters.shape[0])
+    __trap();
+}
+
+// Columns col, col + 1 of row `row` of one partial into w[part]; elements outside `out` are
+// not written (nobody reads them).
+__device__ __forceinline__ void cake_split_put(const CakeTensor<3>& w, const CakeTensor<2>& out,
+                                               i32 part, i32 row, i32 col, float x0, float x1) {
+  if (row >= 0 && row < out.shape[0]) {
+    float* const p = (float*)w.ptr + (long long)part * w.stride[0] + (long long)row * w.stride[1];
+    const long long ld = w.stride[2], n = out.shape[1];
+    if (col >= 0 && col + 1 < n && ld == 1 && ((u64)(p + col) & 7) == 0) {
+      *(float2*)(p + col) = make_float2(x0, x1);
+    } else {
+      if (col >= 0 && col < n) p[col * ld] = x0;
+      if (col + 1 >= 0 && col + 1 < n) p[(col + 1) * ld] = x1;
+    }
+  }
+}
+
+// One arrival on counters[tile] (a gpu-scope atomic, after the role's fences and barrier):
+// true for the arrival that completes `parts`, which also resets the counter to 0 so the
+// next launch finds it as this one did.
+__device__ __forceinline__ int cake_split_arrive(const CakeTensor<1>& counters, long long tile,
+                                                 i32 parts) {
+  int* const c = (int*)counters.ptr + tile * counters.stride[0];
+  const bool last = atomicAdd(c, 1) == parts - 1;
+  if (last) atomicExch(c, 0);
+  return last ? 1 : 0;
+}
+
+// The sum of the partials of columns col, col + 1 of row `row`, w[0] + w[1] + ... in part
+// order (bitwise the same whichever CTA arrived last), read at L2 (ld.global.cg: this SM's
+// L1 may hold nothing older, but other SMs wrote them).
+__device__ __forceinline__ float2 cake_split_sum(const CakeTensor<3>& w, const CakeTensor<2>& out,
+                                                 i32 parts, i32 row, i32 col) {
+  float2 s = make_float2(0.0f, 0.0f);
+  if (row >= 0 && row < out.shape[0]) {
+    const float* p = (const float*)w.ptr + (long long)row * w.stride[1];
+    const long long ld = w.stride[2], n = out.shape[1];
+    const bool pair = col >= 0 && col + 1 < n && ld == 1 && ((u64)(p + col) & 7) == 0 &&
+                      (w.stride[0] & 1) == 0;
+    for (i32 q = 0; q < parts; ++q, p += w.stride[0]) {
+      if (pair) {
+        const float2 v = __ldcg((const float2*)(p + col));
+        s.x += v.x;
+        s.y += v.y;
+      } else {
+        if (col >= 0 && col < n) s.x += __ldcg(p + col * ld);
+        if (col + 1 >= 0 && col + 1 < n) s.y += __ldcg(p + (col + 1) * ld);
+      }
+    }
+  }
+  return s;
+}

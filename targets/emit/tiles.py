@@ -27,8 +27,8 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
-    StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_bytes,
-    dtype_name,
+    SplitStoreOp, StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp,
+    dtype_bytes, dtype_name,
 )
 from cakec.targets.emit.cexpr import paren, scaled, unparen
 from cakec.targets.emit.common import OUT_TRAITS
@@ -475,6 +475,60 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
                     f"{layout.col()}, cake_x[0], cake_x[1]); }}")
 
 
+#: Static SMEM of one `split_store`: the flag that tells the role's threads their CTA
+#: arrived last (counted in CAKE-H009).
+SPLIT_FLAG_BYTES = 4
+
+
+def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
+    """`T.split_store(partial, ...)` (docs/language.md, "Split-K"): every thread writes its
+    f32 elements of the partial to workspace[part] (column pairs, only elements inside T),
+    fences them (`__threadfence`) and meets the role's barrier; one thread adds 1 to the
+    tile's counter; the CTA that saw `parts - 1` there resets it to 0 and, after another
+    fence, adds workspace[0..parts-1] per element in that order (so the sum does not depend
+    on which CTA came last), converts and stores T's tile (bounds-checked). Nobody waits
+    for another CTA, so no schedule of the CTAs can deadlock."""
+    value, dtype = op.value, dtype_name(op.tensor.type.element_type)  # type: ignore[attr-defined]
+    if dtype not in ("f32", "bf16", "f16"):
+        raise Unsupported(f"`split_store` of a sum into a {dtype} tensor")
+    role = tile_role(em)
+    rows, cols = tile_dims(value)
+    out, work, count = em.val(op.tensor), em.val(op.workspace), em.val(op.counters)
+    threads = 32 * len(role.warps)
+    sync = ("__syncwarp();" if threads == 32
+            else f"cake_named_barrier_sync({role.barrier_id}u, {threads}u);")
+    flag = em.names.fresh("cake_split_last")
+    em.source_comment(op)
+    layout.before_read(em, op, value)
+    with em.block():
+        em.line(f"const i32 cake_tm = {em.val(op.coords[0])}, cake_tn = {em.val(op.coords[1])};")
+        em.line(f"const i32 cake_row0 = {scaled('cake_tm', rows)};")
+        em.line(f"const i32 cake_col0 = {scaled('cake_tn', cols)};")
+        em.line(f"const i32 cake_part = {em.val(op.part)}, cake_parts = {em.val(op.parts)};")
+        em.line(f"const long long cake_tile = cake_split_tile({out}, cake_tm, cake_tn, "
+                f"{cols});")
+        em.line(f"cake_split_check({out}, {work}, {count}, cake_part, cake_parts, cake_tile);")
+        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+            column_pair(em, value, layout)
+            em.line(f"{{ const int {C} = {CP}; cake_split_put({work}, {out}, cake_part, "
+                    f"cake_row0 + {layout.row()}, cake_col0 + {layout.col()}, cake_x[0], "
+                    "cake_x[1]); }")
+        em.line(f"__shared__ int {flag};")
+        em.line("__threadfence();  // this thread's partials, before the arrival")
+        em.line(sync)
+        em.line(f"if (threadIdx.x == {32 * role.first}u) {flag} = cake_split_arrive({count}, "
+                "cake_tile, cake_parts);")
+        em.line(sync)
+        with em.block(f"if (*(volatile int*)&{flag})"):
+            em.line("__threadfence();  // the other CTAs' partials, after their arrivals")
+            with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+                em.line(f"{{ const int {C} = {CP}; const i32 cake_i = cake_row0 + "
+                        f"{layout.row()}, cake_j = cake_col0 + {layout.col()}; const float2 "
+                        f"cake_s = cake_split_sum({work}, {out}, cake_parts, cake_i, cake_j); "
+                        f"cake_store_pair<{OUT_TRAITS[dtype]}>({out}, cake_i, cake_j, "
+                        "cake_s.x, cake_s.y); }")
+
+
 #: View dtypes a register tile is written into SMEM as: the trait's `sts_pair` stores two
 #: adjacent columns (tf32 operands are f32 bits: the MMA ignores the low mantissa).
 STAGE_STORE_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32",
@@ -826,4 +880,5 @@ TILE_LOWERINGS = {
     **{t: pure_tile for t in PURE_TILE_OPS}, TileReduceOp: tile_reduce,
     TileAssignOp: tile_assign,
     StageStoreOp: lambda em, op: store_stage(em, op, layout_of(em)),
+    SplitStoreOp: lambda em, op: split_store(em, op, layout_of(em)),
 }
