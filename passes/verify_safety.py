@@ -182,6 +182,7 @@ def _split_tensors(k: Kernel) -> list[Finding]:
             if first[1] != what or first[0].tensor is not o.tensor:
                 out.append(_split_clash(o, t, f"is also the {first[1]} of the split_store of "
                                         f"`{first[0].tensor.name_hint}`", first[0]))
+                break  # one finding per split_store
     for o in k.op.walk():
         if isinstance(o, cake.SplitStoreOp):
             continue

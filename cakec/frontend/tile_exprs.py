@@ -408,12 +408,7 @@ def _build_split_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> An
             raise error("CAKE-T007", f"`{arg.info['name']}` has rank {arg.info['rank']}, but "
                         f"a split_store's {'workspace' if rank == 3 else 'counters'} is rank "
                         f"{rank}: {what}", e.span, notes=[Note(arg.span, "declared here")])
-    names = [recv.info["name"], work.info["name"], count.info["name"]]
-    if len(set(names)) < 3:
-        dup = next(n for n in names if names.count(n) > 1)
-        raise error("CAKE-S024", f"`split_store` names tensor `{dup}` twice; its output, "
-                    "workspace and counters are three different tensors", e.span,
-                    help="pass a separate f32 workspace and i32 counter tensor")
+    # Output, workspace and counters have ranks 2, 3 and 1: three different tensors.
     fe.note_tensor_dtype(recv, dtype, e.span)
     fe.note_tensor_dtype(work, "f32", e.span)
     fe.note_tensor_dtype(count, "i32", e.span)

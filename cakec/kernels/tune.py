@@ -67,7 +67,7 @@ def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
                  log: Callable[[str], None]) -> list[Measured]:
     import torch
 
-    from cakec.kernels import build
+    from cakec.kernels.gemm import launcher
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out: list[Measured] = []
@@ -83,9 +83,12 @@ def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
             if kname is None:
                 fns[route] = lambda: torch.matmul(a, b.t(), out=c)
                 continue
-            kern = build.kernel(kname, table.target)
-            c.fill_(float("nan"))
-            kern(a, b, c, m, n, k)
+            kern = launcher(table, route, a, m, n, k)
+            # The second launch is checked: a split-K route must find its counters at zero
+            # again after the first.
+            for _ in range(2):
+                c.fill_(float("nan"))
+                kern(a, b, c, m, n, k)
             err = float((c.float() - ref).norm() / ref.norm())
             if not err < GEMM_TOLERANCE:  # NaN (an unwritten element) fails too
                 wrong[route] = f"rel err {err:.2e}"
