@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr, BFloat16Type, DenseArrayBase, FloatAttr, Float16Type, Float32Type, Float8E4M3FNType,
-    Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, i1, i32, i64,
+    Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1,
+    i32, i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
@@ -571,9 +572,12 @@ class SplitStoreOp(IRDLOperation):
     `parts` f32 partial sums of the (M, N) tile of a rank-2 T at `coords`. The partial goes
     to W[part] (f32, rank 3), then the CTA arrives on L[tile] (i32, one counter per tile of
     T); the CTA that arrives last adds W[0..parts-1] in that order, stores the sum converted
-    to T's dtype (masked) and resets L[tile] to 0 (docs/language.md, "Split-K")."""
+    to T's dtype (masked) and resets L[tile] to 0 (docs/language.md, "Split-K"). With
+    `transpose`, the (M, N) partial is the (N, M) tile of T (its element (i, j) is T's
+    (j, i) of the tile)."""
 
     name = "cake.split_store"
+    transpose = opt_prop_def(UnitAttr)
     tensor = operand_def(TensorType)
     value = operand_def(TileType)
     workspace = operand_def(TensorType)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32, i64
 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
@@ -408,13 +408,18 @@ def _build_split_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> An
             raise error("CAKE-T007", f"`{arg.info['name']}` has rank {arg.info['rank']}, but "
                         f"a split_store's {'workspace' if rank == 3 else 'counters'} is rank "
                         f"{rank}: {what}", e.span, notes=[Note(arg.span, "declared here")])
+    transpose = b["transpose"]
+    if not transpose.is_const:
+        raise error("CAKE-T010", "`transpose` must be a constant (True or False): it decides "
+                    "the layout of the stores", transpose.span)
     # Output, workspace and counters have ranks 2, 3 and 1: three different tensors.
     fe.note_tensor_dtype(recv, dtype, e.span)
     fe.note_tensor_dtype(work, "f32", e.span)
     fe.note_tensor_dtype(count, "i32", e.span)
     fe._add(cake.SplitStoreOp.build(operands=[
         recv.ssa, value.ssa, work.ssa, count.ssa, fe._i32(b["part"]), fe._i32(b["parts"]),
-        [fe._i32(c) for c in coords]]), e.span)
+        [fe._i32(c) for c in coords]],
+        properties={"transpose": UnitAttr()} if transpose.const else {}), e.span)
     return Value("none", e.span)
 
 

@@ -315,19 +315,21 @@ __device__ __forceinline__ void cake_split_check(const CakeTensor<2>& out, const
     __trap();
 }
 
-// Columns col, col + 1 of row `row` of one partial into w[part]; elements outside `out` are
-// not written (nobody reads them).
+// Two elements of one partial into w[part]: (row, col) and (row, col + 1), or with T (a
+// transposed store) (row, col) and (row + 1, col); elements outside `out` are not written
+// (nobody reads them).
+template <bool T>
 __device__ __forceinline__ void cake_split_put(const CakeTensor<3>& w, const CakeTensor<2>& out,
                                                i32 part, i32 row, i32 col, float x0, float x1) {
-  if (row >= 0 && row < out.shape[0]) {
-    float* const p = (float*)w.ptr + (long long)part * w.stride[0] + (long long)row * w.stride[1];
-    const long long ld = w.stride[2], n = out.shape[1];
-    if (col >= 0 && col + 1 < n && ld == 1 && ((u64)(p + col) & 7) == 0) {
-      *(float2*)(p + col) = make_float2(x0, x1);
-    } else {
-      if (col >= 0 && col < n) p[col * ld] = x0;
-      if (col + 1 >= 0 && col + 1 < n) p[(col + 1) * ld] = x1;
-    }
+  float* const p = (float*)w.ptr + (long long)part * w.stride[0];
+  const long long m = out.shape[0], n = out.shape[1], s0 = w.stride[1], s1 = w.stride[2];
+  if (!T && row >= 0 && row < m && col >= 0 && col + 1 < n && s1 == 1 &&
+      ((u64)(p + row * s0 + col) & 7) == 0) {
+    *(float2*)(p + row * s0 + col) = make_float2(x0, x1);
+  } else {
+    const i32 r1 = T ? row + 1 : row, c1 = T ? col : col + 1;
+    if (row >= 0 && row < m && col >= 0 && col < n) p[row * s0 + col * s1] = x0;
+    if (r1 >= 0 && r1 < m && c1 >= 0 && c1 < n) p[r1 * s0 + c1 * s1] = x1;
   }
 }
 
@@ -342,27 +344,45 @@ __device__ __forceinline__ int cake_split_arrive(const CakeTensor<1>& counters, 
   return last ? 1 : 0;
 }
 
-// The sum of the partials of columns col, col + 1 of row `row`, w[0] + w[1] + ... in part
-// order (bitwise the same whichever CTA arrived last), read at L2 (ld.global.cg: this SM's
-// L1 may hold nothing older, but other SMs wrote them).
+// The sums of the partials of the two elements cake_split_put<T> wrote, w[0] + w[1] + ...
+// in part order (bitwise the same whichever CTA arrived last), read at L2 (ld.global.cg:
+// other SMs wrote them).
+template <bool T>
 __device__ __forceinline__ float2 cake_split_sum(const CakeTensor<3>& w, const CakeTensor<2>& out,
                                                  i32 parts, i32 row, i32 col) {
+  const long long m = out.shape[0], n = out.shape[1], s0 = w.stride[1], s1 = w.stride[2];
+  const i32 r1 = T ? row + 1 : row, c1 = T ? col : col + 1;
+  const bool in0 = row >= 0 && row < m && col >= 0 && col < n;
+  const bool in1 = r1 >= 0 && r1 < m && c1 >= 0 && c1 < n;
+  const float* p = (const float*)w.ptr;
+  const bool pair = !T && in0 && in1 && s1 == 1 && (w.stride[0] & 1) == 0 &&
+                    ((u64)(p + row * s0 + col) & 7) == 0;
   float2 s = make_float2(0.0f, 0.0f);
-  if (row >= 0 && row < out.shape[0]) {
-    const float* p = (const float*)w.ptr + (long long)row * w.stride[1];
-    const long long ld = w.stride[2], n = out.shape[1];
-    const bool pair = col >= 0 && col + 1 < n && ld == 1 && ((u64)(p + col) & 7) == 0 &&
-                      (w.stride[0] & 1) == 0;
-    for (i32 q = 0; q < parts; ++q, p += w.stride[0]) {
-      if (pair) {
-        const float2 v = __ldcg((const float2*)(p + col));
-        s.x += v.x;
-        s.y += v.y;
-      } else {
-        if (col >= 0 && col < n) s.x += __ldcg(p + col * ld);
-        if (col + 1 >= 0 && col + 1 < n) s.y += __ldcg(p + (col + 1) * ld);
-      }
+  for (i32 q = 0; q < parts; ++q, p += w.stride[0]) {
+    if (pair) {
+      const float2 v = __ldcg((const float2*)(p + row * s0 + col));
+      s.x += v.x;
+      s.y += v.y;
+    } else {
+      if (in0) s.x += __ldcg(p + row * s0 + col * s1);
+      if (in1) s.y += __ldcg(p + r1 * s0 + c1 * s1);
     }
   }
   return s;
+}
+
+// The two sums stored to `out` where cake_split_put<T> put their partials.
+template <bool T, class Out>
+__device__ __forceinline__ void cake_split_out(const CakeTensor<2>& out, i32 row, i32 col,
+                                               float x0, float x1) {
+  if (!T) {
+    cake_store_pair<Out>(out, row, col, x0, x1);
+  } else {
+    typedef typename Out::elem E;
+    E* const p = (E*)out.ptr;
+    const long long m = out.shape[0], n = out.shape[1];
+    if (row >= 0 && row < m && col >= 0 && col < n) Out::one(p + row * out.stride[0] + col * out.stride[1], x0);
+    if (row + 1 >= 0 && row + 1 < m && col >= 0 && col < n)
+      Out::one(p + (row + 1) * out.stride[0] + col * out.stride[1], x1);
+  }
 }

@@ -487,12 +487,18 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
     tile's counter; the CTA that saw `parts - 1` there resets it to 0 and, after another
     fence, adds workspace[0..parts-1] per element in that order (so the sum does not depend
     on which CTA came last), converts and stores T's tile (bounds-checked). Nobody waits
-    for another CTA, so no schedule of the CTAs can deadlock."""
+    for another CTA, so no schedule of the CTAs can deadlock. With `transpose` the value's
+    (r, c) is T's (c, r): a column pair of the value is a row pair of T (the helpers'
+    template flag), the workspace indexed as T."""
     value, dtype = op.value, dtype_name(op.tensor.type.element_type)  # type: ignore[attr-defined]
     if dtype not in ("f32", "bf16", "f16"):
         raise Unsupported(f"`split_store` of a sum into a {dtype} tensor")
     role = tile_role(em)
     rows, cols = tile_dims(value)
+    t = op.transpose is not None
+    if t:  # T's tile is (cols, rows); the thread's row and column of the value swap
+        rows, cols = cols, rows
+    flag_t = "true" if t else "false"
     out, work, count = em.val(op.tensor), em.val(op.workspace), em.val(op.counters)
     threads = 32 * len(role.warps)
     sync = ("__syncwarp();" if threads == 32
@@ -508,11 +514,13 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
         em.line(f"const long long cake_tile = cake_split_tile({out}, cake_tm, cake_tn, "
                 f"{cols});")
         em.line(f"cake_split_check({out}, {work}, {count}, cake_part, cake_parts, cake_tile);")
-        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+        vrows = cols if t else rows
+        at = ((f"cake_row0 + {layout.col()}", f"cake_col0 + {layout.row()}") if t
+              else (f"cake_row0 + {layout.row()}", f"cake_col0 + {layout.col()}"))
+        with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
             column_pair(em, value, layout)
-            em.line(f"{{ const int {C} = {CP}; cake_split_put({work}, {out}, cake_part, "
-                    f"cake_row0 + {layout.row()}, cake_col0 + {layout.col()}, cake_x[0], "
-                    "cake_x[1]); }")
+            em.line(f"{{ const int {C} = {CP}; cake_split_put<{flag_t}>({work}, {out}, "
+                    f"cake_part, {at[0]}, {at[1]}, cake_x[0], cake_x[1]); }}")
         em.line(f"__shared__ int {flag};")
         em.line("__threadfence();  // this thread's partials, before the arrival")
         em.line(sync)
@@ -521,12 +529,11 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
         em.line(sync)
         with em.block(f"if (*(volatile int*)&{flag})"):
             em.line("__threadfence();  // the other CTAs' partials, after their arrivals")
-            with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
-                em.line(f"{{ const int {C} = {CP}; const i32 cake_i = cake_row0 + "
-                        f"{layout.row()}, cake_j = cake_col0 + {layout.col()}; const float2 "
-                        f"cake_s = cake_split_sum({work}, {out}, cake_parts, cake_i, cake_j); "
-                        f"cake_store_pair<{OUT_TRAITS[dtype]}>({out}, cake_i, cake_j, "
-                        "cake_s.x, cake_s.y); }")
+            with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
+                em.line(f"{{ const int {C} = {CP}; const i32 cake_i = {at[0]}, cake_j = "
+                        f"{at[1]}; const float2 cake_s = cake_split_sum<{flag_t}>({work}, "
+                        f"{out}, cake_parts, cake_i, cake_j); cake_split_out<{flag_t}, "
+                        f"{OUT_TRAITS[dtype]}>({out}, cake_i, cake_j, cake_s.x, cake_s.y); }}")
 
 
 #: View dtypes a register tile is written into SMEM as: the trait's `sts_pair` stores two

@@ -220,7 +220,8 @@ GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1
 
 
 @pytest.mark.parametrize("route", ["persistent_128x256", "persistent_128x128", "skinny_64x32",
-                                   "skinny_64x64", "splitk_128x128", "splitk_64x64"])
+                                   "skinny_64x64", "splitk_128x128", "splitk_64x64",
+                                   "splitk_swap_16x64"])
 def test_every_gemm_route_computes_every_shape(K, route):
     """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
     shape to any of them): tails in every dimension, every element written, twice (a

@@ -1,4 +1,5 @@
-"""Split-K on an sm_90a GPU: the two `T.split_store` kernels (examples/gemm_bf16_splitk*.cake)
+"""Split-K on an sm_90a GPU: the three `T.split_store` kernels (examples/gemm_bf16_splitk*.cake,
+the swap-AB one storing transposed)
 against a float32 product, with fresh random inputs per case, tails in M, N and K, K not a
 multiple of the parts, more parts than K stages, M = 1; the counters back at zero after every
 launch, the sum bitwise the same from launch to launch (the last CTA adds the parts in
@@ -18,7 +19,9 @@ from gpu_marks import gpu_marks  # noqa: E402
 pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
 
 BF = dict(device="cuda", dtype=torch.bfloat16)
-KERNELS = {"gemm_bf16_splitk": (128, 128), "gemm_bf16_splitk_decode": (64, 64)}
+#: kernel -> its tile of C (the swap-AB kernel computes Cᵀ by (64, 16) tiles).
+KERNELS = {"gemm_bf16_splitk": (128, 128), "gemm_bf16_splitk_decode": (64, 64),
+           "gemm_bf16_splitk_swap": (16, 64)}
 #: (M, N, K, S): K tiles of 64 split into S parts (7 tiles in 3 or 4: uneven; S above the K
 #: tiles: clamped), tails everywhere, M = 1.
 CASES = [(1, 256, 4096, 2), (1, 4096, 4096, 4), (3, 300, 448, 3), (64, 4096, 1024, 16),

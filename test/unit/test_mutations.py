@@ -214,6 +214,8 @@ _BLOCKS_ANYWHERE = ("no MMA: plain bounds-checked loads and stores, tile arithme
 _TOKENS = ("one token more or fewer: every load and store is bounds-checked (a token past the "
            "end reads zeros, its output is skipped) and no barrier protocol depends on the trip "
            "count; the numbers change, the kernel's safety does not")
+_SPLIT_F16 = ("the split_store converts the f32 sum to f16 instead of bf16: C is an f16 tensor, "
+              "the partials and their reduction stay f32")
 #: Mutants that still verify, each with the reason it is a legal kernel. Keys are
 #: file:operator:line:detail; an edit to a kernel renumbers its entries.
 _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wait on `full` for the "
@@ -271,6 +273,17 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16_skinny_n64.cake:retarget:5:sm_103a": _MMA_SYNC,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:16:128b->64b": _SWIZZLE,
+    # The split-K routes share the same wgmma + 128b-TMA structure (swap-AB: the operands'
+    # roles exchanged), so the same legal mutants, and the sum may be stored as f16.
+    **{f"examples/{f}.cake:{op}": why
+       for f, lines in (("gemm_bf16_splitk", (17, 29, 30, 64)),
+                        ("gemm_bf16_splitk_decode", (11, 23, 24, 57)),
+                        ("gemm_bf16_splitk_swap", (16, 28, 29, 62)))
+       for op, why in ((f"retarget:{lines[0]}:sm_100a", _MMA_SYNC),
+                       (f"retarget:{lines[0]}:sm_103a", _MMA_SYNC),
+                       (f"swizzle:{lines[1]}:128b->64b", _SWIZZLE),
+                       (f"swizzle:{lines[2]}:128b->64b", _SWIZZLE),
+                       (f"dtype:{lines[3]}:bf16->f16", _SPLIT_F16))},
     # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
     "examples/gemm_bias_gelu.cake:retarget:20:sm_100a": _MMA_SYNC,
     "examples/gemm_bias_gelu.cake:retarget:20:sm_103a": _MMA_SYNC,
