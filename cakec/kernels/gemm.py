@@ -66,9 +66,9 @@ def _torch_route(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: 
     return out
 
 
-#: Split-K scratch per (device, stream, S, M, N): the workspace W [S, M, N] f32 and the
-#: per-tile counters L (zeroed once; every launch leaves them zero, docs/language.md
-#: "Split-K"). Per stream, since kernels of one stream run in order: two launches never
+#: Split-K scratch per (device, stream, S, M, N, tiles): the workspace W [S, M, N] f32 and
+#: the per-tile counters L (zeroed once; every launch leaves them zero, docs/language.md
+#: "Split-K"); routes of other tile sizes need other counts of counters. Per stream, since kernels of one stream run in order: two launches never
 #: share them at once. The oldest entry is dropped beyond _SPLIT_CACHE.
 _split: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
 _SPLIT_CACHE = 64
@@ -78,7 +78,7 @@ _sms: dict[int, int] = {}
 def _split_scratch(a: torch.Tensor, s: int, m: int, n: int, tiles: int
                    ) -> tuple[torch.Tensor, torch.Tensor]:
     dev = a.get_device()
-    key = (dev, torch._C._cuda_getCurrentRawStream(dev), s, m, n)
+    key = (dev, torch._C._cuda_getCurrentRawStream(dev), s, m, n, tiles)
     got = _split.get(key)
     if got is None:
         if len(_split) >= _SPLIT_CACHE:

@@ -81,7 +81,7 @@ def test_gemm_split_routes_reuse_their_scratch_per_stream():
                 outs.append(c)
     torch.cuda.synchronize()
     assert all(_rel(c, ref) < 5e-3 for c in outs)
-    keys = [key for key in G._split if key[2:] == (2, m, n) and key[0] == a.get_device()]
+    keys = [key for key in G._split if key[2:] == (2, m, n, 64) and key[0] == a.get_device()]
     assert len(keys) == 2  # one per stream
 
 
