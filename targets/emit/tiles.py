@@ -529,11 +529,42 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
         em.line(sync)
         with em.block(f"if (*(volatile int*)&{flag})"):
             em.line("__threadfence();  // the other CTAs' partials, after their arrivals")
-            with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
-                em.line(f"{{ const int {C} = {CP}; const i32 cake_i = {at[0]}, cake_j = "
-                        f"{at[1]}; const float2 cake_s = cake_split_sum<{flag_t}>({work}, "
-                        f"{out}, cake_parts, cake_i, cake_j); cake_split_out<{flag_t}, "
-                        f"{OUT_TRAITS[dtype]}>({out}, cake_i, cake_j, cake_s.x, cake_s.y); }}")
+            _split_sums(em, layout, value, at, flag_t, work, out, OUT_TRAITS[dtype])
+
+
+#: Column pairs the last CTA of a split_store sums at once per thread: their loads of one
+#: part are independent (in flight together), and 64 f32 sums stay in registers.
+SPLIT_SUM_PAIRS = 16
+
+
+def _split_sums(em: KernelEmitter, layout: Layout, value: SSAValue, at: tuple[str, str],
+                flag_t: str, work: str, out: str, trait: str) -> None:
+    """The last CTA's sums, SPLIT_SUM_PAIRS of the thread's column pairs at a time: the sums
+    zeroed, then per part (in order) every pair's partials loaded and added, then the pairs
+    stored. Loading and storing pair by pair instead would wait one L2 round trip per pair
+    and part (a store to `out` may alias the workspace, so the compiler keeps their order)."""
+    rows, cols = tile_dims(value)
+    half = layout.col_slots(cols) // 2
+    total = layout.row_slots(rows) * half
+    slot = (f"const int {R} = cake_p / {half}, {CP} = 2 * (cake_p % {half}), {C} = {CP}; "
+            f"const i32 cake_i = {at[0]}, cake_j = {at[1]};")
+    for lo in range(0, total, SPLIT_SUM_PAIRS):
+        n = min(SPLIT_SUM_PAIRS, total - lo)
+        pairs = f"for (int cake_p = {lo}; cake_p < {lo + n}; ++cake_p)"
+        with em.block():
+            em.line(f"float cake_s[{n}][2];")
+            em.line("#pragma unroll")
+            em.line(f"for (int cake_p = 0; cake_p < {n}; ++cake_p) "
+                    "cake_s[cake_p][0] = cake_s[cake_p][1] = 0.0f;")
+            with em.block("for (i32 cake_q = 0; cake_q < cake_parts; ++cake_q)"):
+                em.line("#pragma unroll")
+                with em.block(pairs):
+                    em.line(f"{slot} cake_split_add<{flag_t}>({work}, {out}, cake_q, cake_i, "
+                            f"cake_j, cake_s[cake_p - {lo}]);")
+            em.line("#pragma unroll")
+            with em.block(pairs):
+                em.line(f"{slot} cake_split_out<{flag_t}, {trait}>({out}, cake_i, cake_j, "
+                        f"cake_s[cake_p - {lo}][0], cake_s[cake_p - {lo}][1]);")
 
 
 #: View dtypes a register tile is written into SMEM as: the trait's `sts_pair` stores two
