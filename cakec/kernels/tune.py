@@ -48,7 +48,7 @@ KMEANS_SHAPES: list[tuple[int, int, int, int]] = [
     for k in (16, 256, 1024) if b * n * k <= 1 << 31] + [
     (1, 1 << 20, 4096, 128), (32, 65536, 1024, 128), (4, 100000, 1000, 96),
     (3, 1000, 300, 64), (16, 5000, 77, 128)]
-KMEANS_EDGES = {"rows": [8192, 33792, 131072, 524288], "d": [64]}
+KMEANS_EDGES = {"rows": [8192, 33792, 131072, 524288], "d": [64], "k": [32]}
 
 
 def _time(fns: dict[str, Callable[[], Any]]) -> dict[str, float]:

@@ -272,12 +272,13 @@ def test_gemm_follows_its_route_table(K, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel_name", ["kmeans_assign", "kmeans_assign_d64",
-                                         "kmeans_assign_r128"])
+                                         "kmeans_assign_r128", "kmeans_assign_k32"])
 def test_every_kmeans_route_by_distance(K, example, kernel_name):
     from cakec.kernels import build
 
     kernel = build.kernel(kernel_name, "sm_90a")
-    for b, n, k, d in [(1, 1, 1, 8), (3, 1000, 300, 64), (2, 4096, 1111, 128), (2, 300, 130, 96)]:
+    for b, n, k, d in [(1, 1, 1, 8), (3, 1000, 300, 64), (2, 4096, 1111, 128), (2, 300, 130, 96),
+                       (4, 3000, 16, 128), (2, 777, 33, 64)]:
         if kernel_name.endswith("d64") and d > 64:
             continue
         x, c = torch.randn(b, n, d, **BF), torch.randn(b, k, d, **BF)

@@ -320,6 +320,8 @@ LEGAL: dict[str, str] = {
     "examples/kmeans_assign_d64.cake:swizzle:16:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_r128.cake:swizzle:17:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_r128.cake:swizzle:18:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_k32.cake:swizzle:20:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_k32.cake:swizzle:21:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_sm100.cake:move_tmem:41:+64": _TMEM,
     "examples/kmeans_assign_sm100.cake:retarget:28:sm_103a": _SM103,
     "examples/kmeans_assign_sm100.cake:swizzle:37:128b->64b": _SWIZZLE,
