@@ -68,8 +68,9 @@ def _torch_route(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: 
 
 #: Split-K scratch per (device, stream, S, M, N, tiles): the workspace W [S, M, N] f32 and
 #: the per-tile counters L (zeroed once; every launch leaves them zero, docs/language.md
-#: "Split-K"); routes of other tile sizes need other counts of counters. Per stream, since kernels of one stream run in order: two launches never
-#: share them at once. The oldest entry is dropped beyond _SPLIT_CACHE.
+#: "Split-K"); routes of other tile sizes need other counts of counters. Per stream, since
+#: kernels of one stream run in order: two launches never share them at once. The oldest
+#: entry is dropped beyond _SPLIT_CACHE.
 _split: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
 _SPLIT_CACHE = 64
 _sms: dict[int, int] = {}
@@ -90,9 +91,9 @@ def _split_scratch(a: torch.Tensor, s: int, m: int, n: int, tiles: int
 
 def launcher(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: int
              ) -> Callable[..., None]:
-    """The Cake kernel of `route` as `run(a, b, c, m, n, k, check=None)`: a split-K route
-    also gets its K parts (split_parts, for this shape on a's GPU) and the scratch of the
-    current stream."""
+    """The Cake kernel of `route` as `run(a, b, c, m, n, k, check=None)` for this M, N, K
+    (a plan's): a split-K route also gets its K parts (split_parts, for this shape on a's
+    GPU) and the scratch of the current stream."""
     kern = build.kernel(tab.kernel(route), checks.target(_ENTRY, a))  # type: ignore[arg-type]
     tile = tab.split_tile(route)
     if tile is None:
