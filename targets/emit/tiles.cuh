@@ -377,6 +377,7 @@ __device__ __forceinline__ void cake_split_out(const CakeTensor<2>& out, i32 row
     const long long m = out.shape[0], n = out.shape[1];
     const long long s0 = out.stride[0], s1 = out.stride[1];
     if (row >= 0 && row < m && col >= 0 && col < n) Out::one(p + row * s0 + col * s1, x0);
-    if (row + 1 >= 0 && row + 1 < m && col >= 0 && col < n) Out::one(p + (row + 1) * s0 + col * s1, x1);
+    if (row + 1 >= 0 && row + 1 < m && col >= 0 && col < n)
+      Out::one(p + (row + 1) * s0 + col * s1, x1);
   }
 }
