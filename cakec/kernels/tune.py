@@ -36,9 +36,11 @@ GEMM_SHAPES: list[tuple[int, int, int]] = (
        (200, 14336, 4096), (333, 5000, 2056), (1000, 1000, 1000), (2049, 4097, 4096),
        (3000, 3000, 3000), (5000, 7000, 1992)])
 #: gemm's buckets: M intervals (their upper ends) × N intervals × K a multiple of 64 or not ×
-#: N a multiple of 8 or not.
-GEMM_EDGES = {"m": [1, 16, 64, 128, 256, 512, 1024, 2048, 4096], "n": [8192], "k_mod64": [0],
-              "n_mod8": [0]}
+#: N a multiple of 8 or not. N = 4096 apart from 5120..8192: at M = 128 the skinny tile took
+#: 128×4096×4096 in 25.2 µs against cuBLAS's 33.0 but lost the bucket it shared with N = 5120
+#: and 8192 (H200, 2026-12-01).
+GEMM_EDGES = {"m": [1, 16, 64, 128, 256, 512, 1024, 2048, 4096], "n": [4096, 8192],
+              "k_mod64": [0], "n_mod8": [0]}
 
 #: kmeans_assign's shape set (B, N, K, D), small to large, D in {64, 96, 128}.
 KMEANS_SHAPES: list[tuple[int, int, int, int]] = [
