@@ -638,9 +638,9 @@ class _Conformance:
         scratch = sum(column_scratch_bytes(op, len(warps_of(role)))
                       for op in reductions for role in [role_of(op)] if role is not None)
         # Each split_store's last-arrival flag is a static int.
-        scratch += SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp)
-                                          for op in kernel.walk())
-        total, limit = dynamic + scratch + barriers + reserved, self.sku.smem_per_block_optin
+        flags = SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp) for op in kernel.walk())
+        total = dynamic + scratch + flags + barriers + reserved
+        limit = self.sku.smem_per_block_optin
         if total <= limit:
             return
         where = max(self.idx.pools, key=lambda p: p.bytes.value.data, default=kernel)
@@ -653,8 +653,8 @@ class _Conformance:
                             "SMEM scratch") for op in reductions[:_MAX_NOTES]]
         self.error("H009", f"this kernel needs {total} bytes of shared memory per block "
                    f"({dynamic} for pools and their alignment, "
-                   + (f"{scratch} for column-reduction scratch and split_store flags, "
-                      if scratch else "")
+                   + (f"{scratch} for column-reduction scratch, " if scratch else "")
+                   + (f"{flags} for split_store flags, " if flags else "")
                    + f"{barriers} for mbarriers, "
                    f"{reserved} reserved by the system), more than the "
                    f"{limit} bytes {self.target} allows", where, notes,
