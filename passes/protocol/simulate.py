@@ -33,8 +33,11 @@ class Simulation:
     """
 
     def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str,
-                 tcgen05: bool = False):
+                 tcgen05: bool = False, wgmma: bool = False):
         self.k, self.traces, self.where = k, traces, where
+        # An MMA into registers is asynchronous (its operand reads end at a commit or an
+        # accumulator read) only as a wgmma; mma.sync has read its operands when it returns.
+        self.async_reg_mma = wgmma
         # Roles whose `lm.commit` is a tcgen05.commit (sm_100a: a role issuing MMAs into TMEM).
         self.tc_commit = [tcgen05 and any(i.kind == MMA and isinstance(i.acc.op, cake.TmemOp)
                                           for i in walk(prog) if i.acc is not None)
@@ -459,9 +462,11 @@ class Simulation:
         vc = self.vc[r]
         st = self.stage.setdefault(view.buffer(s), [[], []])
         writes = st[0]
-        rec = [r, vc[r], None if ins.kind == MMA else -1, ins, (view, s), not writes]
+        pending = ins.kind == MMA and (self.async_reg_mma or ins.acc is None
+                                           or isinstance(ins.acc.op, cake.TmemOp))
+        rec = [r, vc[r], None if pending else -1, ins, (view, s), not writes]
         st[1].append(rec)
-        if ins.kind == MMA:
+        if pending:
             self.outstanding[r].append(rec)
         if not writes:
             self.unwritten.append(rec)
@@ -764,12 +769,13 @@ def _stage_reader(ins: Instr) -> tuple[str, str]:
     return what, "`lm.arrive` after that read"
 
 
-def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False
-                 ) -> list[Finding]:
+def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
+                 wgmma: bool = False) -> list[Finding]:
     """Simulates every explored launch and returns the findings of the most fundamental
     category any of them shows (an out-of-range index, then deadlocks, races, lapping,
     uninitialised reads, unconsumed phases), from the smallest launch showing it. `tcgen05`:
-    the target's `lm.commit` after MMAs into TMEM is a tcgen05.commit."""
+    the target's `lm.commit` after MMAs into TMEM is a tcgen05.commit; `wgmma`: its MMAs into
+    registers are wgmma (asynchronous), not mma.sync."""
     oob = next((run.oob for run in ex.runs if run.oob), None)
     if oob:
         return _unique(oob)
@@ -777,7 +783,7 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
     for run in ex.runs:
         if not run.complete or not run.fresh:
             continue
-        sim = Simulation(k, fwf, run.traces, run.where, tcgen05)  # type: ignore[arg-type]
+        sim = Simulation(k, fwf, run.traces, run.where, tcgen05, wgmma)  # type: ignore[arg-type]
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:

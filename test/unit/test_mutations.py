@@ -216,6 +216,9 @@ _TOKENS = ("one token more or fewer: every load and store is bounds-checked (a t
            "count; the numbers change, the kernel's safety does not")
 _SPLIT_F16 = ("the split_store converts the f32 sum to f16 instead of bf16: C is an f16 tensor, "
               "the partials and their reduction stay f32")
+_CHAIN_ANYWHERE = ("bounds-checked register loads, stores into SMEM, named-barrier syncs and "
+                   "mma.sync bf16 -> f32 (kept for register accumulators on sm_100a/103a) exist "
+                   "on every target from sm_80 on, and 32 KiB of SMEM fits each")
 #: Mutants that still verify, each with the reason it is a legal kernel. Keys are
 #: file:operator:line:detail; an edit to a kernel renumbers its entries.
 _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wait on `full` for the "
@@ -304,6 +307,14 @@ LEGAL: dict[str, str] = {
     "examples/gemm_sm80.cake:retarget:13:sm_121a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_89": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_90a": _CP_ASYNC_WGMMA,
+    # The SMEM-staged chain: register loads, stores and mma.sync, which every target from sm_80
+    # on lowers; an extra K step reads only columns past K, which T.load fills with zeros.
+    **{f"examples/chain_sm80.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (24, 28, 30)},
+    **{f"examples/chain_sm80.cake:retarget:10:{t}": _CHAIN_ANYWHERE
+       for t in ("sm_89", "sm_100a", "sm_103a", "sm_120a", "sm_121a")},
+    "examples/chain_sm80.cake:trip_count:26:stop+1": ("one K step more reads only columns past "
+                                                      "K, which T.load fills with zeros: the "
+                                                      "sum is unchanged"),
     "examples/gemm_tcgen05.cake:move_tmem:24:+64": _TMEM,
     "examples/gemm_tcgen05.cake:retarget:13:sm_103a": _SM103,
     "examples/gemm_tcgen05.cake:swizzle:22:128b->64b": _SWIZZLE,
