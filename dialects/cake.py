@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr, BFloat16Type, DenseArrayBase, FloatAttr, Float16Type, Float32Type, Float8E4M3FNType,
-    Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, i1, i32, i64,
+    Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1,
+    i32, i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
@@ -578,6 +579,28 @@ class TileStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SplitStoreOp(IRDLOperation):
+    """`T.split_store(partial, coords=, part=, parts=, workspace=W, counters=L)`: one of
+    `parts` f32 partial sums of the (M, N) tile of a rank-2 T at `coords`. The partial goes
+    to W[part] (f32, rank 3), then the CTA arrives on L[tile] (i32, one counter per tile of
+    T); the CTA that arrives last adds W[0..parts-1] in that order, stores the sum converted
+    to T's dtype (masked) and resets L[tile] to 0 (docs/language.md, "Split-K"). With
+    `transpose`, the (M, N) partial is the (N, M) tile of T (its element (i, j) is T's
+    (j, i) of the tile)."""
+
+    name = "cake.split_store"
+    transpose = opt_prop_def(UnitAttr)
+    tensor = operand_def(TensorType)
+    value = operand_def(TileType)
+    workspace = operand_def(TensorType)
+    counters = operand_def(TensorType)
+    part = operand_def(i32)
+    parts = operand_def(i32)
+    coords = var_operand_def(i32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+
+@irdl_op_definition
 class TileBinaryOp(IRDLOperation):
     """Elementwise `lhs KIND rhs` on f32 tiles with numpy broadcasting; either side may be
     an f32 scalar. KIND is add, sub, mul, div, min or max (TILE_BINARY; min and max also of
@@ -747,8 +770,8 @@ Cake = Dialect(
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
         CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, SkipOp, ArriveOp, CommitOp, FenceProxyOp,
         MmaOp, ConvertOp,
-        TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
-        TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
+        TileLoadOp, TileStoreOp, SplitStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp,
+        TileIndexOp, TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

@@ -21,8 +21,8 @@ from cakec.targets.sm80.tiles import role_grid
 
 #: Ops whose presence makes a role hold register tiles in its layout.
 _TILE_OPS = (*cake.PURE_TILE_OPS, cake.TileReduceOp, cake.TileAssignOp, cake.ArgminOp,
-             cake.SumSqOp, cake.TileLoadOp, cake.TileStoreOp, cake.StageLoadOp,
-             cake.StageStoreOp)
+             cake.SumSqOp, cake.TileLoadOp, cake.TileStoreOp, cake.SplitStoreOp,
+             cake.StageLoadOp, cake.StageStoreOp)
 
 
 def tile_problems(family: str, roles: dict[cake.RoleOp, list[Operation]]

@@ -31,7 +31,7 @@ from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
 from cakec.passes.derive_common import role_of
 from cakec.targets import sku as hw
-from cakec.targets.emit.tiles import column_scratch_bytes
+from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
 
 # ---- what both data gates read: one walk of a kernel ----------------------------------------
@@ -637,7 +637,10 @@ class _Conformance:
                       and column_scratch_bytes(op, 1)]
         scratch = sum(column_scratch_bytes(op, len(warps_of(role)))
                       for op in reductions for role in [role_of(op)] if role is not None)
-        total, limit = dynamic + scratch + barriers + reserved, self.sku.smem_per_block_optin
+        # Each split_store's last-arrival flag is a static int.
+        flags = SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp) for op in kernel.walk())
+        total = dynamic + scratch + flags + barriers + reserved
+        limit = self.sku.smem_per_block_optin
         if total <= limit:
             return
         where = max(self.idx.pools, key=lambda p: p.bytes.value.data, default=kernel)
@@ -651,6 +654,7 @@ class _Conformance:
         self.error("H009", f"this kernel needs {total} bytes of shared memory per block "
                    f"({dynamic} for pools and their alignment, "
                    + (f"{scratch} for column-reduction scratch, " if scratch else "")
+                   + (f"{flags} for split_store flags, " if flags else "")
                    + f"{barriers} for mbarriers, "
                    f"{reserved} reserved by the system), more than the "
                    f"{limit} bytes {self.target} allows", where, notes,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from cakec.diagnostics import Note
@@ -84,7 +84,8 @@ def _partial(k: Kernel, why: str) -> Finding:
 
 
 def _declarations(k: Kernel) -> list[Finding]:
-    return _roles(k) + _views(k) + _tmem(k) + _coords(k) + tile_definedness(k.op)
+    return (_roles(k) + _views(k) + _tmem(k) + _coords(k) + _split_tensors(k)
+            + tile_definedness(k.op))
 
 
 def _roles(k: Kernel) -> list[Finding]:
@@ -167,6 +168,41 @@ def _coords(k: Kernel) -> list[Finding]:
                 out.append(_negative(o, info.key[1]))
                 break
     return out
+
+
+def _split_tensors(k: Kernel) -> list[Finding]:
+    """A split_store's workspace and counters belong to it: any other access races with the
+    partials other CTAs are writing, or breaks the counters' invariant (0 at every launch,
+    docs/language.md "Split-K"); and one pair serves one output tensor."""
+    owner: dict[SSAValue, tuple[cake.SplitStoreOp, str]] = {}
+    out: list[Finding] = []
+    splits = [o for o in k.op.walk() if isinstance(o, cake.SplitStoreOp)]
+    for o in splits:
+        for t, what in ((o.workspace, "workspace"), (o.counters, "counters")):
+            first = owner.setdefault(t, (o, what))
+            if first[1] != what or first[0].tensor is not o.tensor:
+                out.append(_split_clash(o, t, f"is also the {first[1]} of the split_store of "
+                                        f"`{first[0].tensor.name_hint}`", first[0]))
+                break  # one finding per split_store
+    for o in k.op.walk():
+        if isinstance(o, cake.SplitStoreOp):
+            continue
+        for t in o.operands:
+            if t in owner and isinstance(t.type, cake.TensorType):
+                first, what = owner[t]
+                out.append(_split_clash(o, t, f"is read or written here, but it is the {what} "
+                                        f"of a split_store", first))
+                break
+    return out
+
+
+def _split_clash(o: Operation, t: SSAValue, why: str, first: cake.SplitStoreOp) -> Finding:
+    return Finding(
+        "CAKE-S024", o, f"tensor `{t.name_hint}` {why}: other CTAs' partial sums and "
+        "arrivals would race with this access",
+        [(first, "the split_store is here")],
+        help="give each split_store output its own workspace and counters, and touch them "
+             "nowhere else")
 
 
 def _negative(o: Operation, value: int) -> Finding:

@@ -256,9 +256,12 @@ def resources(log: str) -> dict[str, Any]:
     """Registers per thread, stack, spills and static smem from ptxas's -v report, and the
     performance notes it printed (C7xxx: serialised wgmma, ignored setmaxnreg, ...)."""
     out: dict[str, Any] = {}
+    used = _PTXAS["registers"].search(log)
     for key, pattern in _PTXAS.items():
         m = pattern.search(log)
-        out[key] = int(m.group(1)) if m else None
+        # ptxas leaves a zero count out of its report ("Used 118 registers, used 1 barriers"
+        # for a kernel without static smem), so once it reported, a missing count is 0.
+        out[key] = int(m.group(1)) if m else (0 if used and key != "registers" else None)
     out["ptxas_notes"] = sorted({m.group(0).strip() for m in
                                  re.finditer(r"\((C7\d{3})\)[^\n]*", log)})
     return out

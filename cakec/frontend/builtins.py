@@ -205,6 +205,18 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "dimension at tile `coords`, an (M, N) tile to the tile at `coords` "
            "(bounds-checked).",
            "st.global with bounds", "role"),
+        _b("split_store", [Arg("value", "tile"), Arg("coords", "coords"),
+                           Arg("part", "scalar"), Arg("parts", "scalar"),
+                           Arg("workspace", "tensor"), Arg("counters", "tensor"),
+                           Arg("dtype", "dtype", required=False, default="f32"),
+                           Arg("transpose", "bool", required=False, default=False)], None,
+           "Split-K: one of `parts` f32 partial sums of the tile at `coords`. The partial "
+           "goes to workspace[part]; the CTA that arrives last on counters[tile] adds the "
+           "partials in part order, stores the sum as `dtype` (bounds-checked) and resets "
+           "the counter to 0. transpose=True stores the (M, N) partial as the (N, M) tile "
+           "of the tensor (swap-AB: Cᵀ = B·Aᵀ computed).",
+           "st.global + fence + atom.add on the tile's counter; the last arrival ld.global.cg "
+           "of the partials + st.global", "role"),
     ]},
     "stage": {b.name: b for b in [
         _b("load", [], "tile",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, f32, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32, i64
 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
@@ -381,6 +381,48 @@ def _build_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
 _STORED = ("f32", "i32", "bf16", "f16")
 
 
+def _build_split_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+    """`T.split_store(partial, coords=, part=, parts=, workspace=W, counters=L, dtype=)`: the
+    f32 partial sum of an (M, N) tile of the rank-2 T into W [parts, ≥ rows of T, ≥ cols of
+    T] (f32), an arrival on L [≥ tiles of T] (i32); the last arrival writes T as `dtype`."""
+    coords = _check_coords(recv, b)
+    value, work, count = b["value"], b["workspace"], b["counters"]
+    shape, dtype = _shape(value), b["dtype"].const
+    if len(shape) != 2 or 1 in shape:
+        raise error("CAKE-T007", f"`split_store` reduces an (M, N) tile; this one is "
+                    f"{_show(shape)}", value.span, notes=decl_note(value))
+    if len(coords) != 2:
+        raise error("CAKE-T007", f"`split_store` writes a tile of a rank-2 tensor; "
+                    f"`{recv.info['name']}` has rank {len(coords)}", e.span,
+                    notes=[Note(recv.span, "declared here")])
+    if _dtype(value) != "f32":
+        raise error("CAKE-D002", f"`split_store` adds f32 partial sums; this tile is "
+                    f"{_dtype(value)}", value.span, notes=decl_note(value),
+                    help="pass the f32 accumulator; `dtype=` converts the sum")
+    if dtype not in ("f32", "bf16", "f16"):
+        raise error("CAKE-D002", f"`split_store` stores the sum as f32, bf16 or f16, not "
+                    f"{dtype}", b["dtype"].span)
+    for arg, rank, what in ((work, 3, "[parts, rows, cols] of f32 partial sums"),
+                            (count, 1, "one i32 arrival counter per tile")):
+        if arg.info["rank"] != rank:
+            raise error("CAKE-T007", f"`{arg.info['name']}` has rank {arg.info['rank']}, but "
+                        f"a split_store's {'workspace' if rank == 3 else 'counters'} is rank "
+                        f"{rank}: {what}", e.span, notes=[Note(arg.span, "declared here")])
+    transpose = b["transpose"]
+    if not transpose.is_const:
+        raise error("CAKE-T010", "`transpose` must be a constant (True or False): it decides "
+                    "the layout of the stores", transpose.span)
+    # Output, workspace and counters have ranks 2, 3 and 1: three different tensors.
+    fe.note_tensor_dtype(recv, dtype, e.span)
+    fe.note_tensor_dtype(work, "f32", e.span)
+    fe.note_tensor_dtype(count, "i32", e.span)
+    fe._add(cake.SplitStoreOp.build(operands=[
+        recv.ssa, value.ssa, work.ssa, count.ssa, fe._i32(b["part"]), fe._i32(b["parts"]),
+        [fe._i32(c) for c in coords]],
+        properties={"transpose": UnitAttr()} if transpose.const else {}), e.span)
+    return Value("none", e.span)
+
+
 def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     """`view[s].load()`: the stage's (1, L) or (L, 1) f32/i32 vector in registers."""
     view = recv.info["view"]
@@ -479,7 +521,8 @@ def _running_tile(fe: Any, v: Any, dtype: str, span: Span, source: Any, arg: str
 
 
 TILE_BUILDERS = {
-    "tensor.load": _build_load, "tensor.store": _build_store, "stage.load": _build_stage_load,
+    "tensor.load": _build_load, "tensor.store": _build_store,
+    "tensor.split_store": _build_split_store, "stage.load": _build_stage_load,
     "stage.store": _build_stage_store,
     "sum_sq": _build_sum_sq,
     "argmin": _build_argmin,

@@ -8,6 +8,7 @@ import hashlib
 import importlib
 import json
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,13 +38,16 @@ def kernel(name: str, target: str) -> "Kernel":
     return k
 
 
+@lru_cache(maxsize=1)
 def _compiler_digest() -> str:
-    """A hash of the compiler's own files, so a changed emitter never serves a stale cubin."""
+    """A hash of the compiler's own files, subpackages included (the frontend, the emitter
+    and every backend live below the top folders), so a changed compiler never serves a
+    stale cubin."""
     h = hashlib.sha256()
     for pkg in _COMPILER:
         folder = Path(importlib.import_module(pkg).__file__).parent  # type: ignore[arg-type]
-        for f in sorted(p for p in folder.iterdir() if p.suffix in (".py", ".cuh", ".lark")):
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        for f in sorted(p for p in folder.rglob("*") if p.suffix in (".py", ".cuh", ".lark")):
+            h.update(str(f.relative_to(folder)).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
 

@@ -1,8 +1,9 @@
 """`gemm(a, b)`: C = a · bᵀ in bf16 with f32 accumulation, as the torch op `cake::gemm` (and
 `cake::gemm_out` writing into a given tensor), dispatched by shape over the variants in
 cakec/kernels/gemm_routes.json (docs/kernels.md): the persistent 128×256 tile
-(gemm_bf16.cake), a 128×128 one, the skinny decode tiles (gemm_bf16_skinny*.cake), and
-torch.matmul where the table says no Cake route wins."""
+(gemm_bf16.cake), a 128×128 one, the skinny decode tiles (gemm_bf16_skinny*.cake), the
+split-K kernels (gemm_bf16_splitk*.cake) and torch.matmul where the table says no Cake
+route wins."""
 
 from __future__ import annotations
 
@@ -65,7 +66,52 @@ def _torch_route(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: 
     return out
 
 
-def _cake_route(kernel: Any) -> Callable[..., torch.Tensor]:
+#: Split-K scratch per (device, stream, S, M, N, tiles): the workspace W [S, M, N] f32 and
+#: the per-tile counters L (zeroed once; every launch leaves them zero, docs/language.md
+#: "Split-K"); routes of other tile sizes need other counts of counters. Per stream, since
+#: kernels of one stream run in order: two launches never share them at once. The oldest
+#: entry is dropped beyond _SPLIT_CACHE.
+_split: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
+_SPLIT_CACHE = 64
+_sms: dict[int, int] = {}
+
+
+def _split_scratch(a: torch.Tensor, s: int, m: int, n: int, tiles: int
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    dev = a.get_device()
+    key = (dev, torch._C._cuda_getCurrentRawStream(dev), s, m, n, tiles)
+    got = _split.get(key)
+    if got is None:
+        if len(_split) >= _SPLIT_CACHE:
+            del _split[next(iter(_split))]
+        got = _split[key] = (torch.empty((s, m, n), device=a.device, dtype=torch.float32),
+                             torch.zeros(tiles, device=a.device, dtype=torch.int32))
+    return got
+
+
+def launcher(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: int
+             ) -> Callable[..., None]:
+    """The Cake kernel of `route` as `run(a, b, c, m, n, k, check=None)` for this M, N, K
+    (a plan's): a split-K route also gets its K parts (split_parts, for this shape on a's
+    GPU) and the scratch of the current stream."""
+    kern = build.kernel(tab.kernel(route), checks.target(_ENTRY, a))  # type: ignore[arg-type]
+    tile = tab.split_tile(route)
+    if tile is None:
+        return kern
+    dev = a.get_device()
+    if dev not in _sms:
+        _sms[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
+    tiles = -(-m // tile[0]) * -(-n // tile[1])
+    s = routes.split_parts(tiles, -(-k // 64), _sms[dev])
+
+    def run(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, k: int,
+            check: Callable[[], None] | None = None) -> None:
+        w, counters = _split_scratch(a, s, m, n, tiles)
+        kern(a, b, c, w, counters, m, n, k, s, check=check)
+    return run
+
+
+def _cake_route(kernel: Callable[..., None]) -> Callable[..., torch.Tensor]:
     """A Cake kernel as a route: allocate the output when none is given, launch (the
     kernel runs `check` before binding a new signature)."""
     def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: int, n: int,
@@ -79,9 +125,9 @@ def _cake_route(kernel: Any) -> Callable[..., torch.Tensor]:
 
 def _plan(key: tuple[int, int, int, int], a: torch.Tensor) -> Callable[..., torch.Tensor]:
     m, n, k, _ = key
-    kernel = table().kernel(route_of(m, n, k))
-    fn = (_torch_route if kernel is None
-          else _cake_route(build.kernel(kernel, checks.target(_ENTRY, a))))
+    route = route_of(m, n, k)
+    fn = (_torch_route if table().kernel(route) is None
+          else _cake_route(launcher(table(), route, a, m, n, k)))
     _plans[key] = fn
     return fn
 

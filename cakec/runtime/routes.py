@@ -68,6 +68,12 @@ class Table:
         """The shipped kernel behind `route`, or None for the torch fallback."""
         return None if route == TORCH else self.routes[route]["kernel"]
 
+    def split_tile(self, route: str) -> tuple[int, int] | None:
+        """The output tile of a split-K route (its kernel also takes a workspace, counters
+        and the number of K parts, cakec/kernels/gemm.py), or None for any other route."""
+        tile = self.routes.get(route, {}).get("split_k", {}).get("tile")
+        return None if tile is None else (tile[0], tile[1])
+
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry, "target": self.target, "extents": list(self.extents),
                 "routes": {k: dict(v) for k, v in self.routes.items()},
@@ -98,6 +104,11 @@ def parse(raw: Mapping[str, Any], where: str = "<table>") -> Table:
         for ext, bounds in r.get("requires", {}).items():
             if ext not in extents:
                 _fail(where, f"route {name!r} requires {ext!r}, not one of {list(extents)}")
+        if "split_k" in r:
+            tile = r["split_k"].get("tile") if isinstance(r["split_k"], dict) else None
+            if not (isinstance(tile, list) and len(tile) == 2
+                    and all(type(t) is int and t > 0 for t in tile)):
+                _fail(where, f"route {name!r}: split_k needs a 'tile' of two positive ints")
     rules = []
     for i, r in enumerate(raw.get("rules", ())):
         route = r.get("route")
@@ -145,6 +156,26 @@ def load(entry: str, file: str | Path | None = None) -> Table:
     except (OSError, ValueError) as e:
         raise RouteTableError(f"route table {file}: {e}") from None
     return parse(raw, str(file))
+
+
+#: K parts a split-K route may cut a tile's K range into.
+MAX_PARTS = 16
+#: What a split unit's partial costs beyond its K stages, in stages: writing the f32 tile
+#: and the last CTA's reads of every part (a 128×128 partial is 64 KiB, two 32 KiB stages
+#: of operands, each way).
+SPLIT_COST_STAGES = 4
+
+
+def split_parts(tiles: int, k_tiles: int, sms: int) -> int:
+    """How many K parts a split-K route runs for `tiles` output tiles of `k_tiles` 64-deep
+    K stages on `sms` SMs: the S that minimises the persistent grid's critical path, waves
+    of units (cdiv(tiles·S, sms)) times the stages of a unit (cdiv(k_tiles, S), plus
+    SPLIT_COST_STAGES when S > 1); the smallest such S."""
+    k_tiles = max(k_tiles, 1)
+
+    def cost(s: int) -> int:
+        return -(-tiles * s // sms) * (-(-k_tiles // s) + (SPLIT_COST_STAGES if s > 1 else 0))
+    return min(range(1, min(MAX_PARTS, k_tiles) + 1), key=cost)
 
 
 # ---- the tuner's choice (cakec/kernels/tune.py measures; this decides, without torch)

@@ -352,12 +352,14 @@ VERB = {ARRIVE: "`lm.arrive`", COMMIT: "`lm.commit`", TMA: "a TMA load"}
 
 
 #: Ops that consume a tile expression (pure tile ops are read where these stand).
-_TILE_READERS = (cake.ArgminOp, cake.TileStoreOp, cake.TileReduceOp, cake.TileAssignOp)
+_TILE_READERS = (cake.ArgminOp, cake.TileStoreOp, cake.SplitStoreOp, cake.TileReduceOp,
+                 cake.TileAssignOp)
 
 
 def _tile_source(o: Operation) -> SSAValue | None:
     """The tile expression a consuming op reads (None for other ops)."""
-    if isinstance(o, (cake.TileStoreOp, cake.TileAssignOp, cake.TmaStoreOp, cake.StageStoreOp)):
+    if isinstance(o, (cake.TileStoreOp, cake.SplitStoreOp, cake.TileAssignOp, cake.TmaStoreOp,
+                      cake.StageStoreOp)):
         return o.value
     if isinstance(o, (cake.ArgminOp, cake.TileReduceOp)):
         return o.source

@@ -28,7 +28,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from cakec.dialects.cake import (
     BlockIdOp, CopyLoadOp, ForOp, GridOp, KernelOp, NumBlocksOp, TensorType, TileLoadOp,
-    TileStoreOp, TmaLoadOp, TmaStoreOp,
+    SplitStoreOp, TileStoreOp, TmaLoadOp, TmaStoreOp,
 )
 
 #: A tile count: scalar S divided (rounding up) by a constant e; (S, 1) is S itself.
@@ -150,7 +150,7 @@ def _accesses(kernel: KernelOp):
     for op in kernel.walk():
         if isinstance(op, (TmaLoadOp, CopyLoadOp)):
             tile = op.view.type.dims()
-        elif isinstance(op, TmaStoreOp):
+        elif isinstance(op, (TmaStoreOp, SplitStoreOp)):
             tile = op.value.type.dims()
         elif isinstance(op, (TileLoadOp, TileStoreOp)):
             vec = op.result if isinstance(op, TileLoadOp) else op.value

@@ -294,3 +294,90 @@ __device__ __forceinline__ u32 cake_stage_addr(u32 stage, u32 row, u32 col) {
 }
 
 #endif  // CAKE_EMIT_TILES_CUH
+
+// ---------------------------------------------------------------- split-K (`T.split_store`)
+
+// The linear index of tile (tm, tn) of `out` in tiles `cols` wide: its arrival counter.
+__device__ __forceinline__ long long cake_split_tile(const CakeTensor<2>& out, i32 tm, i32 tn,
+                                                     i32 cols) {
+  return (long long)tm * ((out.shape[1] + cols - 1) / cols) + tn;
+}
+
+// A workspace [parts, >= out rows, >= out cols], a part in [0, parts) and a counter per tile,
+// or the kernel stops here (__trap): partials written past a short workspace, or arrivals
+// on a counter past the end, would be a wrong sum with no error. The route allocates them
+// (docs/language.md, "Split-K").
+__device__ __forceinline__ void cake_split_check(const CakeTensor<2>& out, const CakeTensor<3>& w,
+                                                 const CakeTensor<1>& counters, i32 part,
+                                                 i32 parts, long long tile) {
+  if (parts < 1 || part < 0 || part >= parts || w.shape[0] < parts || w.shape[1] < out.shape[0] ||
+      w.shape[2] < out.shape[1] || tile < 0 || tile >= counters.shape[0])
+    __trap();
+}
+
+// Two elements of one partial into w[part]: (row, col) and (row, col + 1), or with T (a
+// transposed store) (row, col) and (row + 1, col); elements outside `out` are not written
+// (nobody reads them).
+template <bool T>
+__device__ __forceinline__ void cake_split_put(const CakeTensor<3>& w, const CakeTensor<2>& out,
+                                               i32 part, i32 row, i32 col, float x0, float x1) {
+  float* const p = (float*)w.ptr + (long long)part * w.stride[0];
+  const long long m = out.shape[0], n = out.shape[1], s0 = w.stride[1], s1 = w.stride[2];
+  if (!T && row >= 0 && row < m && col >= 0 && col + 1 < n && s1 == 1 &&
+      ((u64)(p + row * s0 + col) & 7) == 0) {
+    *(float2*)(p + row * s0 + col) = make_float2(x0, x1);
+  } else {
+    const i32 r1 = T ? row + 1 : row, c1 = T ? col : col + 1;
+    if (row >= 0 && row < m && col >= 0 && col < n) p[row * s0 + col * s1] = x0;
+    if (r1 >= 0 && r1 < m && c1 >= 0 && c1 < n) p[r1 * s0 + c1 * s1] = x1;
+  }
+}
+
+// One arrival on counters[tile] (a gpu-scope atomic, after the role's fences and barrier):
+// true for the arrival that completes `parts`, which also resets the counter to 0 so the
+// next launch finds it as this one did.
+__device__ __forceinline__ int cake_split_arrive(const CakeTensor<1>& counters, long long tile,
+                                                 i32 parts) {
+  int* const c = (int*)counters.ptr + tile * counters.stride[0];
+  const bool last = atomicAdd(c, 1) == parts - 1;
+  if (last) atomicExch(c, 0);
+  return last ? 1 : 0;
+}
+
+// Part q's partials of the two elements cake_split_put<T> wrote, added to s[0], s[1]; the
+// caller adds the parts in order (bitwise the same whichever CTA arrived last). Read at L2
+// (ld.global.cg: other SMs wrote them).
+template <bool T>
+__device__ __forceinline__ void cake_split_add(const CakeTensor<3>& w, const CakeTensor<2>& out,
+                                               i32 q, i32 row, i32 col, float (&s)[2]) {
+  const long long m = out.shape[0], n = out.shape[1], s0 = w.stride[1], s1 = w.stride[2];
+  const i32 r1 = T ? row + 1 : row, c1 = T ? col : col + 1;
+  const bool in0 = row >= 0 && row < m && col >= 0 && col < n;
+  const bool in1 = r1 >= 0 && r1 < m && c1 >= 0 && c1 < n;
+  const float* const p = (const float*)w.ptr + (long long)q * w.stride[0];
+  if (!T && in0 && in1 && s1 == 1 && ((u64)(p + row * s0 + col) & 7) == 0) {
+    const float2 v = __ldcg((const float2*)(p + row * s0 + col));
+    s[0] += v.x;
+    s[1] += v.y;
+  } else {
+    if (in0) s[0] += __ldcg(p + row * s0 + col * s1);
+    if (in1) s[1] += __ldcg(p + r1 * s0 + c1 * s1);
+  }
+}
+
+// The two sums stored to `out` where cake_split_put<T> put their partials.
+template <bool T, class Out>
+__device__ __forceinline__ void cake_split_out(const CakeTensor<2>& out, i32 row, i32 col,
+                                               float x0, float x1) {
+  if (!T) {
+    cake_store_pair<Out>(out, row, col, x0, x1);
+  } else {
+    typedef typename Out::elem E;
+    E* const p = (E*)out.ptr;
+    const long long m = out.shape[0], n = out.shape[1];
+    const long long s0 = out.stride[0], s1 = out.stride[1];
+    if (row >= 0 && row < m && col >= 0 && col < n) Out::one(p + row * s0 + col * s1, x0);
+    if (row + 1 >= 0 && row + 1 < m && col >= 0 && col < n)
+      Out::one(p + (row + 1) * s0 + col * s1, x1);
+  }
+}

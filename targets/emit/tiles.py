@@ -27,8 +27,8 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
-    StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_bytes,
-    dtype_name,
+    SplitStoreOp, StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp,
+    dtype_bytes, dtype_name,
 )
 from cakec.targets.emit.cexpr import paren, scaled, unparen
 from cakec.targets.emit.common import OUT_TRAITS
@@ -475,6 +475,98 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
                     f"{layout.col()}, cake_x[0], cake_x[1]); }}")
 
 
+#: Static SMEM of one `split_store`: the flag that tells the role's threads their CTA
+#: arrived last (counted in CAKE-H009).
+SPLIT_FLAG_BYTES = 4
+
+
+def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
+    """`T.split_store(partial, ...)` (docs/language.md, "Split-K"): every thread writes its
+    f32 elements of the partial to workspace[part] (column pairs, only elements inside T),
+    fences them (`__threadfence`) and meets the role's barrier; one thread adds 1 to the
+    tile's counter; the CTA that saw `parts - 1` there resets it to 0 and, after another
+    fence, adds workspace[0..parts-1] per element in that order (so the sum does not depend
+    on which CTA came last), converts and stores T's tile (bounds-checked). Nobody waits
+    for another CTA, so no schedule of the CTAs can deadlock. With `transpose` the value's
+    (r, c) is T's (c, r): a column pair of the value is a row pair of T (the helpers'
+    template flag), the workspace indexed as T."""
+    value, dtype = op.value, dtype_name(op.tensor.type.element_type)  # type: ignore[attr-defined]
+    if dtype not in ("f32", "bf16", "f16"):
+        raise Unsupported(f"`split_store` of a sum into a {dtype} tensor")
+    role = tile_role(em)
+    rows, cols = tile_dims(value)
+    t = op.transpose is not None
+    if t:  # T's tile is (cols, rows); the thread's row and column of the value swap
+        rows, cols = cols, rows
+    flag_t = "true" if t else "false"
+    out, work, count = em.val(op.tensor), em.val(op.workspace), em.val(op.counters)
+    threads = 32 * len(role.warps)
+    sync = ("__syncwarp();" if threads == 32
+            else f"cake_named_barrier_sync({role.barrier_id}u, {threads}u);")
+    flag = em.names.fresh("cake_split_last")
+    em.source_comment(op)
+    layout.before_read(em, op, value)
+    with em.block():
+        em.line(f"const i32 cake_tm = {em.val(op.coords[0])}, cake_tn = {em.val(op.coords[1])};")
+        em.line(f"const i32 cake_row0 = {scaled('cake_tm', rows)};")
+        em.line(f"const i32 cake_col0 = {scaled('cake_tn', cols)};")
+        em.line(f"const i32 cake_part = {em.val(op.part)}, cake_parts = {em.val(op.parts)};")
+        em.line(f"const long long cake_tile = cake_split_tile({out}, cake_tm, cake_tn, "
+                f"{cols});")
+        em.line(f"cake_split_check({out}, {work}, {count}, cake_part, cake_parts, cake_tile);")
+        vrows = cols if t else rows
+        at = ((f"cake_row0 + {layout.col()}", f"cake_col0 + {layout.row()}") if t
+              else (f"cake_row0 + {layout.row()}", f"cake_col0 + {layout.col()}"))
+        with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
+            column_pair(em, value, layout)
+            em.line(f"{{ const int {C} = {CP}; cake_split_put<{flag_t}>({work}, {out}, "
+                    f"cake_part, {at[0]}, {at[1]}, cake_x[0], cake_x[1]); }}")
+        em.line(f"__shared__ int {flag};")
+        em.line("__threadfence();  // this thread's partials, before the arrival")
+        em.line(sync)
+        em.line(f"if (threadIdx.x == {32 * role.first}u) {flag} = cake_split_arrive({count}, "
+                "cake_tile, cake_parts);")
+        em.line(sync)
+        with em.block(f"if (*(volatile int*)&{flag})"):
+            em.line("__threadfence();  // the other CTAs' partials, after their arrivals")
+            _split_sums(em, layout, value, at, flag_t, work, out, OUT_TRAITS[dtype])
+
+
+#: Column pairs the last CTA of a split_store sums at once per thread: their loads of one
+#: part are independent (in flight together), and 64 f32 sums stay in registers.
+SPLIT_SUM_PAIRS = 16
+
+
+def _split_sums(em: KernelEmitter, layout: Layout, value: SSAValue, at: tuple[str, str],
+                flag_t: str, work: str, out: str, trait: str) -> None:
+    """The last CTA's sums, SPLIT_SUM_PAIRS of the thread's column pairs at a time: the sums
+    zeroed, then per part (in order) every pair's partials loaded and added, then the pairs
+    stored. Loading and storing pair by pair instead would wait one L2 round trip per pair
+    and part (a store to `out` may alias the workspace, so the compiler keeps their order)."""
+    rows, cols = tile_dims(value)
+    half = layout.col_slots(cols) // 2
+    total = layout.row_slots(rows) * half
+    slot = (f"const int {R} = cake_p / {half}, {CP} = 2 * (cake_p % {half}), {C} = {CP}; "
+            f"const i32 cake_i = {at[0]}, cake_j = {at[1]};")
+    for lo in range(0, total, SPLIT_SUM_PAIRS):
+        n = min(SPLIT_SUM_PAIRS, total - lo)
+        pairs = f"for (int cake_p = {lo}; cake_p < {lo + n}; ++cake_p)"
+        with em.block():
+            em.line(f"float cake_s[{n}][2];")
+            em.line("#pragma unroll")
+            em.line(f"for (int cake_p = 0; cake_p < {n}; ++cake_p) "
+                    "cake_s[cake_p][0] = cake_s[cake_p][1] = 0.0f;")
+            with em.block("for (i32 cake_q = 0; cake_q < cake_parts; ++cake_q)"):
+                em.line("#pragma unroll")
+                with em.block(pairs):
+                    em.line(f"{slot} cake_split_add<{flag_t}>({work}, {out}, cake_q, cake_i, "
+                            f"cake_j, cake_s[cake_p - {lo}]);")
+            em.line("#pragma unroll")
+            with em.block(pairs):
+                em.line(f"{slot} cake_split_out<{flag_t}, {trait}>({out}, cake_i, cake_j, "
+                        f"cake_s[cake_p - {lo}][0], cake_s[cake_p - {lo}][1]);")
+
+
 #: View dtypes a register tile is written into SMEM as: the trait's `sts_pair` stores two
 #: adjacent columns (tf32 operands are f32 bits: the MMA ignores the low mantissa).
 STAGE_STORE_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOutF32",
@@ -826,4 +918,5 @@ TILE_LOWERINGS = {
     **{t: pure_tile for t in PURE_TILE_OPS}, TileReduceOp: tile_reduce,
     TileAssignOp: tile_assign,
     StageStoreOp: lambda em, op: store_stage(em, op, layout_of(em)),
+    SplitStoreOp: lambda em, op: split_store(em, op, layout_of(em)),
 }

@@ -220,20 +220,21 @@ GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1
 
 
 @pytest.mark.parametrize("route", ["persistent_128x256", "persistent_128x128", "skinny_64x32",
-                                   "skinny_64x64"])
+                                   "skinny_64x64", "splitk_128x128", "splitk_64x64",
+                                   "splitk_swap_16x64"])
 def test_every_gemm_route_computes_every_shape(K, route):
     """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
-    shape to any of them): tails in every dimension, every element written."""
-    from cakec.kernels import build
-
+    shape to any of them): tails in every dimension, every element written, twice (a
+    split-K route's counters are back at zero after each call)."""
     G = importlib.import_module("cakec.kernels.gemm")  # the module (the package's `gemm` is the function)
-    kernel = build.kernel(G.table().kernel(route), "sm_90a")
     for m, n, k in GEMM_ROUTE_SHAPES:
         a, b = torch.randn(m, k, **BF), torch.randn(n, k, **BF)
-        c = torch.full((m, n), float("nan"), **BF)
-        kernel(a, b, c, m, n, k)
-        assert not c.isnan().any(), (route, m, n, k)
-        assert _rel(c, a.float() @ b.float().t()) < 5e-3, (route, m, n, k)
+        run = G.launcher(G.table(), route, a, m, n, k)
+        for _ in range(2):
+            c = torch.full((m, n), float("nan"), **BF)
+            run(a, b, c, m, n, k)
+            assert not c.isnan().any(), (route, m, n, k)
+            assert _rel(c, a.float() @ b.float().t()) < 5e-3, (route, m, n, k)
 
 
 def test_gemm_follows_its_route_table(K, tmp_path, monkeypatch):
@@ -271,12 +272,13 @@ def test_gemm_follows_its_route_table(K, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel_name", ["kmeans_assign", "kmeans_assign_d64",
-                                         "kmeans_assign_r128"])
+                                         "kmeans_assign_r128", "kmeans_assign_k32"])
 def test_every_kmeans_route_by_distance(K, example, kernel_name):
     from cakec.kernels import build
 
     kernel = build.kernel(kernel_name, "sm_90a")
-    for b, n, k, d in [(1, 1, 1, 8), (3, 1000, 300, 64), (2, 4096, 1111, 128), (2, 300, 130, 96)]:
+    for b, n, k, d in [(1, 1, 1, 8), (3, 1000, 300, 64), (2, 4096, 1111, 128), (2, 300, 130, 96),
+                       (4, 3000, 16, 128), (2, 777, 33, 64)]:
         if kernel_name.endswith("d64") and d > 64:
             continue
         x, c = torch.randn(b, n, d, **BF), torch.randn(b, k, d, **BF)

@@ -216,6 +216,8 @@ _BLOCKS_ANYWHERE = ("no MMA: plain bounds-checked loads and stores, tile arithme
 _TOKENS = ("one token more or fewer: every load and store is bounds-checked (a token past the "
            "end reads zeros, its output is skipped) and no barrier protocol depends on the trip "
            "count; the numbers change, the kernel's safety does not")
+_SPLIT_F16 = ("the split_store converts the f32 sum to f16 instead of bf16: C is an f16 tensor, "
+              "the partials and their reduction stay f32")
 _CHAIN_ANYWHERE = ("bounds-checked register loads, stores into SMEM, named-barrier syncs and "
                    "mma.sync bf16 -> f32 (kept for register accumulators on sm_100a/103a) exist "
                    "on every target from sm_80 on, and 32 KiB of SMEM fits each")
@@ -296,6 +298,17 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16_skinny_n64.cake:retarget:5:sm_103a": _MMA_SYNC,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:16:128b->64b": _SWIZZLE,
+    # The split-K routes share the same wgmma + 128b-TMA structure (swap-AB: the operands'
+    # roles exchanged), so the same legal mutants, and the sum may be stored as f16.
+    **{f"examples/{f}.cake:{op}": why
+       for f, lines in (("gemm_bf16_splitk", (17, 29, 30, 64)),
+                        ("gemm_bf16_splitk_decode", (11, 23, 24, 57)),
+                        ("gemm_bf16_splitk_swap", (16, 28, 29, 62)))
+       for op, why in ((f"retarget:{lines[0]}:sm_100a", _MMA_SYNC),
+                       (f"retarget:{lines[0]}:sm_103a", _MMA_SYNC),
+                       (f"swizzle:{lines[1]}:128b->64b", _SWIZZLE),
+                       (f"swizzle:{lines[2]}:128b->64b", _SWIZZLE),
+                       (f"dtype:{lines[3]}:bf16->f16", _SPLIT_F16))},
     # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
     "examples/gemm_bias_gelu_cooperative.cake:retarget:20:sm_100a": _MMA_SYNC,
     "examples/gemm_bias_gelu_cooperative.cake:retarget:20:sm_103a": _MMA_SYNC,
@@ -363,6 +376,8 @@ LEGAL: dict[str, str] = {
     "examples/kmeans_assign_d64.cake:swizzle:16:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_r128.cake:swizzle:17:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_r128.cake:swizzle:18:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_k32.cake:swizzle:20:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_k32.cake:swizzle:21:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_sm100.cake:move_tmem:41:+64": _TMEM,
     "examples/kmeans_assign_sm100.cake:retarget:28:sm_103a": _SM103,
     "examples/kmeans_assign_sm100.cake:swizzle:37:128b->64b": _SWIZZLE,

@@ -145,3 +145,39 @@ def test_candidates_honour_candidate_and_requires_boxes():
     assert candidates(table, {"m": 64, "n": 1, "k": 1}) == ["big", "skinny", "narrow", "torch"]
     assert candidates(table, {"m": 100, "n": 1, "k": 1}) == ["big", "skinny", "torch"]
     assert candidates(table, {"m": 4096, "n": 1, "k": 1}) == ["big", "torch"]
+
+
+@pytest.mark.parametrize("spec", [{"tile": [64]}, {"tile": [0, 64]}, {"tile": "64x64"}, {},
+                                  [64, 64]])
+def test_a_split_route_needs_its_tile(spec):
+    raw = gemm_table([{"box": {}, "route": "big"}])
+    raw["routes"]["split"] = {"kernel": "gemm_bf16_splitk_decode", "split_k": spec}
+    with pytest.raises(RouteTableError, match="split_k needs a 'tile' of two positive ints"):
+        routes.parse(raw)
+
+
+def test_split_tile_names_the_split_routes_only():
+    table = routes.load("gemm", routes.path("gemm"))
+    assert table.split_tile("splitk_64x64") == (64, 64)
+    assert table.split_tile("splitk_128x128") == (128, 128)
+    assert table.split_tile("skinny_64x32") is None and table.split_tile("torch") is None
+
+
+def test_split_parts_fills_the_waves():
+    assert routes.split_parts(64, 64, 132) == 2      # N = 4096 at 64 wide: 128 units
+    assert routes.split_parts(80, 80, 132) == 3      # N = 5120: 240 units, a third of K each
+    assert routes.split_parts(512, 64, 132) == 1     # enough tiles: no split
+    assert routes.split_parts(1, 3, 132) == 1        # a split that saves less than it costs
+    assert routes.split_parts(1, 20, 132) == 10      # 2 stages each, the fewest parts for it
+    assert routes.split_parts(1, 1000, 132) == routes.MAX_PARTS
+    assert routes.split_parts(5, 0, 132) == 1        # K = 0 is one (empty) stage
+
+
+@given(st.integers(1, 4096), st.integers(0, 4096), st.integers(1, 264))
+def test_split_parts_is_in_range_and_never_slower_than_no_split(tiles, k_tiles, sms):
+    s = routes.split_parts(tiles, k_tiles, sms)
+    assert 1 <= s <= min(routes.MAX_PARTS, max(k_tiles, 1))
+    def cost(p: int) -> int:
+        extra = routes.SPLIT_COST_STAGES if p > 1 else 0
+        return -(-tiles * p // sms) * (-(-max(k_tiles, 1) // p) + extra)
+    assert cost(s) <= cost(1)

@@ -379,3 +379,12 @@ def test_the_summary_says_when_a_portable_kernel_was_built_for_this_gpu():
     assert summary(r).startswith("gemm_sm80 sm_80 (built for sm_90) M=8 | stopped at launch")
     r.compile["arch"] = "sm_80"
     assert summary(r).startswith("gemm_sm80 sm_80 M=8 |")
+
+
+def test_ptxas_counts_it_leaves_out_are_zero():
+    from cakec.feedback.runner import resources
+
+    res = resources("ptxas info    : Used 118 registers, used 1 barriers\n")
+    assert (res["registers"], res["static_smem"], res["stack_bytes"]) == (118, 0, 0)
+    assert resources("no report")["registers"] is None
+    assert resources("no report")["static_smem"] is None

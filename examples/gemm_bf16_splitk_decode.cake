@@ -1,0 +1,1 @@
+../cakec/kernels/gemm_bf16_splitk_decode.cake
