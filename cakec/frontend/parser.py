@@ -2,17 +2,22 @@
 
 Lark's LALR parser is built once per process and cached on disk (keyed by the grammar,
 Lark and Python versions), so a fresh `cakec verify` pays a few milliseconds for it.
-Two choices keep parsing itself cheap: the basic lexer (one scanner instead of one per
-parser state, which a fresh process would otherwise compile on the fly) and an inline
-transformer that builds `cakec.frontend.ast` nodes while the parser reduces, computing spans from
-the tokens it keeps, instead of materialising a Lark tree with propagated positions and
-walking it a second time.
+Three choices keep parsing itself cheap: the basic lexer (one scanner instead of one per
+parser state, which a fresh process would otherwise compile on the fly); an inline
+transformer that builds `cakec.frontend.ast` nodes while the parser reduces, computing spans
+from the tokens it keeps, instead of materialising a Lark tree with propagated positions and
+walking it a second time; and `_Engine`, a lean loop over Lark's own LALR tables that skips
+the chains of single-child reductions of the precedence ladder (`expr → ternary → or_test →
+… → atom`, ten per operand) in one learnt step. Input the engine rejects is parsed again by
+Lark's parser, whose exception the syntax diagnostics are made from, so both agree
+(test/unit/test_parser_engine.py).
 """
 
 from __future__ import annotations
 
 import keyword
 import os
+import re
 import tempfile
 import threading
 from functools import lru_cache
@@ -21,6 +26,7 @@ from typing import Any, Iterable, Iterator
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import UnlessCallback
 from lark.indenter import Indenter
 
 from cakec.frontend import ast
@@ -131,9 +137,198 @@ def _cache_path() -> str:
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
+    """Lark's LALR parser of the grammar: its tables drive `_Engine`, and it parses input the
+    engine rejects, so that syntax errors carry Lark's expected-token sets."""
     return Lark(GRAMMAR.read_text(), parser="lalr", lexer="basic", postlex=CakeIndenter(),
                 keep_all_tokens=True, maybe_placeholders=True, transformer=_TRANSFORMER,
                 cache=_cache_path())
+
+
+class _Reject(Exception):
+    """The engine met input it does not accept; Lark's parser says why."""
+
+
+class _Splice(list):
+    """The children of an inlined rule (`__x_star_N`, from `(...)*`), spliced into its
+    parent's children as Lark does."""
+
+
+class _Engine:
+    """Lark's LALR(1) tables run by a lean loop: the same grammar, the same reductions and
+    children (every token kept, placeholders for missing `[...]`, inlined `_rules` spliced,
+    single-child `?rules` passed through), the same transformer methods; without Lark's
+    per-token parser state, per-rule wrapper chain and Token keyword checks (a third of
+    the time of a parse). Anything the tables reject raises `_Reject`."""
+
+    def __init__(self, lark: Lark, transformer: "_ToAst") -> None:
+        from lark.parsers.lalr_analysis import Shift
+
+        table = lark.parser.parser.parser.parse_table
+        rules: dict[object, int] = {}
+        self.rules: list[tuple[int, str, tuple[tuple[int, int], ...], int, bool, Any, bool]] = []
+        self.actions: dict[int, dict[str, int]] = {}
+        for state, row in table.states.items():
+            out: dict[str, int] = {}
+            for term, (action, arg) in row.items():
+                if action is Shift:
+                    out[term] = arg
+                    continue
+                if arg not in rules:
+                    rules[arg] = len(self.rules)
+                    self.rules.append(self._rule(arg, transformer))
+                out[term] = ~rules[arg]  # a reduction: the rule's index, complemented
+            self.actions[state] = out
+        self.start = table.start_states["start"]
+        self.end = table.end_states["start"]
+        #: (state below, state, lookahead) → the state that a chain of pass-through
+        #: reductions (`?expr: ternary`, `?ternary: or_test`, …) ends in, learnt as met
+        self.chains: dict[tuple[int, int, str], int] = {}
+        lexer = lark.parser.lexer.lexer  # under the indenter (PostLexConnector)
+        scanner = lexer.scanner
+        # Lark's scanner as one pattern (it has a few dozen terminals, within re's 100 groups)
+        self.scanner = re.compile("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})"
+                                           for t in scanner.terminals), scanner.g_regex_flags)
+        self.ignore = lexer.ignore_types
+        self.newline = lexer.newline_types
+        self.retype: dict[str, Any] = {}  # NAME → its keyword check (Lark's UnlessCallback)
+        for kind, callback in lexer.callback.items():
+            if not isinstance(callback, UnlessCallback):
+                raise TypeError(f"unexpected lexer callback for {kind}")
+            self.retype[kind] = callback.scanner.fullmatch
+        self.keywords: dict[str, str | None] = {}  # memo of the keyword checks
+
+    @staticmethod
+    def _rule(rule: Any, transformer: "_ToAst") -> tuple:
+        """(size, goto symbol, (position, Nones before it) of spliced/placeholder children,
+        Nones at the end, pass a single child through, callback, whether the reduction
+        only passes its one child through)."""
+        size = len(rule.expansion)
+        empties = rule.options.empty_indices or [False] * size
+        nones = [len(ones) for ones in "".join(str(int(b)) for b in empties).split("0")]
+        fixups = tuple((i, nones[i]) for i, sym in enumerate(rule.expansion)
+                       if nones[i] or (not sym.is_term and sym.name.startswith("_")))
+        name = rule.origin.name
+        if name.startswith("_"):
+            fn = _Splice
+        else:
+            fn = getattr(transformer, rule.alias or name, None) or _no_method(name)
+        single = bool(rule.options.expand1 and not rule.alias)
+        return (size, name, fixups, nones[size], single, fn,
+                single and size == 1 and not fixups and not nones[size])
+
+    def tokens(self, text: str) -> Iterator[Token]:
+        """Lark's basic lexer (its scanner, keyword checks, line counting), without its
+        per-token state objects; raises _Reject where no terminal matches."""
+        match, ignore, newline, retype = self.scanner.match, self.ignore, self.newline, \
+            self.retype
+        keywords = self.keywords
+        pos, line, line_start, end = 0, 1, 0, len(text)
+        while pos < end:
+            m = match(text, pos)
+            if m is None:
+                raise _Reject()
+            value, kind = m.group(), m.lastgroup
+            start, col = pos, pos - line_start + 1
+            start_line = line
+            pos += len(value)
+            if kind in newline:
+                n = value.count("\n")
+                if n:
+                    line += n
+                    line_start = start + value.rindex("\n") + 1
+            if kind in ignore:
+                continue
+            if kind in retype:
+                if value not in keywords:
+                    keywords[value] = retype[kind](value)
+                kind = keywords[value] or kind
+            yield Token(kind, value, start, start_line, col, line, pos - line_start + 1, pos)
+
+    def parse(self, tokens: Iterable[Token]) -> Any:
+        actions, rules = self.actions, self.rules
+        states = [self.start]
+        values: list[Any] = []
+        token = None
+        for token in tokens:
+            self._feed(token.type, token, actions, rules, states, values)
+        self._feed("$END", None, actions, rules, states, values)
+        return values[-1]
+
+    def _feed(self, kind: str, token: Any, actions: dict, rules: list, states: list,
+              values: list) -> None:
+        end = self.end
+        while True:
+            act = actions[states[-1]].get(kind)
+            if act is None:
+                raise _Reject()
+            if act >= 0:
+                states.append(act)
+                values.append(token)
+                return
+            rule = rules[~act]
+            if rule[6]:
+                # A pass-through: the value stays, only the state changes.
+                key = (states[-2], states[-1], kind)
+                nxt = self.chains.get(key)
+                if nxt is None:
+                    nxt = self.chains[key] = self._chain(states[-2], act, kind, actions, rules)
+                states[-1] = nxt
+                continue
+            size, goto, fixups, tail, single, fn, _ = rule
+            if size:
+                children = values[-size:]
+                del states[-size:]
+                del values[-size:]
+            else:
+                children = []
+            if fixups:
+                children = _fix(children, fixups)
+            if tail:
+                children += [None] * tail
+            value = children[0] if single and len(children) == 1 else fn(children)
+            nxt = actions[states[-1]][goto]
+            states.append(nxt)
+            values.append(value)
+            if token is None and nxt == end:
+                return
+
+
+    def _chain(self, below: int, act: int, kind: str, actions: dict, rules: list) -> int:
+        """The state on top of `below` after the pass-through reductions from `act` on."""
+        while True:
+            state = actions[below][rules[~act][1]]
+            act = actions[state].get(kind)
+            if act is None or act >= 0 or not rules[~act][6]:
+                return state
+
+
+def _fix(children: list, fixups: tuple[tuple[int, int], ...]) -> list:
+    """Insert the placeholders before, and splice the inlined rules at, their positions."""
+    out: list = []
+    start = 0
+    for i, nones in fixups:
+        out += children[start:i]
+        if nones:
+            out += [None] * nones
+        child = children[i]
+        if isinstance(child, _Splice):
+            out += child
+        else:
+            out.append(child)
+        start = i + 1
+    out += children[start:]
+    return out
+
+
+def _no_method(name: str) -> Any:
+    def fail(children: list) -> Any:
+        raise TypeError(f"no transformer method for the grammar rule `{name}`")
+    return fail
+
+
+@lru_cache(maxsize=1)
+def _engine() -> _Engine:
+    return _Engine(parser(), _TRANSFORMER)
 
 
 #: The indenter and the transformer are stateful; one parse at a time per process.
@@ -148,7 +343,11 @@ def parse(text: str, path: str) -> ast.Module:
         p = parser()
         _TRANSFORMER.path = path
         try:
-            return p.parse(text)
+            try:
+                engine = _engine()
+                return engine.parse(p.options.postlex.process(engine.tokens(text)))
+            except Exception:  # noqa: BLE001 - Lark's parser gives the diagnostic
+                return p.parse(text)
         except IndentationProblem as exc:
             raise error(exc.code, str(exc), Span(path, exc.line, exc.col)) from None
         except NotCake as exc:
