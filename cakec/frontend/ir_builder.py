@@ -55,6 +55,22 @@ def _integer_attr(n: int, type_: Any) -> IntegerAttr:
     return IntegerAttr(n, type_)
 
 
+# The two ops of most of a kernel's scalar arithmetic, built through `Operation.create` with
+# what their IRDL constructors would give them (an i32 result; the default overflow flags of
+# the ops that have them): IRDL's per-argument building was the larger part of the IR build.
+_NO_OVERFLOW = {"overflowFlags": arith.IntegerOverflowAttr("none")}
+
+
+def _constant(value: IntegerAttr) -> Operation:
+    return arith.ConstantOp.create(result_types=[value.type], properties={"value": value})
+
+
+def _arith_op(cls: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
+    flags = issubclass(cls, arith.SignlessIntegerBinaryOperationWithOverflow)
+    return cls.create(operands=[lhs, rhs], result_types=[lhs.type],
+                      properties=dict(_NO_OVERFLOW) if flags else {})
+
+
 def _did_you_mean(name: str, options: Iterable[str]) -> str | None:
     close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else None
@@ -769,7 +785,7 @@ class Frontend:
                         help="use `//` for integer division" if e.op == "/" else None)
         if e.op in ("//", "%") and rhs.is_const and rhs.const == 0:
             raise error("CAKE-T010", "division by zero", e.right.span)
-        op = _ARITH[e.op](self._i32(lhs), self._i32(rhs))
+        op = _arith_op(_ARITH[e.op], self._i32(lhs), self._i32(rhs))
         self._add(op, e.span)
         return Value("int", e.span, ssa=op.result)
 
@@ -813,7 +829,7 @@ class Frontend:
             o = _FARITH[op](self._f32(lhs), self._f32(rhs))
             self._add(o, span)
             return Value("float", span, ssa=o.result)
-        o = _ARITH[op](self._i32(lhs), self._i32(rhs))
+        o = _arith_op(_ARITH[op], self._i32(lhs), self._i32(rhs))
         self._add(o, span)
         return Value("int", span, ssa=o.result)
 
@@ -842,14 +858,14 @@ class Frontend:
             raise error("CAKE-T010", f"integer constant {int(v.const)} does not fit in 32 bits",
                         v.span, help="kernel arithmetic is on 32-bit signed integers "
                         f"(-{_I32_MAX + 1} to {_I32_MAX})")
-        op = arith.ConstantOp(_integer_attr(int(v.const), i32))
+        op = _constant(_integer_attr(int(v.const), i32))
         self._add(op, v.span)
         return op.result
 
     def _i1(self, v: Value) -> SSAValue:
         if v.ssa is not None:
             return v.ssa
-        op = arith.ConstantOp(_integer_attr(int(bool(v.const)), i1))
+        op = _constant(_integer_attr(int(bool(v.const)), i1))
         self._add(op, v.span)
         return op.result
 
@@ -1004,7 +1020,7 @@ def _int_binary(op_cls, fold):
             raise error("CAKE-T010", "division by zero", y.span)
         if x.is_const and y.is_const:
             return Value("int", e.span, const=fold(x.const, y.const))
-        op = op_cls(fe._i32(x), fe._i32(y))
+        op = _arith_op(op_cls, fe._i32(x), fe._i32(y))
         fe._add(op, e.span)
         return Value("int", e.span, ssa=op.result)
     return build
