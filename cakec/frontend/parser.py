@@ -23,8 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-import hashlib
-import pickle
+import marshal
 import sys
 
 from cakec.frontend import ast
@@ -251,23 +250,24 @@ def _rule(rule: Any) -> tuple:
 
 def _load_tables() -> dict[str, Any]:
     """The tables, from the cache file when it holds those of this grammar (a fresh process
-    then never imports Lark), else from Lark's parser, written back for the next process."""
-    text = GRAMMAR.read_bytes()
-    key = hashlib.sha256(text + f"{_TABLES_FORMAT} {sys.version}".encode()).hexdigest()
+    then never imports Lark), else from Lark's parser, written back for the next process.
+    `marshal` (plain data only) and the grammar's own text as the key: importing pickle and
+    hashlib would cost more than reading the file."""
+    key = f"{_TABLES_FORMAT} {sys.version}\n{GRAMMAR.read_text()}"
     path = _cache_path("grammar.engine.cache")
     try:
         with open(path, "rb") as f:
-            cached = pickle.load(f)
-        if cached.get("key") == key:
+            cached = marshal.load(f)
+        if isinstance(cached, dict) and cached.get("key") == key:
             return cached
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError):
+    except (OSError, EOFError, ValueError, TypeError):
         pass
     tables = _tables(parser())
     tables["key"] = key
     try:
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "wb") as f:
-            pickle.dump(tables, f, protocol=pickle.HIGHEST_PROTOCOL)
+            marshal.dump(tables, f)
         os.replace(tmp, path)
     except OSError:
         pass  # an unwritable cache: the next process builds the tables again
