@@ -190,18 +190,20 @@ class Exprs:
 
     def _runtime(self, key: tuple, default: Expr, lo: int, hi: int, text: str,
                  parts: tuple[ExprInfo, ...] = ()) -> ExprInfo:
-        # A symbol assignment in the environment overrides the computed value; no loop
-        # variable feeds this node, so its value is cached in the environment of a run, also
-        # under a small negative number (hashing the nested key at every use cost more than
-        # the arithmetic; loop variables are keyed by ids, which are positive).
+        # No loop variable feeds this node: its value is cached in the environment of a run
+        # under a small negative number (loop variables are keyed by ids, which are positive;
+        # hashing the nested structural key at every use cost more than the arithmetic). A
+        # leaf (no parts) takes the value the launch assigns to its key (launch.py) when there
+        # is one.
         slot = self.slots.setdefault(key, -1 - len(self.slots))
 
-        def fn(env: Env, key=key, slot=slot, default=default) -> int | None:
+        def fn(env: Env, key=key if not parts else None, slot=slot, default=default
+               ) -> int | None:
             r = env.get(slot)
             if r is None:
-                r = env.get(key)
+                r = env.get(key) if key is not None else None
                 if r is None:
-                    r = env[key] = default(env)
+                    r = default(env)
                 env[slot] = r
             return r
         self.nvars += 1
