@@ -373,7 +373,6 @@ class _Engine:
             if token is None and nxt == end:
                 return
 
-
     def _chain(self, below: int, act: int, kind: str, actions: dict, rules: list) -> int:
         """The state on top of `below` after the pass-through reductions from `act` on."""
         while True:
