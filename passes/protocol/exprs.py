@@ -7,7 +7,7 @@ written twice shares it), whether it depends on a runtime value or a loop variab
 conservative value interval, the author's text for it and the operands it is built from.
 
 An expression that a loop variable feeds is evaluated at every iteration of every trace, so
-it is compiled, on its first call, into one Python function of the whole expression (the
+it is compiled, once evaluated often, into one Python function of the whole expression (the
 tracer's stage expressions `((t // nb) * k_tiles + k) % 4` were a tree of closures, one call
 per node); the values that no loop variable feeds stay closures that cache themselves in the
 launch's environment.
@@ -126,6 +126,8 @@ _CMP_CODE = ["==", "!=", "<", "<=", ">", ">="] * 2
 #: Longest operand source inlined into its user; a longer one is called by name, so that
 #: shared sub-expressions (x = x + x, …) keep the source linear in the expression's size.
 _INLINE_MAX = 2000
+#: Evaluations of an expression before it is compiled.
+_HOT_CALLS = 32
 
 
 class Exprs:
@@ -228,20 +230,27 @@ class Exprs:
             return ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops))
         info = ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops), code[0], code[1])
         if ivdep:
-            info.fn = self._compile_on_call(info)
+            info.fn = self._compiled_when_hot(info, fn)
         return info
 
-    def _compile_on_call(self, info: ExprInfo) -> Expr:
-        """A function that compiles `info.code` when first called (most sub-expressions are
-        only ever evaluated inside their users' source) and then stands in for it."""
+    def _compiled_when_hot(self, info: ExprInfo, closure: Expr) -> Expr:
+        """A function that evaluates through `closure` for its first calls and, once the
+        expression is evaluated often (a stage expression in a loop), compiles `info.code`
+        and stands in for it: compiling costs about as much as 100 evaluations, and most
+        sub-expressions are only ever evaluated inside their users' source."""
         compiled: list[Expr] = []
+        calls = [0]
 
-        def first(env: Env) -> int | None:
-            if not compiled:
-                compiled.append(eval(f"lambda env: {info.code}", self.ns))  # noqa: S307
-                info.fn = compiled[0]
+        def fn(env: Env) -> int | None:
+            if compiled:
+                return compiled[0](env)
+            calls[0] += 1
+            if calls[0] < _HOT_CALLS:
+                return closure(env)
+            compiled.append(eval(f"lambda env: {info.code}", self.ns))  # noqa: S307
+            info.fn = compiled[0]
             return compiled[0](env)
-        return first
+        return fn
 
     def _operand(self, e: ExprInfo) -> tuple[str, bool]:
         """(source, may be None) of an operand inside its user's source."""
