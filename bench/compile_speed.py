@@ -12,7 +12,16 @@ Prints, as medians over repeated runs, each against its goal (issue 17):
     warmed first), as an installed package has it, even where the calling environment sets
     PYTHONDONTWRITEBYTECODE (recompiling every module would add ~120 ms to each start).
 
-    python bench/compile_speed.py [--runs N] [--process-runs N] [--json PATH]
+With `--cpu`, every number is CPU time instead of wall time (process CPU in-process, the
+child's user + system time for fresh processes): on a machine shared with other work, wall
+medians move with the load, CPU time much less; the goals are wall-time goals.
+
+With `--baseline PYTHON`, the same rows are timed for this checkout and for the cakec that
+PYTHON imports (a venv of the commit before a change), alternating sample by sample, with
+medians, minima and ratios: the before/after of a change measured in one run.
+
+    python bench/compile_speed.py [--runs N] [--process-runs N] [--cpu] [--json PATH]
+                                  [--baseline PYTHON]
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -80,21 +90,36 @@ def generated_kernel(lines: int = 200) -> str:
     return text + "\n" + "\n" * max(0, lines - text.count("\n") - 1)
 
 
-def _medians_ms(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+#: The clock of every measurement (`--cpu` switches it): seconds, monotonic.
+CLOCK: Callable[[], float] = time.perf_counter
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of the finished child processes."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _medians_ms(fns: dict[str, Callable[[], object]], runs: int,
+                clock: Callable[[], float] | None = None) -> dict[str, float]:
     """Median of each function, timed in interleaved rounds so that a burst of load on the
     machine hits all of them alike."""
+    clock = clock or CLOCK
     for fn in fns.values():
         fn()  # first call: grammar load, lazy imports
     samples: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(runs):
         for key, fn in fns.items():
-            t = time.perf_counter()
+            t = clock()
             fn()
-            samples[key].append(time.perf_counter() - t)
+            samples[key].append(clock() - t)
     return {k: 1e3 * statistics.median(v) for k, v in samples.items()}
 
 
-def in_process(name: str, text: str, runs: int) -> dict:
+def _stage_fns(name: str, text: str) -> dict[str, Callable[[], object]]:
+    """The timed stages of one kernel: the whole verify, parse, the IR build, build + passes,
+    and the protocol passes (derive-barriers + verify-safety), whose function returns the
+    seconds they took (the other passes run too: verify-safety reads what they derive)."""
     from cakec.diagnostics import DiagnosticSink
     from cakec.driver import SourceFile, _pipeline, build, make_context, run_passes, \
         verify_source
@@ -103,7 +128,6 @@ def in_process(name: str, text: str, runs: int) -> dict:
     from cakec.passes import expand
 
     src = SourceFile(name, text)
-    comp = verify_source(src)
     tree = parse(text, name)
     protocol = ("derive-barriers", "verify-safety")
 
@@ -111,34 +135,120 @@ def in_process(name: str, text: str, runs: int) -> dict:
         c = build(src)
         run_passes(c, "verify")
 
-    def protocol_passes() -> None:
-        # The other passes run too (verify-safety reads what they derive); only these two
-        # are timed, and their time is returned through `spent`.
+    def protocol_passes() -> float:
+        spent = 0.0
         c = build(src)
         ctx = make_context(c)
         for p in _pipeline(expand("verify")).passes:
-            t = time.perf_counter()
+            t = CLOCK()
             p.apply(ctx, c.module)
             if p.name in protocol:
-                spent[0] += time.perf_counter() - t
+                spent += CLOCK() - t
+        return spent
 
-    spent = [0.0]
-    ms = _medians_ms({"total": lambda: verify_source(src), "parse": lambda: parse(text, name),
-                      "frontend": lambda: Frontend(name, DiagnosticSink()).build(tree),
-                      "build": lambda: build(src), "build+passes": passes}, runs)
+    return {"total": lambda: verify_source(src), "parse": lambda: parse(text, name),
+            "frontend": lambda: Frontend(name, DiagnosticSink()).build(tree),
+            "build": lambda: build(src), "build+passes": passes, "protocol": protocol_passes}
+
+
+def in_process(name: str, text: str, runs: int) -> dict:
+    from cakec.driver import SourceFile, verify_source
+
+    comp = verify_source(SourceFile(name, text))
+    fns = _stage_fns(name, text)
+    protocol = fns.pop("protocol")
+    ms = _medians_ms(fns, runs)
     spent_runs = max(3, runs // 4)
-    protocol_passes()
-    spent[0] = 0.0
-    for _ in range(spent_runs):
-        protocol_passes()
+    protocol()
+    spent = sum(protocol() for _ in range(spent_runs))  # type: ignore[misc]
     return {
         "total_ms": ms["total"], "parse_ms": ms["parse"], "frontend_ms": ms["frontend"],
         "passes_ms": max(0.0, ms["build+passes"] - ms["build"]),
-        "protocol_ms": 1e3 * spent[0] / spent_runs,  # a mean, not a median
+        "protocol_ms": 1e3 * spent / spent_runs,  # a mean, not a median
         "lines": text.count("\n") + 1,
         "diagnostics": len(comp.sink.diagnostics),
         "errors": [f"{d.code} {d.message}" for d in comp.sink.diagnostics][:3],
     }
+
+
+def _kernels(runs: int) -> list[tuple[str, str, int]]:
+    """(row name, text, repetitions) of the in-process rows."""
+    return [*((name, path.read_text(), runs) for name, path, _ in IN_PROCESS),
+            ("generated_200", generated_kernel(200), max(10, runs // 5))]
+
+
+def _worker() -> None:
+    """`--worker`: the stages of every row, timed one request at a time (a line `ROW STAGE`
+    on stdin, the seconds on stdout), with the cakec of the interpreter that runs it: the
+    side-by-side run (`--baseline`) drives one worker per checkout."""
+    fns = {(name, stage): fn for name, text, _ in _kernels(1)
+           for stage, fn in _stage_fns(name, text).items()}
+    for fn in fns.values():
+        fn()  # grammar load, lazy imports
+    for line in sys.stdin:
+        row, stage = line.split()
+        t = CLOCK()
+        r = fns[(row, stage)]()
+        print(r if isinstance(r, float) else CLOCK() - t, flush=True)
+
+
+def side_by_side(baseline: str, runs: int, process_runs: int, cpu: bool) -> dict:
+    """Every in-process stage and the fresh `cakec verify`, for this checkout and for the
+    one `baseline` (a Python interpreter whose cakec is the baseline) imports, alternating
+    sample by sample so that the machine's load hits both alike. Medians and minima, ms."""
+    import tempfile
+
+    flags = ["--worker", *(["--cpu"] if cpu else [])]
+    pythons = {"this": sys.executable, "baseline": baseline}
+    caches = {k: tempfile.mkdtemp(prefix=f"cake-{k}-") for k in pythons}
+    workers = {k: subprocess.Popen([py, str(Path(__file__).resolve()), *flags], cwd=ROOT,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                   env={**os.environ, "CAKEC_CACHE_DIR": caches[k]})
+               for k, py in pythons.items()}
+    samples: dict[tuple[str, str, str], list[float]] = {}
+    stages = ("total", "parse", "frontend", "build", "build+passes", "protocol")
+    for name, _, n in _kernels(runs):
+        for i in range(n):
+            for stage in stages:
+                order = list(workers) if i % 2 == 0 else list(reversed(workers))
+                for k in order:
+                    w = workers[k]
+                    assert w.stdin and w.stdout
+                    w.stdin.write(f"{name} {stage}\n")
+                    w.stdin.flush()
+                    samples.setdefault((k, name, stage), []).append(float(w.stdout.readline()))
+    for w in workers.values():
+        assert w.stdin
+        w.stdin.close()
+        w.wait()
+    verify = {k: [str(Path(py).parent / "cakec"), "verify", str(CANONICAL)]
+              for k, py in pythons.items()}
+    clock = _children_cpu if cpu else time.perf_counter
+    with tempfile.TemporaryDirectory(prefix="cake-pyc-") as pyc:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = pyc
+        for i in range(process_runs + 1):  # the first round writes the bytecode caches
+            for k in (list(verify) if i % 2 == 0 else list(reversed(verify))):
+                t = clock()
+                subprocess.run(verify[k], capture_output=True, cwd=ROOT,
+                               env={**env, "CAKEC_CACHE_DIR": caches[k]})
+                if i:
+                    samples.setdefault((k, "process", "cakec_verify"), []).append(clock() - t)
+    return {" ".join(key): {"median_ms": 1e3 * statistics.median(v), "min_ms": 1e3 * min(v)}
+            for key, v in samples.items()}
+
+
+def _print_side_by_side(r: dict, cpu: bool) -> None:
+    unit = "CPU ms" if cpu else "ms"
+    print(f"side by side ({unit}: median / min; ratio = this / baseline of the medians)")
+    print(f"{'row':16} {'stage':13} {'this':>17} {'baseline':>17} {'ratio':>6}")
+    rows = [(name, stage) for name, _, _ in _kernels(1)
+            for stage in ("total", "parse", "frontend", "build+passes", "protocol")]
+    for name, stage in [*rows, ("process", "cakec_verify")]:
+        a, b = r[f"this {name} {stage}"], r[f"baseline {name} {stage}"]
+        print(f"{name:16} {stage:13} {a['median_ms']:8.2f} /{a['min_ms']:7.2f} "
+              f"{b['median_ms']:8.2f} /{b['min_ms']:7.2f} "
+              f"{a['median_ms'] / b['median_ms']:6.2f}")
 
 
 def fresh_process(runs: int) -> dict:
@@ -160,7 +270,8 @@ def fresh_process(runs: int) -> dict:
         env["PYTHONPYCACHEPREFIX"] = pyc
         return _medians_ms({k: (lambda a=a: subprocess.run(a, capture_output=True, cwd=ROOT,
                                                             env=env))
-                            for k, a in argvs.items()}, runs)
+                            for k, a in argvs.items()}, runs,
+                           _children_cpu if CLOCK is time.process_time else None)
 
 
 def _verdict(ms: float, goal: float | None) -> str:
@@ -174,15 +285,31 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=200, help="in-process repetitions")
     ap.add_argument("--process-runs", type=int, default=15, help="fresh-process repetitions")
     ap.add_argument("--json", metavar="PATH", help="also write the numbers as JSON")
+    ap.add_argument("--cpu", action="store_true",
+                    help="CPU time instead of wall time (steadier on a loaded machine)")
+    ap.add_argument("--baseline", metavar="PYTHON",
+                    help="time this checkout side by side with the cakec that PYTHON imports "
+                         "(e.g. a venv of the commit before a change), sample by sample")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global CLOCK
+    if args.cpu:
+        CLOCK = time.process_time
+    if args.worker:
+        _worker()
+        return
+    if args.baseline:
+        r = side_by_side(args.baseline, args.runs, args.process_runs, args.cpu)
+        _print_side_by_side(r, args.cpu)
+        if args.json:
+            Path(args.json).write_text(json.dumps(r, indent=2) + "\n")
+        return
 
-    results: dict = {name: in_process(str(path.relative_to(ROOT)), path.read_text(), args.runs)
-                     for name, path, _ in IN_PROCESS}
-    results["generated_200"] = in_process("generated_200.cake", generated_kernel(200),
-                                          max(10, args.runs // 5))
+    results: dict = {name: in_process(name, text, n) for name, text, n in _kernels(args.runs)}
     results["process"] = fresh_process(args.process_runs)
     goals = {name: goal for name, _, goal in IN_PROCESS}
-    print(f"{'in-process (median ms)':24} {'total':>7} {'parse':>7} {'frontend':>8} "
+    unit = "median CPU ms" if args.cpu else "median ms"
+    print(f"{f'in-process ({unit})':24} {'total':>7} {'parse':>7} {'frontend':>8} "
           f"{'passes':>7} {'protocol':>8}  lines  diags  against the goal")
     for key in [*goals, "generated_200"]:
         r = results[key]
@@ -192,7 +319,8 @@ def main() -> None:
         for e in r["errors"]:
             print(f"{'':26}{e}")
     p = results["process"]
-    print(f"\nfresh process (median of {args.process_runs}, bytecode cached):")
+    print(f"\nfresh process (median of {args.process_runs}"
+          f"{', CPU time' if args.cpu else ''}, bytecode cached):")
     print(f"  cakec verify {CANONICAL.name:22} {p['cakec_verify_ms']:7.1f} ms   "
           f"{_verdict(p['cakec_verify_ms'], PROCESS_GOAL_MS)}")
     print(f"  python -c pass {'':20} {p['python_pass_ms']:7.1f} ms   (interpreter floor)")

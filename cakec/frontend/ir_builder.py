@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable
 
 from xdsl.dialects import arith
@@ -42,6 +43,34 @@ _PYCMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b
 _I32_MAX = 2**31 - 1
 
 
+# Attributes are immutable values: one instance per value serves every op (and every build
+# of a process: the server and search loops build the same small numbers again and again).
+@lru_cache(maxsize=4096)
+def _int_attr(n: int) -> IntAttr:
+    return IntAttr(n)
+
+
+@lru_cache(maxsize=4096)
+def _integer_attr(n: int, type_: Any) -> IntegerAttr:
+    return IntegerAttr(n, type_)
+
+
+# The two ops of most of a kernel's scalar arithmetic, built through `Operation.create` with
+# what their IRDL constructors would give them (an i32 result; the default overflow flags of
+# the ops that have them): IRDL's per-argument building was the larger part of the IR build.
+_NO_OVERFLOW = {"overflowFlags": arith.IntegerOverflowAttr("none")}
+
+
+def _constant(value: IntegerAttr) -> Operation:
+    return arith.ConstantOp.create(result_types=[value.type], properties={"value": value})
+
+
+def _arith_op(cls: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
+    flags = issubclass(cls, arith.SignlessIntegerBinaryOperationWithOverflow)
+    return cls.create(operands=[lhs, rhs], result_types=[lhs.type],
+                      properties=dict(_NO_OVERFLOW) if flags else {})
+
+
 def _did_you_mean(name: str, options: Iterable[str]) -> str | None:
     close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else None
@@ -70,6 +99,7 @@ class Frontend:
         self.path_attr = StringAttr(path)  # shared by every op's location
         self.sink = sink
         self.spans: dict[Operation, Span] = {}
+        self.locations: dict[tuple[int, int], FileLineColLoc] = {}
         self.block: Block = Block()
         self.scope = Scope({}, None, "kernel")
         self.closed: dict[str, tuple[Value, str]] = {}  # names of finished inner scopes
@@ -99,9 +129,18 @@ class Frontend:
         return self._loc(ModuleOp(ops), Span(self.path, 1, 1))
 
     def _loc(self, op: Operation, span: Span) -> Operation:
-        op.location = FileLineColLoc(self.path_attr, IntAttr(span.line), IntAttr(span.col))
+        op.location = self._location(span.line, span.col)
         self.spans[op] = span
         return op
+
+    def _location(self, line: int, col: int) -> FileLineColLoc:
+        # Locations are immutable attributes: the ops at one position share one (building
+        # and verifying the attributes was a fifth of the IR build).
+        loc = self.locations.get((line, col))
+        if loc is None:
+            loc = self.locations[(line, col)] = FileLineColLoc(self.path_attr, _int_attr(line),
+                                                               _int_attr(col))
+        return loc
 
     def _add(self, op: Operation, span: Span) -> Operation:
         self.block.add_op(self._loc(op, span))
@@ -159,8 +198,7 @@ class Frontend:
         self.scope.names[self.lm_name] = Value("lm", params[0].span)
         for (p, kind, rank, tma, sdtype), arg in zip(infos, body.args):
             arg.name_hint = p.name
-            arg.location = FileLineColLoc(StringAttr(self.path), IntAttr(p.span.line),
-                                          IntAttr(p.span.col))
+            arg.location = self._location(p.span.line, p.span.col)
             if kind == "tensor":
                 self.scope.names[p.name] = Value("tensor", p.span, ssa=arg,
                                                  info={"rank": rank, "tma": tma, "name": p.name})
@@ -358,8 +396,7 @@ class Frontend:
         self._add(op, _start(s.span))
         iv = op.body.block.args[0]
         iv.name_hint = s.var.id
-        iv.location = FileLineColLoc(self.path_attr, IntAttr(s.var.span.line),
-                                     IntAttr(s.var.span.col))
+        iv.location = self._location(s.var.span.line, s.var.span.col)
         consts = {k: v.const for k, v in (("lb", start), ("ub", stop), ("step", step))
                   if v.is_const}
         self._nested(op.body.block, s.body, f"the loop at line {s.span.line}",
@@ -748,7 +785,7 @@ class Frontend:
                         help="use `//` for integer division" if e.op == "/" else None)
         if e.op in ("//", "%") and rhs.is_const and rhs.const == 0:
             raise error("CAKE-T010", "division by zero", e.right.span)
-        op = _ARITH[e.op](self._i32(lhs), self._i32(rhs))
+        op = _arith_op(_ARITH[e.op], self._i32(lhs), self._i32(rhs))
         self._add(op, e.span)
         return Value("int", e.span, ssa=op.result)
 
@@ -792,7 +829,7 @@ class Frontend:
             o = _FARITH[op](self._f32(lhs), self._f32(rhs))
             self._add(o, span)
             return Value("float", span, ssa=o.result)
-        o = _ARITH[op](self._i32(lhs), self._i32(rhs))
+        o = _arith_op(_ARITH[op], self._i32(lhs), self._i32(rhs))
         self._add(o, span)
         return Value("int", span, ssa=o.result)
 
@@ -821,14 +858,14 @@ class Frontend:
             raise error("CAKE-T010", f"integer constant {int(v.const)} does not fit in 32 bits",
                         v.span, help="kernel arithmetic is on 32-bit signed integers "
                         f"(-{_I32_MAX + 1} to {_I32_MAX})")
-        op = arith.ConstantOp(IntegerAttr(int(v.const), i32))
+        op = _constant(_integer_attr(int(v.const), i32))
         self._add(op, v.span)
         return op.result
 
     def _i1(self, v: Value) -> SSAValue:
         if v.ssa is not None:
             return v.ssa
-        op = arith.ConstantOp(IntegerAttr(int(bool(v.const)), i1))
+        op = _constant(_integer_attr(int(bool(v.const)), i1))
         self._add(op, v.span)
         return op.result
 
@@ -983,7 +1020,7 @@ def _int_binary(op_cls, fold):
             raise error("CAKE-T010", "division by zero", y.span)
         if x.is_const and y.is_const:
             return Value("int", e.span, const=fold(x.const, y.const))
-        op = op_cls(fe._i32(x), fe._i32(y))
+        op = _arith_op(op_cls, fe._i32(x), fe._i32(y))
         fe._add(op, e.span)
         return Value("int", e.span, ssa=op.result)
     return build

@@ -1,36 +1,60 @@
 """Parsing .cake text into `cakec.frontend.ast`, with positioned syntax diagnostics (CAKE-P…).
 
-Lark's LALR parser is built once per process and cached on disk (keyed by the grammar,
-Lark and Python versions), so a fresh `cakec verify` pays a few milliseconds for it.
-Two choices keep parsing itself cheap: the basic lexer (one scanner instead of one per
-parser state, which a fresh process would otherwise compile on the fly) and an inline
-transformer that builds `cakec.frontend.ast` nodes while the parser reduces, computing spans from
-the tokens it keeps, instead of materialising a Lark tree with propagated positions and
-walking it a second time.
+One grammar (grammar.lark), two drivers of its LALR tables. `_Engine` parses: Lark's basic
+lexer (one scanner) as one pattern, the indenter, and a lean loop over Lark's LALR tables that
+runs the transformer's methods inline as the parser reduces (building `cakec.frontend.ast`
+nodes with spans from the tokens they keep, no Lark tree) and takes each chain of
+single-child reductions of the precedence ladder (`expr → ternary → or_test → … → atom`, ten
+per operand) as one learnt step. Its tables are cached on disk (keyed by the grammar and the
+Python version), so a fresh `cakec verify` of a valid kernel never imports Lark. Input the
+engine does not accept is parsed again by Lark's own parser (built once per process, cached
+on disk as well), whose exceptions the syntax diagnostics are made from: both agree by
+construction on what they accept (test/unit/test_parser_engine.py).
 """
 
 from __future__ import annotations
 
 import keyword
 import os
+import re
 import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.indenter import Indenter
+import marshal
+import sys
 
 from cakec.frontend import ast
 from cakec.diagnostics import CompileError, Note, Span, error
+
+if TYPE_CHECKING:
+    from lark import Lark
+    from lark.exceptions import UnexpectedInput
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 
 #: Brackets nested deeper than this are reported (CAKE-P004) instead of exhausting the
 #: Python stack in the recursive stages after parsing.
 MAX_NESTING = 64
+
+
+class Token(str):
+    """A token: its text, terminal name and position, as Lark's `Token` has them (the
+    indenter and the transformer read both kinds: Lark's lexer makes its own)."""
+
+    __slots__ = ("type", "value", "start_pos", "line", "column", "end_line", "end_column",
+                 "end_pos")
+
+    def __new__(cls, kind: str, value: str, start_pos: int | None = None, line: int = 0,
+                column: int = 0, end_line: int = 0, end_column: int = 0,
+                end_pos: int | None = None) -> "Token":
+        tok = str.__new__(cls, value)
+        tok.type, tok.value, tok.start_pos = kind, value, start_pos
+        tok.line, tok.column, tok.end_line, tok.end_column, tok.end_pos = (
+            line, column, end_line, end_column, end_pos)
+        return tok
 
 
 class IndentationProblem(Exception):
@@ -52,21 +76,30 @@ class NotCake(Exception):
 _PYTHON_ONLY = frozenset(keyword.kwlist)
 
 
-class CakeIndenter(Indenter):
+class CakeIndenter:
+    """The post-lexer of both parsers: `_INDENT`/`_DEDENT` tokens from the indentation of
+    each line (none inside brackets), as Lark's `Indenter` makes them, with positions, the
+    open brackets (for "never closed" notes and the nesting limit) and Python-only keywords
+    refused where they stand."""
+
     NL_type = "_NL"
     OPEN_PAREN_types = ["LPAR", "LSQB"]
     CLOSE_PAREN_types = ["RPAR", "RSQB"]
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 8
+    always_accept = (NL_type,)  # Lark keeps this terminal for the post-lexer
 
     def __init__(self) -> None:
-        super().__init__()
+        self.paren_level = 0
+        self.indent_level = [0]
         self.open_brackets: list[Token] = []
 
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        self.paren_level = 0
+        self.indent_level = [0]
         self.open_brackets = []
-        return super().process(stream)
+        return self._process(stream)
 
     def handle_NL(self, token: Token) -> Iterator[Token]:
         # Lark's own version raises a position-less DedentError; ours says where. The
@@ -116,24 +149,273 @@ class CakeIndenter(Indenter):
 
 
 def _synthetic(kind: str, value: str, line: int, col: int) -> Token:
-    return Token(kind, value, line=line, column=col, end_line=line, end_column=col)
+    return Token(kind, value, None, line, col, line, col)
 
 
-def _cache_path() -> str:
+_INDENTER = CakeIndenter()
+
+
+def _cache_path(name: str) -> str:
     root = os.environ.get("CAKEC_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cakec")
     try:
         os.makedirs(root, exist_ok=True)
-        return os.path.join(root, "grammar.lark.cache")
+        return os.path.join(root, name)
     except OSError:
-        return os.path.join(tempfile.gettempdir(), "cakec-grammar.lark.cache")
+        return os.path.join(tempfile.gettempdir(), "cakec-" + name)
 
 
 @lru_cache(maxsize=1)
-def parser() -> Lark:
-    return Lark(GRAMMAR.read_text(), parser="lalr", lexer="basic", postlex=CakeIndenter(),
+def parser() -> "Lark":
+    """Lark's LALR parser of the grammar: its tables are the engine's, and it parses input the
+    engine rejects, so that syntax errors carry Lark's expected-token sets. Only a syntax
+    error (or a first run) imports Lark."""
+    from lark import Lark
+
+    return Lark(GRAMMAR.read_text(), parser="lalr", lexer="basic", postlex=_INDENTER,
                 keep_all_tokens=True, maybe_placeholders=True, transformer=_TRANSFORMER,
-                cache=_cache_path())
+                cache=_cache_path("grammar.lark.cache"))
+
+
+class _Reject(Exception):
+    """The engine met input it does not accept; Lark's parser says why."""
+
+
+class _Splice(list):
+    """The children of an inlined rule (`__x_star_N`, from `(...)*`), spliced into its
+    parent's children as Lark does."""
+
+
+#: Bumped when the tables' layout changes (it keys the cache file with the grammar).
+_TABLES_FORMAT = 1
+
+
+def _tables(lark: "Lark") -> dict[str, Any]:
+    """Lark's LALR tables and lexer as plain data: per state, terminal or rule → the next state
+    (a shift, or the goto of a reduction) or the complemented index of the rule it reduces;
+    per rule (children count, goto symbol, (position, Nones before it) of spliced or
+    placeholder children, Nones at the end, pass a single child through, the transformer
+    method, whether it only passes its one child through); Lark's scanner as one pattern (a
+    few dozen terminals: within re's 100 groups) and the keyword checks of its terminals."""
+    from lark.lexer import UnlessCallback
+    from lark.parsers.lalr_analysis import Shift
+
+    table = lark.parser.parser.parser.parse_table
+    index: dict[int, int] = {}  # id(rule) → its index (Lark's rules hash slowly)
+    rules: list[tuple] = []
+    actions: dict[int, dict[str, int]] = {}
+    for state, row in table.states.items():
+        out: dict[str, int] = {}
+        for term, (action, arg) in row.items():
+            if action is Shift:
+                out[str(term)] = arg
+                continue
+            if id(arg) not in index:
+                index[id(arg)] = len(rules)
+                rules.append(_rule(arg))
+            out[str(term)] = ~index[id(arg)]
+        actions[state] = out
+    lexer = lark.parser.lexer.lexer  # under the indenter (PostLexConnector)
+    scanner = lexer.scanner  # built on first use, with the keyword checks (`callback`)
+    retype: dict[str, tuple[str, int]] = {}
+    for kind, callback in lexer.callback.items():
+        if not isinstance(callback, UnlessCallback):
+            raise TypeError(f"unexpected lexer callback for {kind}")
+        retype[str(kind)] = _pattern(callback.scanner)
+    return {"actions": actions, "rules": rules, "start": table.start_states["start"],
+            "end": table.end_states["start"], "scanner": _pattern(scanner),
+            "ignore": frozenset(map(str, lexer.ignore_types)),
+            "newline": frozenset(map(str, lexer.newline_types)),
+            "retype": retype}
+
+
+def _pattern(scanner: Any) -> tuple[str, int]:
+    return ("|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in scanner.terminals),
+            int(scanner.g_regex_flags))
+
+
+def _rule(rule: Any) -> tuple:
+    size = len(rule.expansion)
+    empties = rule.options.empty_indices or [False] * size
+    nones = [len(ones) for ones in "".join(str(int(b)) for b in empties).split("0")]
+    fixups = tuple((i, nones[i]) for i, sym in enumerate(rule.expansion)
+                   if nones[i] or (not sym.is_term and sym.name.startswith("_")))
+    # Plain strings only (Lark's are often its Token): the cache must load without Lark.
+    name = str(rule.origin.name)
+    method = "" if name.startswith("_") else str(rule.alias or name)
+    single = bool(rule.options.expand1 and not rule.alias)
+    return (size, name, fixups, nones[size], single, method,
+            single and size == 1 and not fixups and not nones[size])
+
+
+def _load_tables() -> dict[str, Any]:
+    """The tables, from the cache file when it holds those of this grammar (a fresh process
+    then never imports Lark), else from Lark's parser, written back for the next process.
+    `marshal` (plain data only) and the grammar's own text as the key: importing pickle and
+    hashlib would cost more than reading the file."""
+    key = f"{_TABLES_FORMAT} {sys.version}\n{GRAMMAR.read_text()}"
+    path = _cache_path("grammar.engine.cache")
+    try:
+        with open(path, "rb") as f:
+            cached = marshal.load(f)
+        if isinstance(cached, dict) and cached.get("key") == key:
+            return cached
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    tables = _tables(parser())
+    tables["key"] = key
+    try:
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            marshal.dump(tables, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # an unwritable cache: the next process builds the tables again
+    return tables
+
+
+class _Engine:
+    """Lark's LALR(1) tables run by a lean loop: the same grammar, the same reductions and
+    children (every token kept, placeholders for missing `[...]`, inlined `_rules` spliced,
+    single-child `?rules` passed through), the same transformer methods; without Lark's
+    per-token parser state, per-rule wrapper chain and Token keyword checks (a third of
+    the time of a parse). Anything the tables reject raises `_Reject`."""
+
+    def __init__(self, tables: dict[str, Any], transformer: "_ToAst") -> None:
+        self.actions: dict[int, dict[str, int]] = tables["actions"]
+        self.rules = [(*r[:5], (getattr(transformer, r[5], None) or _no_method(r[5]))
+                       if r[5] else _Splice, r[6]) for r in tables["rules"]]
+        self.start, self.end = tables["start"], tables["end"]
+        #: (state below, state, lookahead) → the state that a chain of pass-through
+        #: reductions (`?expr: ternary`, `?ternary: or_test`, …) ends in, learnt as met
+        self.chains: dict[tuple[int, int, str], int] = {}
+        self.scanner = re.compile(*tables["scanner"])
+        self.ignore, self.newline = tables["ignore"], tables["newline"]
+        #: per terminal with keyword checks (NAME): the keyword a text is, as Lark's
+        #: UnlessCallback finds it (a full match of the keywords' terminals)
+        self.retype = {kind: _fullmatch(re.compile(*pattern))
+                       for kind, pattern in tables["retype"].items()}
+        self.keywords: dict[str, str | None] = {}  # memo of the keyword checks
+
+    def tokens(self, text: str) -> Iterator[Token]:
+        """Lark's basic lexer (its scanner, keyword checks, line counting), without its
+        per-token state objects; raises _Reject where no terminal matches."""
+        match, ignore, newline, retype = self.scanner.match, self.ignore, self.newline, \
+            self.retype
+        keywords = self.keywords
+        pos, line, line_start, end = 0, 1, 0, len(text)
+        while pos < end:
+            m = match(text, pos)
+            if m is None:
+                raise _Reject()
+            value, kind = m.group(), m.lastgroup
+            start, col = pos, pos - line_start + 1
+            start_line = line
+            pos += len(value)
+            if kind in newline:
+                n = value.count("\n")
+                if n:
+                    line += n
+                    line_start = start + value.rindex("\n") + 1
+            if kind in ignore:
+                continue
+            if kind in retype:
+                if value not in keywords:
+                    keywords[value] = retype[kind](value)
+                kind = keywords[value] or kind
+            yield Token(kind, value, start, start_line, col, line, pos - line_start + 1, pos)
+
+    def parse(self, tokens: Iterable[Token]) -> Any:
+        actions, rules = self.actions, self.rules
+        states = [self.start]
+        values: list[Any] = []
+        token = None
+        for token in tokens:
+            self._feed(token.type, token, actions, rules, states, values)
+        self._feed("$END", None, actions, rules, states, values)
+        return values[-1]
+
+    def _feed(self, kind: str, token: Any, actions: dict, rules: list, states: list,
+              values: list) -> None:
+        end = self.end
+        while True:
+            act = actions[states[-1]].get(kind)
+            if act is None:
+                raise _Reject()
+            if act >= 0:
+                states.append(act)
+                values.append(token)
+                return
+            rule = rules[~act]
+            if rule[6]:
+                # A pass-through: the value stays, only the state changes.
+                key = (states[-2], states[-1], kind)
+                nxt = self.chains.get(key)
+                if nxt is None:
+                    nxt = self.chains[key] = self._chain(states[-2], act, kind, actions, rules)
+                states[-1] = nxt
+                continue
+            size, goto, fixups, tail, single, fn, _ = rule
+            if size:
+                children = values[-size:]
+                del states[-size:]
+                del values[-size:]
+            else:
+                children = []
+            if fixups:
+                children = _fix(children, fixups)
+            if tail:
+                children += [None] * tail
+            value = children[0] if single and len(children) == 1 else fn(children)
+            nxt = actions[states[-1]][goto]
+            states.append(nxt)
+            values.append(value)
+            if token is None and nxt == end:
+                return
+
+    def _chain(self, below: int, act: int, kind: str, actions: dict, rules: list) -> int:
+        """The state on top of `below` after the pass-through reductions from `act` on."""
+        while True:
+            state = actions[below][rules[~act][1]]
+            act = actions[state].get(kind)
+            if act is None or act >= 0 or not rules[~act][6]:
+                return state
+
+
+def _fix(children: list, fixups: tuple[tuple[int, int], ...]) -> list:
+    """Insert the placeholders before, and splice the inlined rules at, their positions."""
+    out: list = []
+    start = 0
+    for i, nones in fixups:
+        out += children[start:i]
+        if nones:
+            out += [None] * nones
+        child = children[i]
+        if isinstance(child, _Splice):
+            out += child
+        else:
+            out.append(child)
+        start = i + 1
+    out += children[start:]
+    return out
+
+
+def _no_method(name: str) -> Any:
+    def fail(children: list) -> Any:
+        raise TypeError(f"no transformer method for the grammar rule `{name}`")
+    return fail
+
+
+def _fullmatch(regex: re.Pattern[str]) -> Any:
+    def kind(text: str) -> str | None:
+        m = regex.fullmatch(text)
+        return m.lastgroup if m else None
+    return kind
+
+
+@lru_cache(maxsize=1)
+def _engine() -> _Engine:
+    return _Engine(_load_tables(), _TRANSFORMER)
 
 
 #: The indenter and the transformer are stateful; one parse at a time per process.
@@ -145,16 +427,27 @@ def parse(text: str, path: str) -> ast.Module:
     if not text.endswith("\n"):
         text += "\n"
     with _LOCK:
-        p = parser()
         _TRANSFORMER.path = path
         try:
-            return p.parse(text)
-        except IndentationProblem as exc:
-            raise error(exc.code, str(exc), Span(path, exc.line, exc.col)) from None
-        except NotCake as exc:
-            raise _not_cake(path, exc.token) from None
-        except UnexpectedInput as exc:
-            raise _syntax_error(exc, path, text, p.options.postlex.open_brackets) from None
+            engine = _engine()
+            return engine.parse(_INDENTER.process(engine.tokens(text)))
+        except Exception:  # noqa: BLE001 - Lark's parser gives the diagnostic
+            return _lark_parse(text, path)
+
+
+def _lark_parse(text: str, path: str) -> ast.Module:
+    """Input the engine did not accept, through Lark's parser: its exceptions become the
+    syntax diagnostics."""
+    from lark.exceptions import UnexpectedInput
+
+    try:
+        return parser().parse(text)
+    except IndentationProblem as exc:
+        raise error(exc.code, str(exc), Span(path, exc.line, exc.col)) from None
+    except NotCake as exc:
+        raise _not_cake(path, exc.token) from None
+    except UnexpectedInput as exc:
+        raise _syntax_error(exc, path, text, _INDENTER.open_brackets) from None
 
 
 # ---- error messages ----------------------------------------------------------------------
@@ -254,8 +547,10 @@ def _token_text(tok: Token) -> str:
     return f"`{tok.value}`"
 
 
-def _syntax_error(exc: UnexpectedInput, path: str, text: str,
+def _syntax_error(exc: "UnexpectedInput", path: str, text: str,
                   opened: list[Token]) -> CompileError:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
     lines = text.splitlines() or [""]
     if isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
@@ -361,7 +656,7 @@ def _help(tok: Token, expected: set[str]) -> str | None:
 def _start_of(item: Any) -> tuple[int, int] | None:
     if isinstance(item, Span):
         return item.line, item.col
-    if isinstance(item, Token):
+    if isinstance(item, str):
         return None if item.type in ("_NL", "_INDENT", "_DEDENT") else (item.line, item.column)
     if isinstance(item, ast.Node):
         return item.span.line, item.span.col
@@ -376,7 +671,7 @@ def _start_of(item: Any) -> tuple[int, int] | None:
 def _end_of(item: Any) -> tuple[int, int] | None:
     if isinstance(item, Span):
         return item.end_line, item.end_col
-    if isinstance(item, Token):
+    if isinstance(item, str):
         if item.type in ("_NL", "_INDENT", "_DEDENT"):
             return None
         return item.end_line, item.end_column
@@ -394,12 +689,11 @@ def _nodes(items: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(i for i in items if isinstance(i, ast.Node))
 
 
-class _ToAst(Transformer):
+class _ToAst:
     """One method per grammar rule (or alias), called with the rule's children: tokens,
     including punctuation (`keep_all_tokens`) for exact spans, and already-built nodes."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.path = "<input>"
 
     def _span(self, items: Iterable[Any]) -> Span:
@@ -431,7 +725,7 @@ class _ToAst(Transformer):
 
     def target_tuple(self, items):
         return tuple(ast.Name(self._tok(t), str(t)) for t in items
-                     if isinstance(t, Token) and t.type == "NAME")
+                     if isinstance(t, str) and t.type == "NAME")
 
     def expr_stmt(self, items):
         return ast.ExprStmt(items[0].span, items[0])
@@ -491,7 +785,7 @@ class _ToAst(Transformer):
 
     def funcdef(self, items):
         decos = tuple(i for i in items if isinstance(i, ast.Decorator))
-        lpar = next(i for i, t in enumerate(items) if isinstance(t, Token) and t.type == "LPAR")
+        lpar = next(i for i, t in enumerate(items) if isinstance(t, str) and t.type == "LPAR")
         name, params, body = items[lpar - 1], items[lpar + 1] or (), items[-1]
         return ast.FuncDef(self._span((decos or items[lpar - 2], body)), str(name),
                            self._tok(name), decos, params, body)

@@ -1,10 +1,16 @@
-"""Scalar expressions of the barrier protocol model: SSA integers compiled to closures.
+"""Scalar expressions of the barrier protocol model: SSA integers compiled to functions.
 
 `Exprs` turns an SSA scalar (arith ops, loop variables, kernel parameters, block ids, dims,
-the SM count) into an `ExprInfo`: a closure `env -> int | None` over an environment of loop
+the SM count) into an `ExprInfo`: a function `env -> int | None` over an environment of loop
 variables and the values of a launch (launch.py), a structural key (the same expression
 written twice shares it), whether it depends on a runtime value or a loop variable, a
 conservative value interval, the author's text for it and the operands it is built from.
+
+An expression that a loop variable feeds is evaluated at every iteration of every trace, so
+it is compiled, once evaluated often, into one Python function of the whole expression (the
+tracer's stage expressions `((t // nb) * k_tiles + k) % 4` were a tree of closures, one call
+per node); the values that no loop variable feeds stay closures that cache themselves in the
+launch's environment.
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ class ExprInfo:
     hi: int
     text: str
     parts: tuple["ExprInfo", ...] = ()  # the operands it is computed from
+    #: Python source computing it from `env` (names of `Exprs.ns`), and whether it may be None
+    code: str = ""
+    nullable: bool = True
 
     def bases(self) -> Iterator["ExprInfo"]:
         """The maximal runtime sub-expressions that no loop variable feeds."""
@@ -105,11 +114,32 @@ def _interval(name: str, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, i
     return I32_MIN, I32_MAX
 
 
+#: Source of each binary operation on two operand names, and whether it may give None.
+_BINARY_CODE: dict[str, tuple[str, bool]] = {
+    "+": ("{a} + {b}", False), "-": ("{a} - {b}", False), "*": ("{a} * {b}", False),
+    "//": ("(None if {b} == 0 else {a} // {b})", True), "%": ("_c_rem({a}, {b})", True),
+    "lm.cdiv": ("(None if {b} == 0 else -(-{a} // {b}))", True),
+    "lm.min": ("min({a}, {b})", False), "lm.max": ("max({a}, {b})", False),
+    "and": ("{a} & {b}", False), "or": ("{a} | {b}", False), "^": ("{a} ^ {b}", False),
+}
+_CMP_CODE = ["==", "!=", "<", "<=", ">", ">="] * 2
+#: Longest operand source inlined into its user; a longer one is called by name, so that
+#: shared sub-expressions (x = x + x, …) keep the source linear in the expression's size.
+_INLINE_MAX = 2000
+#: Evaluations of an expression before it is compiled.
+_HOT_CALLS = 32
+
+
 class Exprs:
-    """Compiles SSA scalars to closures `env -> int | None` (None: not computable)."""
+    """Compiles SSA scalars to functions `env -> int | None` (None: not computable)."""
 
     def __init__(self) -> None:
         self.memo: dict[SSAValue, ExprInfo] = {}
+        #: the names the compiled sources use: helpers, then the functions of operands that
+        #: are not inlined (runtime values, long sources)
+        self.ns: dict[str, object] = {"_c_rem": _c_rem}
+        self.nvars = 0  # walrus variables of the sources, numbered apart
+        self.slots: dict[tuple, int] = {}  # runtime value key → its small key in an env
 
     def __call__(self, v: SSAValue) -> ExprInfo:
         info = self.memo.get(v)
@@ -126,7 +156,8 @@ class Exprs:
         if isinstance(op, arith.ConstantOp):
             c = op.value.value.data if hasattr(op.value, "value") else 0
             c = int(c)
-            return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c))
+            return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c),
+                            code=repr(c), nullable=False)
         if type(op) in _LEAVES:
             label, lo, hi, default = _LEAVES[type(op)]
             dim_attr = op.properties.get("dim")
@@ -155,24 +186,36 @@ class Exprs:
             # Loop variables live in the environment under their id: hashing an SSA value
             # goes through xDSL's Python-level __hash__, which dominates a trace otherwise.
             return ExprInfo(lambda env, k=id(v): env.get(k), ("iv", id(v)), False, True,
-                            I32_MIN, I32_MAX, v.name_hint or "i")
+                            I32_MIN, I32_MAX, v.name_hint or "i", code=f"env.get({id(v)})")
         key = ("param", v.index)
         return self._runtime(key, lambda env: 1, I32_MIN, I32_MAX, v.name_hint or "param")
 
-    @staticmethod
-    def _runtime(key: tuple, default: Expr, lo: int, hi: int, text: str,
+    def _runtime(self, key: tuple, default: Expr, lo: int, hi: int, text: str,
                  parts: tuple[ExprInfo, ...] = ()) -> ExprInfo:
-        # A symbol assignment in the environment overrides the computed value; no loop
-        # variable feeds this node, so its value is cached in the environment of a run.
-        def fn(env: Env, key=key, default=default) -> int | None:
-            r = env.get(key)
+        # No loop variable feeds this node: its value is cached in the environment of a run
+        # under a small negative number (loop variables are keyed by ids, which are positive;
+        # hashing the nested structural key at every use cost more than the arithmetic). A
+        # leaf (no parts) takes the value the launch assigns to its key (launch.py) when there
+        # is one.
+        slot = self.slots.setdefault(key, -1 - len(self.slots))
+
+        def fn(env: Env, key=key if not parts else None, slot=slot, default=default
+               ) -> int | None:
+            r = env.get(slot)
             if r is None:
-                r = env[key] = default(env)
+                r = env.get(key) if key is not None else None
+                if r is None:
+                    r = default(env)
+                env[slot] = r
             return r
-        return ExprInfo(fn, key, True, False, lo, hi, text, parts)
+        self.nvars += 1
+        name, var = f"_r{self.nvars}", f"_v{self.nvars}"
+        self.ns[name] = fn
+        return ExprInfo(fn, key, True, False, lo, hi, text, parts,
+                        f"({var} if ({var} := env.get({slot})) is not None else {name}(env))")
 
     def _wrap(self, v: SSAValue, fn: Expr, key: tuple, ops: list[ExprInfo], lo: int, hi: int,
-              text: str) -> ExprInfo:
+              text: str, code: tuple[str, bool] | None = None) -> ExprInfo:
         runtime = any(o.runtime for o in ops)
         ivdep = any(o.ivdep for o in ops)
         text = v.name_hint or text
@@ -181,8 +224,60 @@ class Exprs:
         if not runtime and not ivdep:
             c = fn({})
             if c is not None:
-                return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c))
-        return ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops))
+                return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c),
+                                code=repr(c), nullable=False)
+        if code is None:
+            return ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops))
+        info = ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops), code[0], code[1])
+        if ivdep:
+            info.fn = self._compiled_when_hot(info, fn)
+        return info
+
+    def _compiled_when_hot(self, info: ExprInfo, closure: Expr) -> Expr:
+        """A function that evaluates through `closure` for its first calls and, once the
+        expression is evaluated often (a stage expression in a loop), compiles `info.code`
+        and stands in for it: compiling costs about as much as 100 evaluations, and most
+        sub-expressions are only ever evaluated inside their users' source."""
+        compiled: list[Expr] = []
+        calls = [0]
+
+        def fn(env: Env) -> int | None:
+            if compiled:
+                return compiled[0](env)
+            calls[0] += 1
+            if calls[0] < _HOT_CALLS:
+                return closure(env)
+            compiled.append(eval(f"lambda env: {info.code}", self.ns))  # noqa: S307
+            info.fn = compiled[0]
+            return compiled[0](env)
+        return fn
+
+    def _operand(self, e: ExprInfo) -> tuple[str, bool]:
+        """(source, may be None) of an operand inside its user's source."""
+        if e.code and len(e.code) <= _INLINE_MAX:
+            return e.code, e.nullable
+        name = f"_f{len(self.ns)}"
+        self.ns[name] = (lambda env, e=e: e.fn(env)) if e.ivdep else e.fn
+        return f"{name}(env)", True
+
+    def _source(self, template: str, nullable: bool, ops: list[ExprInfo]) -> tuple[str, bool]:
+        """The source of `template` over the operands (`{a}`, `{b}`, each evaluated once, in
+        order): None as soon as an operand is None, as the closures give it."""
+        names: dict[str, str] = {}
+        guards: list[str] = []
+        for slot, e in zip("ab", ops):
+            src, may_none = self._operand(e)
+            if not may_none and src.lstrip("-").isdigit():
+                names[slot] = f"({src})"  # a literal: used as it is
+                continue
+            self.nvars += 1
+            names[slot] = f"_v{self.nvars}"
+            guards.append(f"(_v{self.nvars} := {src}) is None")
+            nullable = nullable or may_none
+        body = template.format(**names)
+        if guards:
+            return f"(None if {' or '.join(guards)} else {body})", nullable
+        return f"({body})", nullable
 
     def _binary(self, v: SSAValue, op: Operation) -> ExprInfo:
         name, f = _BINARY[type(op)]
@@ -197,7 +292,9 @@ class Exprs:
         lo, hi = _interval(name, (a.lo, a.hi), (b.lo, b.hi))
         text = (f"{name}({a.text}, {b.text})" if name.startswith("lm.")
                 else f"{_paren(a)} {name} {_paren(b)}")
-        return self._wrap(v, fn, (name, a.key, b.key), [a, b], lo, hi, text)
+        template, nullable = _BINARY_CODE[name]
+        return self._wrap(v, fn, (name, a.key, b.key), [a, b], lo, hi, text,
+                          self._source(template, nullable, [a, b]))
 
     def _cmp(self, v: SSAValue, op: arith.CmpiOp) -> ExprInfo:
         p = op.predicate.value.data
@@ -208,7 +305,8 @@ class Exprs:
             x, y = fa(env), fb(env)
             return None if x is None or y is None else int(f(x, y))
         return self._wrap(v, fn, ("cmp", p, a.key, b.key), [a, b], 0, 1,
-                          f"{_paren(a)} {_CMP[p]} {_paren(b)}")
+                          f"{_paren(a)} {_CMP[p]} {_paren(b)}",
+                          self._source(f"int({{a}} {_CMP_CODE[p]} {{b}})", False, [a, b]))
 
     def _select(self, v: SSAValue, op: arith.SelectOp) -> ExprInfo:
         c, a, b = self(op.cond), self(op.lhs), self(op.rhs)

@@ -102,8 +102,10 @@ class _Tracer:
             return None
         view, idx, _ = opnd
         s = self.value(idx, ins)
-        return (view, s) if self.index(ins, s, view.stages, f"view `{view.name}`",
-                                       view.op) else None
+        if 0 <= s < view.stages:  # checked here: the message is only built for a finding
+            return view, s
+        self.index(ins, s, view.stages, f"view `{view.name}`", view.op)
+        return None
 
     def run(self, prog: list[Instr]) -> None:
         ev = self.events
@@ -144,10 +146,12 @@ class _Tracer:
                 continue
             b = ins.barrier
             s = self.value(ins.stage, ins)
-            if kind == TMA and not self.index(ins, s, ins.view.stages, f"view `{ins.view.name}`",
-                                              ins.view.op):
+            # Ranges checked here: the messages are only built for a finding.
+            if kind == TMA and not 0 <= s < ins.view.stages:
+                self.index(ins, s, ins.view.stages, f"view `{ins.view.name}`", ins.view.op)
                 continue
-            if not self.index(ins, s, b.count, f"barrier `{b.name}`", b.op):
+            if not 0 <= s < b.count:
+                self.index(ins, s, b.count, f"barrier `{b.name}`", b.op)
                 continue
             if kind == SKIP:
                 # One event per ring position passed over: stage, stage + 1, ... (wrapping).
