@@ -12,10 +12,10 @@ def chain_sm80(lm, A: LM.tensor2d, B: LM.tensor2d, D: LM.tensor2d, O: LM.tensor2
                K: LM.i32):
     lm.grid(lm.cdiv(M, 64))
     pool = lm.smem(32768)
-    sa = pool.view(offset=0, shape=(64, 32), dtype=lm.bf16)
-    sb = pool.view(offset=4096, shape=(64, 32), dtype=lm.bf16)
-    sd = pool.view(offset=8192, shape=(64, 64), dtype=lm.bf16)
-    se = pool.view(offset=16384, shape=(64, 64), dtype=lm.bf16)
+    sa = pool.view(offset=0, shape=(64, 64), dtype=lm.bf16)
+    sb = pool.view(offset=8192, shape=(64, 64), dtype=lm.bf16)
+    sd = pool.view(offset=16384, shape=(64, 64), dtype=lm.bf16)
+    se = pool.view(offset=24576, shape=(64, 64), dtype=lm.bf16)
     math = lm.role(warps=[0, 1, 2, 3])
     acc = lm.regs(shape=(64, 64), dtype=lm.f32, role=math)
     out = lm.regs(shape=(64, 64), dtype=lm.f32, role=math)
@@ -23,11 +23,11 @@ def chain_sm80(lm, A: LM.tensor2d, B: LM.tensor2d, D: LM.tensor2d, O: LM.tensor2
         mt = lm.block_id(0)
         d = D.load(coords=(0, 0), shape=(64, 64), dtype=lm.bf16)
         sd[0].store(d.to(lm.bf16))
-        for k in lm.range(0, lm.max(lm.cdiv(K, 32), 1)):
+        for k in lm.range(0, lm.max(lm.cdiv(K, 64), 1)):
             lm.fence_proxy()                       # every warp has read the last step's stages
-            a = A.load(coords=(mt, k), shape=(64, 32), dtype=lm.bf16)
+            a = A.load(coords=(mt, k), shape=(64, 64), dtype=lm.bf16)
             sa[0].store(a.to(lm.bf16))
-            b = B.load(coords=(0, k), shape=(64, 32), dtype=lm.bf16)
+            b = B.load(coords=(0, k), shape=(64, 64), dtype=lm.bf16)
             sb[0].store(b.to(lm.bf16))
             lm.fence_proxy()                       # every warp's rows are written
             lm.mma(acc, sa, sb, init=(k == 0))

@@ -225,6 +225,26 @@ _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wa
                "same stage, so wg1's MMA is ordered after the TMA load through wg0 (release/"
                "acquire is transitive), and wg0 consumes every phase of `full`")
 
+_TRANSITIVE_Q = ("wg1 waits on `turn1` before its first MMA of a tile, which wg0 arrives on only "
+                 "after its own wait on `q_full` for that tile (whose phase needs both Q loads), "
+                 "so wg1's MMA reads sq1 after the TMA load through wg0 (release/acquire is "
+                 "transitive), and wg0 consumes every phase of `q_full`")
+
+_Q_BY_K_RING = ("the producer's wait on `q_empty` before refilling a Q stage is also implied by "
+                "its wait on `k_empty` just before: that phase completes only once the consumers "
+                "released a K stage of the previous tile, after they finished every S (the only "
+                "reader of Q) of the tile before it, whose Q stage this is")
+
+_S_BY_P = ("the MMA warp's wait on `s_empty` before S_(j+1) is also implied by its wait on "
+           "`p_full` before P_j·V_j: the softmax arrives on `p_full` only after its last read of "
+           "S_j from TMEM")
+_P_BY_S = ("the softmax's wait on `p_empty` before it overwrites P is also implied by its wait "
+           "on `s_full`: that tcgen05.commit fires once every MMA the warp issued before it has "
+           "completed, P_(j-1)·V_(j-1) (the reader of P) included")
+_P_UNSWIZZLED = ("the P stage is written by `store` and read only by the MMA: unswizzled, the "
+                 "store writes and the descriptor reads the same plain layout (docs/language.md, "
+                 "stage.store); only bank conflicts differ")
+
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
     "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
@@ -296,11 +316,23 @@ LEGAL: dict[str, str] = {
        for n in (73, 75, 103)},
     **{f"examples/gemm_fp8.cake:stage_index:{n}:stage=j % 2->0": _OWN_STAGE
        for n in (74, 76, 105)},
-    # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
+    # The attention kernels' Q, K and V views (register-A wgmma keeps them on sm_90a), the
+    # d64 ping-pong's wg1 wait on `q_full` (its turn orders it after wg0's), and the
+    # producer's wait on `q_empty` (its wait on `k_empty` orders it).
     **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (47, 48, 49)},
+       for n in (51, 52, 53)},
     **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (21, 22, 23)},
+       for n in (27, 28, 29, 30)},
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:167": _TRANSITIVE_Q,
+    "examples/attention/fmha_fwd_sm90.cake:delete_wait:91": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm100.cake:delete_wait:81": _S_BY_P,
+    "examples/attention/fmha_fwd_sm100.cake:delete_wait:112": _P_BY_S,
+    "examples/attention/fmha_fwd_sm100.cake:move_tmem:45:+64": _TMEM,
+    "examples/attention/fmha_fwd_sm100.cake:retarget:24:sm_103a": _SM103,
+    "examples/attention/fmha_fwd_sm100.cake:swizzle:41:128b->None": _P_UNSWIZZLED,
+    **{f"examples/attention/fmha_fwd_sm100.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (40, 41, 42, 43)},
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:73": _Q_BY_K_RING,
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,

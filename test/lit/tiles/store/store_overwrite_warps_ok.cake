@@ -7,17 +7,17 @@
 def loop80(lm, A: LM.tensor2d, B: LM.tensor2d, O: LM.tensor2d, M: LM.i32, K: LM.i32):
     lm.grid(lm.cdiv(M, 64))
     pool = lm.smem(32768)
-    sa = pool.view(offset=0, shape=(64, 32), dtype=lm.bf16)
-    sb = pool.view(offset=4096, shape=(64, 32), dtype=lm.bf16)
+    sa = pool.view(offset=0, shape=(64, 64), dtype=lm.bf16)
+    sb = pool.view(offset=8192, shape=(64, 64), dtype=lm.bf16)
     math = lm.role(warps=[0, 1, 2, 3])
     acc = lm.regs(shape=(64, 64), dtype=lm.f32, role=math)
     with math:
         mt = lm.block_id(0)
-        for k in lm.range(0, lm.max(lm.cdiv(K, 32), 1)):
+        for k in lm.range(0, lm.max(lm.cdiv(K, 64), 1)):
             lm.fence_proxy()
-            a = A.load(coords=(mt, k), shape=(64, 32), dtype=lm.bf16)
+            a = A.load(coords=(mt, k), shape=(64, 64), dtype=lm.bf16)
             sa[0].store(a.to(lm.bf16))
-            b = B.load(coords=(0, k), shape=(64, 32), dtype=lm.bf16)
+            b = B.load(coords=(0, k), shape=(64, 64), dtype=lm.bf16)
             sb[0].store(b.to(lm.bf16))
             lm.fence_proxy()
             lm.mma(acc, sa, sb, init=(k == 0))
