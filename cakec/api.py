@@ -149,9 +149,14 @@ def emit_unit(path: "str | os.PathLike[str] | None" = None, target: str | None =
 # ---- the example contract of `cakec run` (cakec/feedback/runner.py) ------------------------
 
 
+#: The names of the example contract (docs/run.md): required, then optional
+_REQUIRED = ("shapes", "make_inputs", "reference", "baselines", "outputs")
+_CONTRACT = _REQUIRED + ("tolerance", "flops", "bytes")
+
+
 def load_example(path: "str | os.PathLike[str]"):
     """examples/NAME.py next to examples/NAME.cake, as a module: `shapes`, `make_inputs`,
-    `reference`, `baselines`, `outputs` (and optionally `tolerance`, `flops`)."""
+    `reference`, `baselines`, `outputs` (and optionally `tolerance`, `flops`, `bytes`)."""
     import importlib.util
     from pathlib import Path
 
@@ -162,10 +167,18 @@ def load_example(path: "str | os.PathLike[str]"):
                             "and baselines")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    for name in ("shapes", "make_inputs", "reference", "baselines", "outputs"):
+    for name in _REQUIRED:
         if not hasattr(module, name):
             raise RunUsageError(f"{sibling} does not define `{name}`")
     return module
+
+
+def alias_example(namespace: dict, path: "str | os.PathLike[str]") -> None:
+    """Make a schedule's sibling module (`namespace`: its globals()) the example contract of
+    the example at `path`: another schedule of it takes the same parameters and computes the
+    same result, so it shares the inputs, reference and baselines."""
+    base = load_example(path)
+    namespace.update({name: getattr(base, name) for name in _CONTRACT if hasattr(base, name)})
 
 
 def example_generator(device: str, seed: int | None = None):

@@ -6,12 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cakec.api import load_example
+from cakec.api import alias_example
 
-_base = load_example(Path(__file__).resolve().with_name("gemm_fp8.cake"))
-
-# The contract's names (docs/run.md), those the example defines: `tolerance` and `flops`
-# are optional.
-globals().update({name: getattr(_base, name) for name in (
-    "shapes", "outputs", "make_inputs", "reference", "baselines", "tolerance", "flops")
-    if hasattr(_base, name)})
+alias_example(globals(), Path(__file__).resolve().with_name("gemm_fp8.cake"))
