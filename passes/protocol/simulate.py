@@ -150,9 +150,12 @@ class Simulation:
                 self._retire_mmas(r, ev[1].acc)
             self._write_stage(r, ev[1], *ev[2])
         else:
-            self._read_acc(r, ev)
-            self._check_companions(r, ev[1])
-            self._retire_mmas(r, ev[1].acc)
+            if ev[1].acc is not None:
+                self._read_acc(r, ev)
+                self._check_companions(r, ev[1])
+                self._retire_mmas(r, ev[1].acc)
+            if ev[1].dest is not None:
+                self._assign_acc(r, ev[1])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
         """A per-column vector read from a staged view (`scq[s].load()`) combined with an
@@ -196,7 +199,7 @@ class Simulation:
         if acc is None or acc.owner != r:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r]
+        mine = [w for w in writes if w[0] == r and w[2] != -1]  # its MMAs, not assignments
         if not mine:
             return
         clock = mine[-1][1]
@@ -540,6 +543,17 @@ class Simulation:
             self._overwrite(newer[0], newer[3], read, acc)
         else:
             self._acc_race(r, ins, last, acc, "reads")
+
+    def _assign_acc(self, r: int, ins: Instr) -> None:
+        """An assignment to an MMA accumulator of the role (S017 keeps other roles out): a
+        synchronous write that initialises it, as an MMA with init=True would, after the
+        role's own MMAs into it (the emitter retires them first)."""
+        acc = ins.dest
+        self._retire_mmas(r, acc)
+        st = self.acc.setdefault(acc.index, [[], []])
+        st[0].append([r, self.vc[r][r], -1, ins, True, None])
+        st[1] = []
+        self.unread[acc.index] = []
 
     def _discard(self, ins: Instr, step: tuple | None, unread: list[tuple[Instr, tuple | None]],
                  tile: Acc, writer: str, what: str) -> None:

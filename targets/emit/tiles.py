@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
+    PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp, tile_leaves,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
     StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp, dtype_bytes,
     dtype_name,
@@ -409,6 +409,8 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
     shape = tile_dims(op.dest)
     em.source_comment(op)
     layout.before_read(em, op, op.value)
+    if op.dest not in tile_leaves(op.value):  # an MMA still writing `r` completes first
+        layout.before_read(em, op, op.dest)
     trait = PACKED.get(dtype_name(op.dest.type.element_type))  # type: ignore[attr-defined]
     value = op.value
     load = value.owner
@@ -450,7 +452,8 @@ def column_pair(em: KernelEmitter, value: SSAValue, layout: Layout) -> None:
 
 
 def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) -> None:
-    """An (M, N) tile expression stored to the tile of a rank-2 tensor at tile `coords`,
+    """An (M, N) tile expression stored to the tile of a tensor's last two dimensions at tile
+    `coords` (the leading ones element indices, as a block load reads them),
     converted to the tensor's dtype two adjacent columns at a time (one 4- or 8-byte store
     when the row allows it), elements outside the tensor skipped."""
     value, dtype = op.value, dtype_name(op.value.type.element_type)  # type: ignore[attr-defined]
@@ -460,19 +463,26 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
         _store_cols(em, op, value, dtype, layout)
         return
     rank = len(op.tensor.type.dims())  # type: ignore[attr-defined]
-    if rank != 2 or dtype not in OUT_TRAITS:
+    if rank < 2 or dtype not in OUT_TRAITS:
         raise Unsupported(f"storing a {dtype} tile into a rank-{rank} tensor")
     rows, cols = tile_dims(op.value)
     em.source_comment(op)
     layout.before_read(em, op, value)
     with em.block():
-        em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
-        em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
+        if rank == 2:
+            em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
+            em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
+            store = (f"cake_store_pair<{OUT_TRAITS[dtype]}>({em.val(op.tensor)}, cake_row0 + "
+                     f"{layout.row()}, cake_col0 + {layout.col()}, cake_x[0], cake_x[1]);")
+        else:  # leading coordinates are element indices, as for an (M, N) block load
+            cs = [em.val(c) for c in op.coords]
+            cs[-2], cs[-1] = scaled(cs[-2], rows), scaled(cs[-1], cols)
+            em.line(f"const i32 cake_at[{rank}] = {{{', '.join(cs)}}};")
+            store = (f"cake_store_block_pair<{rank}, {OUT_TRAITS[dtype]}>({em.val(op.tensor)}, "
+                     f"cake_at, {layout.row()}, {layout.col()}, cake_x[0], cake_x[1]);")
         with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
             column_pair(em, value, layout)
-            em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
-                    f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
-                    f"{layout.col()}, cake_x[0], cake_x[1]); }}")
+            em.line(f"{{ const int {C} = {CP}; {store} }}")
 
 
 #: View dtypes a register tile is written into SMEM as: the trait's `sts_pair` stores two
