@@ -251,6 +251,12 @@ class Kernel:
                     out.append(Instr(o, "branch", cond=c, body=then, orelse=orelse,
                                      runtime=c.runtime))
             elif inside:
+                if isinstance(o, cake.MmaOp) and isinstance(o.a.type, cake.TileType):
+                    # a register A (`lm.mma(o, p.to(lm.bf16), ...)`) is evaluated, waiting for
+                    # the MMAs that write the accumulators it names, before the MMA issues
+                    acc = self._tile_acc(o.a)
+                    if acc is not None:
+                        out.append(Instr(o, READ_ACC, acc=acc))
                 ins = self._effect(o)
                 if ins is not None:
                     out.append(ins)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from weakref import WeakKeyDictionary
 
 from xdsl.dialects import arith
@@ -517,16 +517,25 @@ def store_stage(em: KernelEmitter, op: StageStoreOp, layout: Layout) -> None:
     if dtype not in STAGE_STORE_TRAITS:
         raise Unsupported(f"`store` of a {dtype} tile into SMEM")
     addr, rows, span, swz, elem = stage_geometry(em, op)
+    cols = tile_dims(op.value)[1]
+    if cols == 1 and rows > 1:
+        raise Unsupported("`store` of an (M, 1) vector into an SMEM stage")
     em.source_comment(op)
     layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
     layout.before_read(em, op, value)
     with em.block():
         em.line(f"const u32 cake_st = {unparen(addr)};")
-        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+        # A (1, N) vector is held by every row of the layout: one thread per column writes
+        # row 0 (the row loop would run over the role's tile rows, past the stage).
+        row, guard = (layout.row(), "") if rows > 1 else ("0", "if (cake_w) ")
+        if rows == 1:
+            em.line(f"const bool cake_w = {_col_writer(layout, cols)};")
+        with (layout.row_loop(em, rows) if rows > 1 else nullcontext()), \
+                layout.col_loop(em, value, pairs=True):
             column_pair(em, value, layout)
-            em.line(f"{{ const int {C} = {CP}; {STAGE_STORE_TRAITS[dtype]}::sts_pair("
+            em.line(f"{{ const int {C} = {CP}; {guard}{STAGE_STORE_TRAITS[dtype]}::sts_pair("
                     f"cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
-                    f"(u32){paren(layout.row())}, (u32){paren(layout.col())}), cake_x[0], "
+                    f"(u32){paren(row)}, (u32){paren(layout.col())}), cake_x[0], "
                     "cake_x[1]); }")
 
 
@@ -594,20 +603,26 @@ def _store_cols(em: KernelEmitter, op: TileStoreOp, value: SSAValue, dtype: str,
         raise Unsupported(f"storing a {dtype} vector")
     _, cols = tile_dims(op.value)
     rank = len(op.coords)
-    warps, index = layout.row_warps() if layout.col_lanes or layout.col_slots(cols) < cols \
-        else (1, "0")
-    mask = sum(layout.col_lanes)
     em.source_comment(op)
     layout.before_read(em, op, value)
     with em.block():
         em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, cols)};")
-        writer = [f"(cake_lane_id() & {mask}u) == 0u"] if mask else []
-        writer += [f"{index} == 0"] if warps > 1 else []
-        em.line(f"const bool cake_w = {' && '.join(writer) or 'true'};")
+        em.line(f"const bool cake_w = {_col_writer(layout, cols)};")
         with layout.col_loop(em, value):
             em.line(f"const float cake_x = {element(em, value, layout)};")
             em.line(f"if (cake_w) cake_store_col<{rank}, {OUT_TRAITS[dtype]}>(cake_x, "
                     f"{em.val(op.tensor)}, cake_at, {layout.col()});")
+
+
+def _col_writer(layout: Layout, cols: int) -> str:
+    """The condition for the one thread that writes each column of a (1, N) vector: the first
+    of the lanes and warps that hold it."""
+    warps, index = layout.row_warps() if layout.col_lanes or layout.col_slots(cols) < cols \
+        else (1, "0")
+    mask = sum(layout.col_lanes)
+    writer = [f"(cake_lane_id() & {mask}u) == 0u"] if mask else []
+    writer += [f"{index} == 0"] if warps > 1 else []
+    return " && ".join(writer) or "true"
 
 
 def _reduce_columns(em: KernelEmitter, op: TileReduceOp, layout: Layout) -> None:
