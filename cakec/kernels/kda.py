@@ -178,6 +178,12 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
 #: Which prefill kernel runs: the chunked one (kda_prefill_chunked.cake, chunks of 64 tokens
 #: on wgmma) for sequences of at least this many tokens, the recurrent one below it.
 CHUNKED_MIN_T = 1
+#: The chunked kernel scales keys by 2^(±(γ − γ_C/2)) (γ the within-chunk cumulative log2
+#: decay), finite in f32 while every channel's decay over a chunk of 64 tokens stays above
+#: −2·126·ln 2 ≈ −174.7 (natural log); batches with a chunk beyond this run the recurrent
+#: kernel, which is exact for any decay.
+CHUNK_DECAY_MIN = -170.0
+_CHUNK = 64
 #: The prefill kernels by name (bench/kda.py and the GPU tests run each).
 PREFILL_KERNELS = ("kda_prefill_chunked", "kda_prefill_recurrent")
 
@@ -193,10 +199,12 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     sequences concatenated in a B = 1 batch; `initial_state` [N, HV, 128, 128] f32.
 
     Runs kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens
-    on wgmma, the state in registers across every chunk; a ragged last chunk is masked), or,
-    for sequences shorter than CHUNKED_MIN_T, kda_prefill_recurrent.cake (token by token);
-    `kernel=` names one of PREFILL_KERNELS to force it. Variable-length batches are padded
-    to the longest sequence first (zero keys and gates leave the state unchanged)."""
+    on wgmma, the state in registers across every chunk; a ragged last chunk is masked), or
+    kda_prefill_recurrent.cake (token by token) for sequences shorter than CHUNKED_MIN_T and
+    for gates that decay by more than CHUNK_DECAY_MIN over a chunk (checked on the device:
+    one pass over g and a host sync); `kernel=` names one of
+    PREFILL_KERNELS to force it. Variable-length batches are padded to the longest sequence
+    first (zero keys and gates leave the state unchanged)."""
     _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
     if kernel is not None and kernel not in PREFILL_KERNELS:
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel must be one of {PREFILL_KERNELS}, "
@@ -209,12 +217,40 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     b, t, h, _ = q.shape
     hv = v.shape[2]
     if kernel is None:
-        kernel = PREFILL_KERNELS[0] if t >= CHUNKED_MIN_T else PREFILL_KERNELS[1]
+        chunked = t >= CHUNKED_MIN_T and _chunk_decay_min(g) >= CHUNK_DECAY_MIN
+        kernel = PREFILL_KERNELS[0] if chunked else PREFILL_KERNELS[1]
     run = _chunked if kernel == PREFILL_KERNELS[0] else _recurrent
     o, final = run(q, k, v, g, beta, initial_state, scale, checks.target(_PREFILL, q))
     if cu is not None:
         o = torch.cat([o[i, :hi - lo] for i, (lo, hi) in enumerate(zip(cu, cu[1:]))])[None]
     return o, (final if output_final_state else None)
+
+
+def _chunk_decay_min(g: torch.Tensor) -> float:
+    """The smallest total log-decay of one channel over one 64-token chunk (the last one
+    ragged), one pass over g and one host sync."""
+    b, t, hv, d = g.shape
+    full = t // _CHUNK * _CHUNK
+    parts = [g[:, full:].sum(dim=1).amin()] if full < t else []
+    if full:
+        parts.append(g[:, :full].reshape(b, t // _CHUNK, _CHUNK, hv, d).sum(dim=2).amin())
+    return float(torch.stack(parts).amin())
+
+
+_levels: dict[torch.device, torch.Tensor] = {}
+
+
+def _level_table(device: torch.device) -> torch.Tensor:
+    """[64, 64] int32 `Lev` of kda_prefill_chunked.cake: for i > j the level of the block
+    inverse that joins rows i and j (the highest bit where they differ), −1 elsewhere. Built
+    once per device: i32 tiles compare and select but have no arithmetic (`//`, `^`) yet."""
+    lev = _levels.get(device)
+    if lev is None:
+        r = torch.arange(_CHUNK)
+        high = torch.log2((r[:, None] ^ r[None, :]).clamp(min=1).double()).floor().int()
+        lev = torch.where(r[:, None] > r[None, :], high, -1).to(torch.int32).to(device)
+        _levels[device] = lev
+    return lev
 
 
 def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
@@ -230,7 +266,8 @@ def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
     s0 = final_t if initial_state is None else (
         initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
     build.kernel("kda_prefill_chunked", target)(
-        heads(q), heads(k), heads(v), heads(g), beta_t, s0, final_t, heads(o), b, t,
+        heads(q), heads(k), heads(v), heads(g), beta_t, _level_table(q.device), s0, final_t,
+        heads(o), b, t,
         hv, h, scale, int(initial_state is not None))
     return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
 

@@ -256,6 +256,35 @@ def test_prefill_strong_gates():
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
+def test_prefill_gates_beyond_the_chunk_range():
+    """A chunk decaying by more than CHUNK_DECAY_MIN in some channel would overflow the
+    chunked form's scaled keys: kda_prefill runs the recurrent kernel, exact as ever."""
+    from cakec.kernels.kda import CHUNK_DECAY_MIN, kda_prefill
+
+    x = _sequence(1, 130, 2, 2, seed=8)
+    x["g"] = x["g"] * 30.0
+    assert float(x["g"][:, :64].sum(dim=1).amin()) < CHUNK_DECAY_MIN
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True)
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
+def test_prefill_correlated_keys():
+    """Nearly equal keys (a repeated token): L is dense, the block inverse must stay exact."""
+    from cakec.kernels.kda import kda_prefill
+
+    x = _sequence(2, 200, 2, 2, seed=12)
+    k = x["k"].float()
+    x["k"] = torch.nn.functional.normalize(0.1 * k + 0.9 * k[:, :1], dim=-1).to(torch.bfloat16)
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True, kernel="kda_prefill_chunked")
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda x: x.update(g=x["g"].to(torch.bfloat16)), "g has dtype torch.bfloat16"),
     (lambda x: x.update(v=x["v"][:, :, :3], g=x["g"][:, :, :3], beta=x["beta"][:, :, :3]),
