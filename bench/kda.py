@@ -9,11 +9,13 @@ float32 recurrence (examples/kda/kda_decode.py), on fresh inputs with realistic 
 (g = −softplus(·), β = sigmoid(·)). Prints ms, ours / fla, GB/s of the step's bytes and
 that as a share of the copy's GB/s.
 
-Prefill: `kda_prefill` vs fla `chunk_kda` at (B, T, H) ∈ {(1, 8192, 16), (1, 8192, 32),
+Prefill: `kda_prefill` (the chunked kernel, kda_prefill_chunked.cake) vs fla `chunk_kda` at (B, T, H) ∈ {(1, 8192, 16), (1, 8192, 32),
 (4, 4096, 32), (1, 32768, 8), (8, 2048, 16)} (HV = H) and a variable-length batch, each
 checked against chunk_kda (o, final state) and, at the shortest shape, the float32
 recurrence. Prints ms, fla / ours and TFLOP/s by the chunked-form count of
-../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and head).
+../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and head); then short sequences
+(T ∈ SHORT_T, B = 8, H = 16) for the chunked and the recurrent kernel and fla side by side
+(cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows).
 
     python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only]
     (needs torch, fla-core and an sm_90a GPU)

@@ -32,6 +32,9 @@
 #   transposed) and o_j = Q̃·S_jᵀ + M·u_j, stored (a ragged last chunk masked); the staged copy
 #   of S is rewritten only after the wgmmas that read it retired (CAKE-S041).
 # All tiles of a role have 64 rows (sm_90a lays a role's tiles over one fragment count).
+# No accumulator is touched while another wgmma of its role is in flight (the decays before
+# both state updates, o1 stored before o0, M issued before L): ptxas would otherwise serialise
+# every wgmma of the kernel (C7514; test/unit/test_wgmma_pipeline.py).
 @cake.schedule(target="sm_90a")
 def kda_prefill_chunked(lm, Q: LM.tensor4d, K: LM.tensor4d, V: LM.tensor4d, G: LM.tensor4d,
                         Beta: LM.tensor3d, Lev: LM.tensor2d, S0: LM.tensor2d, Sn: LM.tensor2d, O: LM.tensor4d,
@@ -104,8 +107,8 @@ def kda_prefill_chunked(lm, Q: LM.tensor4d, K: LM.tensor4d, V: LM.tensor4d, G: L
             skn[0].store((K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(-gam)).to(lm.bf16))
             skx[0].store((K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(gam)).to(lm.bf16))
             lm.fence_proxy()
-            lm.mma(lacc, skx[0], skn[0], init=True)       # K̃ K̂ᵀ
             lm.mma(macc, (Q.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(gam) * scale).to(lm.bf16), skn[0], init=True)
+            lm.mma(lacc, skx[0], skn[0], init=True)       # K̃ K̂ᵀ
             sl[0].store(lm.where(col < row, lacc * Beta.load(coords=(b, hv, n), shape=(64, 1), dtype=lm.f32), 0.0).to(lm.bf16))
             p = lm.where(col == row, 1.0, 0.0)             # B = (I + L)⁻¹ of 1-row blocks
             sx[0].store(p.to(lm.bf16))
@@ -157,15 +160,15 @@ def kda_prefill_chunked(lm, Q: LM.tensor4d, K: LM.tensor4d, V: LM.tensor4d, G: L
             su1[0].store(u1.to(lm.bf16))
             lm.fence_proxy()
             s0 = s0 * sdec[0].load()
-            lm.mma(s0, su0[0].T, skr[0].T)
             s1 = s1 * sdec[0].load()
+            lm.mma(s0, su0[0].T, skr[0].T)
             lm.mma(s1, su1[0].T, skr[0].T)
             lm.mma(o0, sq0[0], ss0[0], init=True)
             lm.mma(o0, sm[0], su0[0].T)
             lm.mma(o1, sq0[0], ss1[0], init=True)
             lm.mma(o1, sm[0], su1[0].T)
-            O.store(o0.to(lm.bf16), coords=(b, hv, n, 0))
             O.store(o1.to(lm.bf16), coords=(b, hv, n, 1))
+            O.store(o0.to(lm.bf16), coords=(b, hv, n, 0))
             lm.arrive(free)
             ss0[0].store(s0.to(lm.bf16))
             ss1[0].store(s1.to(lm.bf16))
