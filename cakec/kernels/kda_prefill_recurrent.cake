@@ -11,8 +11,8 @@
 # Schedule: one CTA of one warpgroup per (sequence·head, 32-column block of the values), as
 # kda_decode.cake, with the token loop inside: each token is a decode step on the register
 # state (two column reductions, one rank-1 FMA update per element). It is exact for any T
-# and serves as the reference schedule for the chunked form below; it is latency-bound (one
-# token after another, two warp-combining syncs each), so it is slow for long sequences.
+# and is the chunked form's fallback (below); it is latency-bound (one token after
+# another, two warp-combining syncs each), so it is slow for long sequences.
 #
 # The chunked form on wgmma is cakec/kernels/kda_prefill_chunked.cake (kda_prefill's default);
 # this kernel is its fallback for decays too strong for the chunked form's scaled keys.
