@@ -70,8 +70,8 @@ def kda_prefill_chunked(lm, Q: LM.tensor4d, K: LM.tensor4d, V: LM.tensor4d, G: L
     su1 = pool.view(offset=196608, shape=(64, 64), dtype=lm.bf16, swizzle=128b)
     sdec = pool.view(offset=204800, shape=(1, 128), dtype=lm.f32, swizzle=None)
 
-    prep = lm.role(warps=[0, 1, 2, 3], regs=232)
-    state = lm.role(warps=[4, 5, 6, 7], regs=232)
+    prep = lm.role(warps=[0, 1, 2, 3])
+    state = lm.role(warps=[4, 5, 6, 7])
     ready = lm.barrier(count=1, prod=[prep], cons=[state])
     free = lm.barrier(count=1, prod=[state], cons=[prep])
 
