@@ -6,6 +6,7 @@ lengths, with and without an initial state, and for decays far stronger than fla
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
@@ -72,3 +73,32 @@ def test_gates_beyond_the_chunk_range_overflow():
     with np.errstate(over="ignore", invalid="ignore"):
         co, _ = model.chunked(q, k, v, g, beta, 128 ** -0.5, np.zeros((128, 128)))
     assert not np.isfinite(co).all()
+
+
+def _loop_body(source: str, header: str, nth: int) -> str:
+    """The text of the nth loop that starts with `header`, up to its matching brace."""
+    start = -1
+    for _ in range(nth + 1):
+        start = source.index(header, start + 1)
+    depth, i = 0, source.index("{", start)
+    for j in range(i, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[j], 0)
+        if depth == 0:
+            return source[i:j + 1]
+    raise AssertionError("unbalanced loop")
+
+
+def test_state_stays_on_chip_in_the_emitted_code():
+    """Issue 15's requirement, read off the emitted CUDA: inside the state role's chunk loop the
+    only global stores are the outputs O; the state (s0, s1) is written to shared memory there
+    (its bf16 copy for the next chunk's wgmmas) and to `Sn` once, after the loop."""
+    from cakec import api
+
+    kernel = Path(__file__).resolve().parents[2] / "cakec" / "kernels" / "kda_prefill_chunked.cake"
+    source = api.emit(api.load(str(kernel))).unit.source
+    loop = _loop_body(source, "for (i32 n = 0; n < chunks; ++n)", 1)  # the state role's
+    assert "s0[" in loop and "cake_stmatrix_x4" in loop
+    stores = {m.group(1) for m in re.finditer(r"cake_store_\w+<[^>]*>\((\w+)", loop)}
+    assert stores == {"O"}, stores
+    after = source[source.index(loop) + len(loop):]
+    assert "cake_store_pair<CakeOutF32>(Sn" in after
