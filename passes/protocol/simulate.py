@@ -64,7 +64,7 @@ class Simulation:
         #: since it was last read; for a running tile, None until its first write
         self.unread: dict[int, list[tuple[Instr, tuple | None]] | None] = {}
         self.unwritten: list[list] = []
-        #: CAKE-S042: per stage buffer, the register tile its last `store` copied
+        #: CAKE-S043: per stage buffer, the register tile its last `store` copied
         #: [tile, its version then, store instr]; per tile, [version, the first write since
         #: each version (instr, iteration)]
         self.copies: dict[tuple[int, int, int], list] = {}
@@ -429,7 +429,7 @@ class Simulation:
         v[0] += 1
 
     def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: tuple[int, ...]) -> None:
-        """CAKE-S042: an MMA reads a stage that holds a `store`d copy of a register tile (a
+        """CAKE-S043: an MMA reads a stage that holds a `store`d copy of a register tile (a
         loop-carried state staged as an operand) which has been written again since, in an
         earlier iteration than this read: this iteration reads the state of an older one.
         Reading the old copy in the iteration that updates the tile is the chunked form's
@@ -447,7 +447,7 @@ class Simulation:
             return
         name = f"{opnd[0].name}[{opnd[1]}]"
         self._report("race", Finding(
-            "CAKE-S042", ins.op,
+            "CAKE-S043", ins.op,
             f"the MMA at line {line_of(ins.op)} reads {name}, the copy of `{acc.name}` stored "
             f"at line {line_of(store.op)}, but `{acc.name}` has been written since (line "
             f"{line_of(update.op)}, an earlier iteration): it reads a stale state{self.where}",

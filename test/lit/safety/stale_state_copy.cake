@@ -1,4 +1,4 @@
-# CAKE-S042: a loop-carried state tile, updated by MMA, is staged into SMEM as the next
+# CAKE-S043: a loop-carried state tile, updated by MMA, is staged into SMEM as the next
 # iteration's operand before its update, so the next iteration reads the state of the one
 # before (the copy must follow the update; reading the old copy in the updating iteration
 # itself is the chunked form's O = Q̃·S_old: stale_state_copy_ok.cake).
@@ -28,7 +28,7 @@ def k(lm, A: LM.tma2d, O: LM.tensor2d, S: LM.tensor2d, N: LM.i32):
             s = s * 0.5
             lm.mma(s, sa, sa)
         S.store(s, coords=(0, 0))
-# CHECK: stale_state_copy.cake:24:13: error: the MMA at line 24 reads ss[0], the copy of `s` stored at line 26, but `s` has been written since (line 28, an earlier iteration): it reads a stale state with N = 2 [CAKE-S042]
+# CHECK: stale_state_copy.cake:24:13: error: the MMA at line 24 reads ss[0], the copy of `s` stored at line 26, but `s` has been written since (line 28, an earlier iteration): it reads a stale state with N = 2 [CAKE-S043]
 # CHECK-NEXT: {{^}}            lm.mma(o, sa, ss[0], init=True)
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 # CHECK-NEXT: stale_state_copy.cake:26:13: note: `s` is copied into ss[0] here

@@ -1,4 +1,4 @@
-# Near miss of CAKE-S042 (stale_state_copy.cake): the state is staged after its update, and
+# Near miss of CAKE-S043 (stale_state_copy.cake): the state is staged after its update, and
 # the updating iteration itself reads the old copy after issuing the update (O = Q̃·S_old, as
 # the chunked KDA prefill does): nothing to report.
 # RUN: cakec verify %s
