@@ -8,7 +8,11 @@ relative Frobenius ≤ 1e-2, lse within 1e-3, no NaN), then the three contenders
 interleaved rounds with CUDA events. Prints ms, TFLOP/s (4·B·H·S_q·S_k·D, halved for
 causal), ours / cuDNN and ours / FA2, and the share of the 989 TFLOP/s dense bf16 peak.
 
-    python3 bench/fmha.py [--out DIR] [--quick]     (needs torch and an sm_90a GPU)
+    python3 bench/fmha.py [--out DIR] [--quick] [--also D:FILE.cake ...]   (torch, an sm_90a GPU)
+
+`--also 128:old.cake` times another kernel with the example's parameters (a variant of the
+schedule) in the same rounds at the shapes of its head dim, checked like ours, and prints it
+in a second table beside ours and cuDNN.
 """
 
 from __future__ import annotations
@@ -48,12 +52,13 @@ def shapes(quick: bool) -> list[dict]:
     return rows
 
 
-def errors(ex, q, k, v, causal: bool) -> dict:
-    """max abs, relative Frobenius and lse errors of ours against the f32 reference."""
+def errors(ex, q, k, v, causal: bool, ref: tuple, compiled=None) -> dict:
+    """max abs, relative Frobenius and lse errors of ours (or of `compiled`) against `ref`,
+    the f32 reference (o, lse)."""
     import torch
 
-    o, lse = ex.fmha(q, k, v, causal)
-    ref_o, ref_lse = ex.reference_fmha(q, k, v, causal)
+    o, lse = ex.launch(compiled, q, k, v, causal)
+    ref_o, ref_lse = ref
     of = o.float()
     finite = torch.isfinite(ref_lse)
     return {
@@ -65,10 +70,30 @@ def errors(ex, q, k, v, causal: bool) -> dict:
     }
 
 
+def good(err: dict) -> bool:
+    return (err["nan"] == 0 and err["max_abs"] <= MAX_ABS and err["rel"] <= MAX_REL
+            and err["lse"] <= MAX_LSE and err["lse_inf_ok"])
+
+
+def variants(specs: list[str]) -> dict[str, tuple[int, object]]:
+    """--also D:FILE.cake → {label: (D, compiled kernel)}."""
+    import cakec
+
+    out = {}
+    for spec in specs:
+        d, _, path = spec.partition(":")
+        if not d.isdigit() or not path:
+            raise SystemExit(f"--also wants D:FILE.cake, got {spec!r}")
+        out[f"{Path(path).stem}@{d}"] = (int(d), cakec.compile(path, target="sm_90a"))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for fmha.json")
     ap.add_argument("--quick", action="store_true", help="S ∈ {1k, 4k, 16k} only")
+    ap.add_argument("--also", action="append", default=[], metavar="D:FILE.cake",
+                    help="another kernel for head dim D, timed and checked beside ours")
     args = ap.parse_args()
 
     import torch
@@ -78,17 +103,24 @@ def main() -> int:
     ex = example()
     for d in ex.KERNELS:
         ex.kernel(d)  # compile outside the timings
+    extra = variants(args.also)
     rows, ok = [], True
     for sh in shapes(args.quick):
         b, s, h, h_kv, d, causal = sh["B"], sh["S"], sh["H"], sh["HKV"], sh["D"], sh["causal"]
         q = torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16)
         k = torch.randn(b, s, h_kv, d, device="cuda").to(torch.bfloat16)
         v = torch.randn(b, s, h_kv, d, device="cuda").to(torch.bfloat16)
-        err = errors(ex, q, k, v, causal)
-        good = (err["nan"] == 0 and err["max_abs"] <= MAX_ABS and err["rel"] <= MAX_REL
-                and err["lse"] <= MAX_LSE and err["lse_inf_ok"])
-        ok &= good
+        ref = ex.reference_fmha(q, k, v, causal)
+        err = errors(ex, q, k, v, causal, ref)
+        ok &= good(err)
         fns = {"cake": lambda: ex.fmha(q, k, v, causal)}
+        var_err = {}
+        for label, (vd, compiled) in extra.items():
+            if vd == d:
+                var_err[label] = errors(ex, q, k, v, causal, ref, compiled)
+                ok &= good(var_err[label])
+                fns[label] = lambda compiled=compiled: ex.launch(compiled, q, k, v, causal)
+        del ref
         for name in ("cudnn", "flash"):
             try:
                 ex.sdpa(q, k, v, causal, name)
@@ -98,7 +130,7 @@ def main() -> int:
         torch.cuda.synchronize()
         ms = time_ms(fns, rounds=5, budget_ms=60)
         flop = 4.0 * b * h * s * s * d / (2 if causal else 1)
-        rows.append(sh | err | {"ok": good, "ms": ms,
+        rows.append(sh | err | {"ok": good(err), "ms": ms, "variants": var_err,
                                 "tflops": {n: flop / t / 1e9 for n, t in ms.items()}})
         del q, k, v
     print(f"fmha forward on {torch.cuda.get_device_name()}: B·S = {TOKENS} tokens, bf16, "
@@ -119,6 +151,19 @@ def main() -> int:
               f"{100 * t['cake'] / PEAK_TFLOPS:5.1f}% | {other('cudnn')} | {other('flash')} | "
               f"{r['max_abs']:8.2e} {r['rel']:8.2e} {r['lse']:8.2e}"
               + ("" if r["ok"] else "  WRONG"))
+    for label in extra:
+        print(f"variant {label}: ours / theirs")
+        print(f"{'B':>3} {'S':>6} {'H':>3} {'Hkv':>3} {'D':>4} {'causal':>6} | {'ms':>8} "
+              f"{'TFLOP/s':>8} | {'x cake':>6} {'x cudnn':>7} | {'max_abs':>8} {'rel':>8}")
+        for r in rows:
+            if label not in r["variants"]:
+                continue
+            t, e = r["tflops"], r["variants"][label]
+            vs = f"{t[label] / t['cudnn']:7.2f}" if "cudnn" in t else f"{'n/a':>7}"
+            print(f"{r['B']:3d} {r['S']:6d} {r['H']:3d} {r['HKV']:3d} {r['D']:4d} "
+                  f"{str(r['causal']):>6} | {r['ms'][label]:8.3f} {t[label]:8.1f} | "
+                  f"{t[label] / t['cake']:6.2f} {vs} | {e['max_abs']:8.2e} {e['rel']:8.2e}"
+                  + ("" if good(e) else "  WRONG"))
     print("correctness:", "ok at every shape" if ok else "FAILED (see WRONG rows)")
     if args.out:
         Path(args.out, "fmha.json").write_text(json.dumps(

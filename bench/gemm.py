@@ -1,5 +1,7 @@
-"""examples/gemm_bf16.cake (wgmma) and examples/gemm_sm80.cake (mma.sync, emitted as sm_80 PTX
-and JIT-compiled by the driver) against cuBLAS (torch.matmul) on the same inputs, in one process.
+"""examples/gemm_bf16.cake (wgmma, two consumer warpgroups sharing each 128×256 tile),
+examples/gemm_bf16_pingpong.cake (the ping-pong schedule: each warpgroup its own 128×128 tiles)
+and examples/gemm_sm80.cake (mma.sync, emitted as sm_80 PTX and JIT-compiled by the driver)
+against cuBLAS (torch.matmul) on the same inputs, in one process.
 
 For each shape (M x N x K; C = A . B^T, bf16 in, f32 accumulate, bf16 out): first a
 correctness check on fresh random inputs (relative error against an f32 reference, every
@@ -25,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "gemm_bf16.cake"
+PINGPONG = ROOT / "examples" / "gemm_bf16_pingpong.cake"
 SM80_EXAMPLE = ROOT / "examples" / "gemm_sm80.py"
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 28672), (4096, 14336, 4096)]
 PEAK_TFLOPS = 989.0  # dense bf16, H100/H200 SXM
@@ -84,6 +87,7 @@ def main() -> int:
     start = time.perf_counter()
     ours = {"cake": cakec.compile(str(EXAMPLE), target="sm_90a")}
     compile_s = time.perf_counter() - start
+    ours["pingpong"] = cakec.compile(str(PINGPONG), target="sm_90a")
     ours |= {Path(p).stem: load_kernel(p) for p in args.kernel}
     if not args.no_sm80:
         ours["sm80"] = sm80_kernel()

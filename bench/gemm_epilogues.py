@@ -1,7 +1,10 @@
 """The fused-epilogue GEMM examples (issue 13) against their baselines, side by side in one
 process: examples/gemm_bias_gelu.cake vs the unfused torch pair (F.linear, then F.gelu tanh)
 and vs our plain examples/gemm_bf16.cake; examples/gemm_fp8.cake vs torch._scaled_mm
-(cuBLASLt FP8, the same row-wise scales); examples/gemm_residual.cake vs torch.addmm.
+(cuBLASLt FP8, the same row-wise scales); examples/gemm_residual.cake vs torch.addmm. The
+first two are ping-pong schedules (each consumer warpgroup its own tiles); their cooperative
+schedules (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake: both warpgroups on one
+tile) are always timed beside them, each in its own table.
 
 For each shape: first a correctness check on fresh random inputs (the example's .py builds
 them and its float32 reference judges them; C is NaN-poisoned, so an unwritten element
@@ -30,6 +33,9 @@ LLM = [(m, n, 4096) for m in (2048, 8192) for n in (4096, 14336)]
 FP8 = [(8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336)]
 FP8_PEAK = 1979.0  # dense e4m3 TFLOP/s, H100/H200 SXM
 BF16_PEAK = 989.0
+#: Schedules of an example timed beside it on every run (file stems under examples/)
+SCHEDULES = {"gemm_bias_gelu": ["gemm_bias_gelu_cooperative"],
+             "gemm_fp8": ["gemm_fp8_cooperative"]}
 
 
 def geomean(xs: list[float]) -> float:
@@ -109,7 +115,9 @@ def main() -> int:
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=PATH",
                     help="another .cake schedule of example NAME, timed beside it")
     args = ap.parse_args()
-    variants: dict[str, dict[str, str]] = {}
+    variants: dict[str, dict[str, str]] = {
+        name: {stem: str(EXAMPLES / f"{stem}.cake") for stem in stems}
+        for name, stems in SCHEDULES.items()}
     for item in args.variant:
         name, _, path = item.partition("=")
         variants.setdefault(name, {})[Path(path).stem] = path

@@ -35,7 +35,7 @@ BROKEN = ROOT / "bench" / "broken"
 ONE_STEP = "M=512,N=512,K=64"
 SHAPES = {"tail_deadlock": ONE_STEP, "wrong_stage": ONE_STEP, "wrong_producer_stage": ONE_STEP,
           "kmeans_early_release": "B=1,N=4096,K=1024,D=128", "sm80_early_release":
-          "M=256,N=256,K=256"}
+          "M=256,N=256,K=256", "sm80_missing_fence": "M=256,K=256"}
 #: Seconds the host waits for a watchdog build before giving up on the whole run.
 DEADLINE_S = 20.0
 

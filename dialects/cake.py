@@ -493,6 +493,18 @@ class WaitOp(IRDLOperation):
 
 
 @irdl_op_definition
+class SkipOp(IRDLOperation):
+    """`lm.skip(b, stage=s, count=n)`: this role passes over the next phase of `b[s]`,
+    `b[(s + 1) % count]`, ... (`n` consecutive ring positions) without waiting: another
+    consumer of the ring waits for them (ping-pong consumers taking turns on one ring)."""
+
+    name = "cake.skip"
+    barrier = operand_def(BarrierType)
+    stage = operand_def(i32)
+    count = operand_def(i32)
+
+
+@irdl_op_definition
 class ArriveOp(IRDLOperation):
     """`lm.arrive(b, stage=s)`: one arrival of this role on `b[s]`."""
 
@@ -718,8 +730,8 @@ def tile_leaves(v: SSAValue) -> list[SSAValue]:
 #: Ops one thread can execute for its whole role: a role made only of these (and scalar
 #: arithmetic) runs on one elected thread; any other op makes every thread of the role run
 #: it. The emitters and derive-barriers' arrival counts share this rule.
-SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, ArriveOp, TmaLoadOp, TmaStoreStageOp, FenceProxyOp,
-                     BlockIdOp, NumBlocksOp, DimOp, StageOp, TransposeOp, CommitOp)
+SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, SkipOp, ArriveOp, TmaLoadOp, TmaStoreStageOp,
+                     FenceProxyOp, BlockIdOp, NumBlocksOp, DimOp, StageOp, TransposeOp, CommitOp)
 
 
 def runs_single_thread(on_roles: Sequence[OnRoleOp]) -> bool:
@@ -733,7 +745,8 @@ Cake = Dialect(
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
         RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
-        CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, ArriveOp, CommitOp, FenceProxyOp, MmaOp, ConvertOp,
+        CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, SkipOp, ArriveOp, CommitOp, FenceProxyOp,
+        MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp,
         TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
     ],

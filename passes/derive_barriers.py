@@ -54,4 +54,9 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
         wait.attributes["cake.parity"] = (StringAttr(parity) if isinstance(parity, str)
                                           else DenseArrayBase.from_list(i64, parity))
         wait.attributes["cake.initial_parity"] = IntegerAttr(int(free), i64)
+    for skip in (o for o in kernel.walk() if isinstance(o, cake.SkipOp)):
+        # A skip flips the same phase bits as the role's waits: it starts them when it
+        # comes first.
+        free = fwf[k.barriers.index(k.barrier_of(skip.barrier))]
+        skip.attributes["cake.initial_parity"] = IntegerAttr(int(free), i64)
     kernel.attributes["cake.barrier_smem"] = IntegerAttr(MBARRIER_BYTES * k.total_elems, i64)

@@ -706,10 +706,11 @@ class _Conformance:
     # -- H018: what the lowering can wait on --
 
     def check_waited_mbarriers(self) -> None:
-        waits: dict[cake.BarrierOp, list[cake.WaitOp]] = {}
+        waits: dict[cake.BarrierOp, list[cake.WaitOp | cake.SkipOp]] = {}
         for role, block in self.idx.role_blocks:
             for op in block.walk():
-                b = op.barrier.owner if isinstance(op, cake.WaitOp) else None
+                # a skip updates the same phase bits a wait reads
+                b = op.barrier.owner if isinstance(op, (cake.WaitOp, cake.SkipOp)) else None
                 if isinstance(b, cake.BarrierOp) and b.count.value.data > hw.MAX_WAITED_MBARRIERS:
                     waits.setdefault(b, []).append(op)
         for barrier, ops in waits.items():

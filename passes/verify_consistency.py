@@ -85,8 +85,8 @@ class _Consistency:
         self.check_aliased_layouts()
         self.check_descriptor_swizzles()
         self.check_unswizzled_operands()
-        for _, on_role in self.idx.role_blocks:
-            _FenceScan(self).run(on_role.body.block)
+        for role, on_role in self.idx.role_blocks:
+            _FenceScan(self, len(role.warps.get_values())).run(on_role.body.block)
 
     def error(self, code: str, message: str, op: Operation, notes: Iterable[Note] = (),
               help: str | None = None) -> None:
@@ -297,7 +297,7 @@ class _Consistency:
         return {"wgmma": "wgmma", "tcgen05": "tcgen05.mma"}.get(family)
 
 
-# ---- D009: generic-proxy writes before async-proxy accesses ----------------------------------
+# ---- D009, D011: generic-proxy SMEM writes around MMA and TMA accesses ----------------------
 
 #: Ops that touch SMEM through the async proxy (they read or write views by TMA or MMA), and
 #: ops that only name a view or only read it (`lm.sum_sq`). Any other op that takes a view or
@@ -305,19 +305,26 @@ class _Consistency:
 _ASYNC_ACCESS = (cake.TmaLoadOp, cake.MmaOp, cake.TmaStoreStageOp)
 _NO_ACCESS = (cake.StageOp, cake.TransposeOp, cake.SumSqOp, cake.StageLoadOp)
 
-Pending = dict[cake.ViewOp, Operation]  # view → a generic write not yet fenced
+#: What a role has done to a view since its last `lm.fence_proxy()`: (view, WRITE) → a generic
+#: write nothing fenced yet; (view, READ) → an MMA of the role that other warps of the role
+#: may still be reading the view with.
+WRITE, READ = "write", "read"
+Pending = dict[tuple[cake.ViewOp, str], Operation]
 
 
 class _FenceScan:
     """Per role, in program order: a generic-proxy SMEM write followed by an async-proxy
-    access of the same view with no `lm.fence_proxy()` between them.
+    access of the same view with no `lm.fence_proxy()` between them (D009), and a generic
+    write into a view that an MMA of the role read, in a role whose warps read it with
+    separate instructions, with no `lm.fence_proxy()` (which syncs the role) between (D011).
 
     Loops are summarised, not unrolled: a loop's head sees what reaches it from before the
-    loop plus every unfenced write its body leaves behind (the next iteration's view), so
+    loop plus every unfenced access its body leaves behind (the next iteration's view), so
     trip counts never matter and the scan stays linear in the program size."""
 
-    def __init__(self, gate: _Consistency):
+    def __init__(self, gate: _Consistency, warps: int):
         self.gate = gate
+        self.warps = warps
         self.summaries: dict[Block, tuple[bool, Pending]] = {}
         self.reported: set[tuple[Operation, cake.ViewOp]] = set()
         #: Views some role reads through the async proxy: the readers of a hand-off.
@@ -344,10 +351,13 @@ class _FenceScan:
                 pending = {**self.scan(op.else_region.block, dict(pending)), **then}
             elif kind in _ASYNC_ACCESS:
                 self.check_access(op, pending)
+                pending.update(self.shared_reads(op))
             elif kind in _HAND_OFFS:
                 self.check_hand_off(op, pending)
             else:
-                pending.update((view, op) for view in _generic_writes(op))
+                writes = _generic_writes(op)
+                self.check_overwrite(op, writes, pending)
+                pending.update(((view, WRITE), op) for view in writes)
         return pending
 
     def summary(self, block: Block) -> tuple[bool, Pending]:
@@ -366,8 +376,10 @@ class _FenceScan:
                                            self.summary(op.else_region.block))
                 left = {**(left if s1 or s2 else {}), **then, **other}
                 survives = survives and (s1 or s2)
-            elif kind not in _ASYNC_ACCESS:
-                left.update((view, op) for view in _generic_writes(op))
+            elif kind in _ASYNC_ACCESS:
+                left.update(self.shared_reads(op))
+            else:
+                left.update(((view, WRITE), op) for view in _generic_writes(op))
         self.summaries[block] = (survives, left)
         return survives, left
 
@@ -375,9 +387,9 @@ class _FenceScan:
         """An arrival after a role's own `store` into a view that an MMA reads (in any role,
         through the async proxy): the fence must come before the arrival, since the waiting
         role's MMA follows the wait with nothing in between that could order the bytes."""
-        for view, writer in pending.items():
+        for (view, kind), writer in pending.items():
             reader = self.async_read.get(view)
-            if not isinstance(writer, cake.StageStoreOp) or reader is None \
+            if kind != WRITE or not isinstance(writer, cake.StageStoreOp) or reader is None \
                     or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
@@ -398,7 +410,7 @@ class _FenceScan:
     def check_access(self, op: Operation, pending: Pending) -> None:
         views = _async_reads(op) if not isinstance(op, cake.TmaLoadOp) else [op.view.owner]
         for view in views:
-            writer = pending.get(view) if isinstance(view, cake.ViewOp) else None
+            writer = pending.get((view, WRITE)) if isinstance(view, cake.ViewOp) else None
             if writer is None or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
@@ -406,12 +418,59 @@ class _FenceScan:
             verb = "overwrites" if isinstance(op, cake.TmaLoadOp) else "reads"
             what = {cake.MmaOp: "`lm.mma`", cake.TmaLoadOp: "`tma_load`"}.get(
                 type(op), "`tma_store`")
+            how = ("through the async proxy" if not self.synchronous_mma(op) else
+                   "with ldmatrix in every warp of the role")
             self.gate.error(
-                "D009", f"{what} {verb} `{name}` through the async proxy, but `{name}` was "
+                "D009", f"{what} {verb} `{name}` {how}, but `{name}` was "
                 f"written with ordinary stores{at_line(writer)} and no `lm.fence_proxy()` "
                 "orders that write first", op,
                 [Note(span_of(writer, self.gate.ctx), f"`{name}` is written here")],
                 help=f"add `lm.fence_proxy()` after the write{at_line(writer)}")
+
+    def synchronous_mma(self, op: Operation) -> bool:
+        """An mma.sync: it reads SMEM with ordinary loads (ldmatrix), so what it needs after
+        another warp's store is the role's sync, not a proxy fence."""
+        return (isinstance(op, cake.MmaOp) and not isinstance(op.acc.owner, cake.TmemOp)
+                and self.gate.sku is not None and not self.gate.sku.has("wgmma"))
+
+    def shared_reads(self, op: Operation) -> Pending:
+        """The views an MMA of this role reads with one instruction per warp (mma.sync), or
+        per warpgroup (wgmma, in a role of several warpgroups): the role's warps finish reading
+        them at different times, so a later write by any of its threads races a lagging reader
+        until the role syncs. A single-thread tcgen05 MMA into TMEM is retired through its
+        mbarrier, which every thread waits on (CAKE-S041's to check)."""
+        if not isinstance(op, cake.MmaOp) or isinstance(op.acc.owner, cake.TmemOp):
+            return {}
+        per_warpgroup = self.gate.sku is not None and self.gate.sku.has("wgmma")
+        if self.warps <= (4 if per_warpgroup else 1):
+            return {}
+        reads = {(view, READ): op for view in _async_reads(op) if isinstance(view, cake.ViewOp)}
+        a = view_of(op.a)
+        if per_warpgroup and isinstance(a, cake.ViewOp) and not isinstance(
+                op.a.owner, cake.TransposeOp) and a.result.type.dims()[-2] == 16 * self.warps:
+            # wgmma splits M over the warpgroups: each reads (and stores, in the same
+            # layout) only its own 64 rows of an A stage as tall as the role's tile.
+            reads.pop((a, READ), None)
+        return reads
+
+    def check_overwrite(self, op: Operation, writes: list[cake.ViewOp], pending: Pending) -> None:
+        for view in writes:
+            reader = pending.get((view, READ))
+            if reader is None or (op, view) in self.reported:
+                continue
+            self.reported.add((op, view))
+            name = name_of(view.result)
+            unit = "warpgroups" if self.gate.sku is not None and self.gate.sku.has("wgmma") \
+                else "warps"
+            what = "`store`" if isinstance(op, cake.StageStoreOp) else "`copy_load`"
+            self.gate.error(
+                "D011", f"{what} overwrites `{name}`, which the role's other {unit} may "
+                f"still be reading with the MMA{at_line(reader)}: nothing syncs the role "
+                "between that read and this write", op,
+                [Note(span_of(reader, self.gate.ctx), f"the MMA reads `{name}` here, one "
+                      f"instruction per {unit[:-1]}")],
+                help=f"add `lm.fence_proxy()` (it syncs the role's threads) before the write, "
+                "after the MMA's last read")
 
 
 def _async_reads(op: Operation) -> list[cake.ViewOp | None]:

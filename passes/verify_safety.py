@@ -64,7 +64,8 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
     if not any(run.oob for run in ex.runs):
         protocol = accounting_of(k, ex, target).findings
     if not protocol:
-        protocol = simulate_all(k, first_wait_free(k), ex, get_sku(target).has("tcgen05"))
+        sku = get_sku(target)
+        protocol = simulate_all(k, first_wait_free(k), ex, sku.has("tcgen05"), sku.has("wgmma"))
         if ex.partial:
             protocol.append(_partial(k, ex.partial))
     return out + protocol

@@ -124,6 +124,11 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
     _b("wait", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0)],
        None, "Wait for the next phase of barrier[stage] this role has not consumed.",
        "mbarrier.try_wait.parity (derived parity)", "role"),
+    _b("skip", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0),
+                Arg("count", "scalar", required=False, default=1, min=0)],
+       None, "Pass over the next `count` phases this role would wait for on barrier[stage], "
+       "barrier[stage + 1], ... (ring positions another consumer takes), without waiting.",
+       "a phase-bit update (no instruction on the barrier)", "role"),
     _b("arrive", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0)],
        None, "One arrival of this role on barrier[stage].", "mbarrier.arrive", "role"),
     _b("commit", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0)],

@@ -1000,6 +1000,13 @@ def _sync_op(cls):
     return build
 
 
+def _build_skip(fe, e, b, recv):
+    count = b["count"]
+    fe._add(cake.SkipOp.build(operands=[b["barrier"].ssa, fe._i32(b["stage"]), fe._i32(count)]),
+            e.span)
+    return Value("none", e.span)
+
+
 def _build_fence(fe, e, b, recv):
     fe._add(cake.FenceProxyOp.build(), e.span)
     return Value("none", e.span)
@@ -1082,7 +1089,7 @@ _BUILD = {
     "num_blocks": _dim_builtin(cake.NumBlocksOp), "sm_count": _build_sm_count,
     "cdiv": _int_binary(arith.CeilDivSIOp, _cdiv), "min": _int_binary(arith.MinSIOp, min),
     "max": _int_binary(arith.MaxSIOp, max), "wait": _sync_op(cake.WaitOp),
-    "arrive": _sync_op(cake.ArriveOp), "commit": _sync_op(cake.CommitOp),
+    "skip": _build_skip, "arrive": _sync_op(cake.ArriveOp), "commit": _sync_op(cake.CommitOp),
     "fence_proxy": _build_fence, "mma": _build_mma, "view.tma_load": _build_tma_load,
     "view.copy_load": lambda fe, e, b, recv: _build_tma_load(fe, e, b, recv, cake.CopyLoadOp),
     "tensor.tma_store": _build_tma_store, "tile.to": _build_convert, "tmem.to": _build_convert,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from cakec.dialects import cake
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding, Instr, Kernel,
-    line_of, walk,
+    ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, SKIP, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding,
+    Instr, Kernel, line_of, walk,
 )
 from cakec.passes.protocol.trace import Exploration, Run
 
@@ -72,6 +72,17 @@ def first_wait_free(k: Kernel) -> list[bool]:
     return out
 
 
+def turn_takers(k: Kernel, b: Barrier) -> set[int]:
+    """The producer roles of `b` that take turns on its phases: consumers that pass over
+    (`lm.skip`) ring positions of a barrier of b's pipeline take turns on that ring (each
+    position is one consumer's), so they also hand its stages back by turns."""
+    pipe = b.op.pipeline
+    if pipe is None:
+        return set()
+    return {r for r in b.prod if any(
+        ins.kind == SKIP and ins.barrier.op.pipeline is pipe for ins in walk(k.programs[r]))}
+
+
 def role_findings(k: Kernel) -> list[Finding]:
     """Barrier role mismatches (S005/S006) and register tiles used outside their role (S018)."""
     out: list[Finding] = []
@@ -103,7 +114,7 @@ def _mismatches(k: Kernel, b: Barrier) -> list[Finding]:
         for ins in walk(prog):
             if ins.barrier is not b:
                 continue
-            target = waits if ins.kind == WAIT else completes
+            target = waits if ins.kind in (WAIT, SKIP) else completes
             target.setdefault(r, ins)
     bad_c = {r: i for r, i in completes.items() if r not in b.prod}
     bad_w = {r: i for r, i in waits.items() if r not in b.cons}
@@ -179,6 +190,12 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})
         typical = {r: _typical(gs) for r, gs in roles.items()}
+        if len(typical) > 1 and set(typical) <= turn_takers(k, b):
+            # Producers taking turns complete whole phases each: count one role's events
+            # (the one that disagrees with init_count, if any, for the finding).
+            r0 = next((r for r, g in sorted(typical.items()) if len(g) != b.init_count),
+                      min(typical))
+            typical, roles = {r0: typical[r0]}, {r0: roles[r0]}
         events = sum(len(g) for g in typical.values())
         nbytes = sum(i.bytes for g in typical.values() for i in g if i.kind == TMA)
         acct.arrivals.append(_arrivals(k, b, typical, events, target))

@@ -289,7 +289,7 @@ def _goals(programs: list[list[Instr]], classes: list[int]) -> tuple[list[Goal],
                         add(b.fn, b.key, [0, 1] if b.hi <= 1 and b.lo >= 0 else classes)
             else:
                 opnds = (ins.a, ins.b) if ins.kind == MMA else ()
-                for x in (ins.stage, ins.init, *(o[1] for o in opnds if o)):
+                for x in (ins.stage, ins.init, ins.count, *(o[1] for o in opnds if o)):
                     note(x)
                     if x is not None and x.runtime:
                         for b in x.bases():

@@ -33,7 +33,11 @@ MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM h
 # reaches that role. TILE_WRITE merges into the running tiles of an `lm.argmin` (its `value`
 # and `index`; afresh when `init`), TILE_READ reads running tiles (a store, an assignment, a
 # reduction): both synchronous, in the registers of the role.
-WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE, TILE_WRITE, TILE_READ = range(10)
+# SKIP is an `lm.skip`: the role passes over one phase of a barrier element (one ring position
+# another consumer takes) without waiting; it counts among the role's consumptions of the
+# element, as a wait does, but orders nothing.
+(WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE, TILE_WRITE, TILE_READ,
+ SKIP) = range(11)
 
 
 def line_of(op: Operation) -> int:
@@ -107,7 +111,8 @@ class Instr:
     """One effect in a role program. `kind` is an event kind or "loop" / "branch"."""
 
     __slots__ = ("op", "kind", "barrier", "stage", "view", "bytes", "acc", "a", "b", "init",
-                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime", "tiles", "dest")
+                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime", "tiles", "dest",
+                 "count")
 
     def __init__(self, op: Operation, kind: int | str, **kw: object):
         self.op = op
@@ -286,6 +291,9 @@ class Kernel:
         if isinstance(o, (cake.WaitOp, cake.ArriveOp, cake.CommitOp)):
             kind = {cake.WaitOp: WAIT, cake.ArriveOp: ARRIVE, cake.CommitOp: COMMIT}[type(o)]
             return Instr(o, kind, barrier=self.barrier_of(o.barrier), stage=e(o.stage))
+        if isinstance(o, cake.SkipOp):
+            return Instr(o, SKIP, barrier=self.barrier_of(o.barrier), stage=e(o.stage),
+                         count=e(o.count))
         if isinstance(o, cake.ASYNC_LOADS):  # copy_load: a TMA load without tx bytes
             view = self.view_of(o.view)
             tx = view.stage_bytes if isinstance(o, cake.TmaLoadOp) else 0

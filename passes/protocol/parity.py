@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from xdsl.dialects import arith
 from xdsl.ir import Operation
 
-from cakec.passes.protocol.model import WAIT, Instr, Kernel, walk
+from cakec.passes.protocol.model import SKIP, WAIT, Instr, Kernel, walk
 from cakec.passes.protocol.trace import trace_role
 
 PARITY_LIST_MAX = 1024  # longest per-iteration parity list written on a wait
@@ -30,9 +30,11 @@ def parities(k: Kernel, fwf: list[bool]) -> dict[Operation, list[int] | str]:
         lists: dict[Operation, list[int]] = {}
         counts: dict[int, int] = {}
         for ev in trace or ():
-            if ev[0] == WAIT:
+            if ev[0] in (WAIT, SKIP):  # a skipped phase flips the parity as a wait does
                 n = counts.get(ev[2], 0)
                 counts[ev[2]] = n + 1
+                if ev[0] == SKIP:
+                    continue
                 lists.setdefault(ev[1].op, []).append((n & 1) ^ int(fwf[
                     k.barriers.index(ev[1].barrier)]))
         for ins, loops in _waits_with_loops(prog, []):
@@ -60,7 +62,9 @@ def _static_waits(prog: list[Instr]) -> dict[Operation, bool]:
                 visit(ins.orelse or [], inner)
                 if inner:
                     tainted.update(id(x.barrier) for x in walk(ins.body + (ins.orelse or []))
-                                   if x.kind == WAIT)
+                                   if x.kind in (WAIT, SKIP))
+            elif ins.kind == SKIP and (dynamic or ins.count.runtime):
+                tainted.add(id(ins.barrier))
             elif ins.kind == WAIT:
                 out[ins.op] = not dynamic and id(ins.barrier) not in tainted
     visit(prog, False)
@@ -83,7 +87,7 @@ def _closed_form(k: Kernel, prog: list[Instr], ins: Instr, loops: list[Instr],
     """`(k // S) & 1` when the wait is the role's only wait on its barrier, inside one loop
     from 0 with step 1, at stage `k % S` (S = barrier count) or at a constant stage."""
     unknown = "tracked at run time"
-    same = [x for x in walk(prog) if x.kind == WAIT and x.barrier is ins.barrier]
+    same = [x for x in walk(prog) if x.kind in (WAIT, SKIP) and x.barrier is ins.barrier]
     if len(loops) != 1 or loops[0].kind != "loop" or len(same) != 1:
         return unknown
     loop = loops[0]

@@ -13,7 +13,7 @@ from xdsl.ir import Operation
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_STAGE, TILE_READ, TILE_WRITE, TMA, VERB, WAIT, WRITE_STAGE, Acc,
+    ARRIVE, COMMIT, MMA, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, VERB, WAIT, WRITE_STAGE, Acc,
     Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.trace import Exploration
@@ -33,8 +33,11 @@ class Simulation:
     """
 
     def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str,
-                 tcgen05: bool = False):
+                 tcgen05: bool = False, wgmma: bool = False):
         self.k, self.traces, self.where = k, traces, where
+        # An MMA into registers is asynchronous (its operand reads end at a commit or an
+        # accumulator read) only as a wgmma; mma.sync has read its operands when it returns.
+        self.async_reg_mma = wgmma
         # Roles whose `lm.commit` is a tcgen05.commit (sm_100a: a role issuing MMAs into TMEM).
         self.tc_commit = [tcgen05 and any(i.kind == MMA and isinstance(i.acc.op, cake.TmemOp)
                                           for i in walk(prog) if i.acc is not None)
@@ -50,7 +53,10 @@ class Simulation:
         self.pend_vc = [[0] * self.D for _ in range(E)]
         self.phase_vc: list[list[list[int]]] = [[] for _ in range(E)]
         self.completer: list[list[tuple[int, Instr, int]]] = [[] for _ in range(E)]
+        #: per element and role: the clock of each wait, in order, 0 for a phase it skipped
         self.waits: list[dict[int, list[int]]] = [{} for _ in range(E)]
+        #: (role, barrier index) -> its last `lm.skip` of the barrier (turn-taking consumers)
+        self.skips: dict[tuple[int, int], Instr] = {}
         self.consumers: list[set[int]] = [set() for _ in range(E)]
         for r, tr in enumerate(traces):
             for ev in tr:
@@ -123,6 +129,9 @@ class Simulation:
         kind = ev[0]
         if kind == WAIT:
             self._wait(r, ev)
+        elif kind == SKIP:
+            self.waits[ev[2]].setdefault(r, []).append(0)
+            self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
         elif kind == TMA:
             self._tma(r, ev)
             self._arrive(r, ev, vc[:])
@@ -229,11 +238,37 @@ class Simulation:
         lst = self.waits[e].setdefault(r, [])
         m = len(lst) + 1 - self.fwf[e]  # completed phases this wait needs
         vc = self.vc[r]
+        if m >= 2 and vc[self.R + e] < m - 1:
+            self._stale_parity(r, ev[1], e, m)
         if m >= 1:
             _join(vc, self.phase_vc[e][m - 1])
         if self.completed[e] > m:
             self._lapped(e, m, r, ev[1])
         lst.append(vc[r])
+
+    def _stale_parity(self, r: int, wait: Instr, e: int, m: int) -> None:
+        """CAKE-S042: a wait for phase m - 1 while phase m - 2, which the role skipped, is not
+        known complete. A parity wait passes whenever the barrier's phase count has the
+        parity it waits for, so with only m - 2 phases complete it passes on phase m - 3's
+        completion and reads a stage before the phase it waits for refilled it."""
+        b, i = self.k.elem_barrier[e]
+        roles = self.k.roles
+        skip = self.skips.get((r, self.k.barriers.index(b)))
+        notes: list[tuple[Operation | None, str]] = []
+        if skip is not None:
+            notes.append((skip.op, f"role {roles[r].name} passes over phase {m - 2} of "
+                                   f"{b.elem(i)} here"))
+        self._report("race", Finding(
+            "CAKE-S042", wait.op,
+            f"role {roles[r].name} waits for phase {m - 1} of {b.elem(i)} at line "
+            f"{line_of(wait.op)}{self.where} while phase {m - 2}, which it skipped, may "
+            f"still be incomplete: a parity wait for phase {m - 1} passes as soon as the barrier "
+            f"shows {'its initial parity' if m == 2 else f'phase {m - 3} complete'}, so it "
+            "could pass before the data it waits for arrives", notes,
+            help=f"hand the turn over: the role that waits for phase {m - 2} arrives on a "
+                 f"barrier after that wait (after its last wait on `{b.name}` of the tile), "
+                 f"and role {roles[r].name} waits on that barrier before line "
+                 f"{line_of(wait.op)}"))
 
     def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
         e = ev[2]
@@ -510,9 +545,11 @@ class Simulation:
         vc = self.vc[r]
         st = self.stage.setdefault(view.buffer(s), [[], []])
         writes = st[0]
-        rec = [r, vc[r], None if ins.kind == MMA else -1, ins, (view, s), not writes]
+        pending = ins.kind == MMA and (self.async_reg_mma or ins.acc is None
+                                           or isinstance(ins.acc.op, cake.TmemOp))
+        rec = [r, vc[r], None if pending else -1, ins, (view, s), not writes]
         st[1].append(rec)
-        if ins.kind == MMA:
+        if pending:
             self.outstanding[r].append(rec)
         if not writes:
             self.unwritten.append(rec)
@@ -721,9 +758,14 @@ class Simulation:
         # Declared consumers that never wait on e matter only for TMA data: a release that
         # nobody ever waits for is pointless but harmless.
         waiters = self.waits[e] or {c: [] for c in b.cons}
+        bi = self.k.barriers.index(b)
         for c, lst in sorted(waiters.items()):
             if len(lst) >= done:
                 continue
+            if (c, bi) in self.skips and all(
+                    any(q < len(o) and o[q] for o in self.waits[e].values())
+                    for q in range(len(lst), done)):
+                continue  # a consumer taking turns: another one waits for the rest
             p, (_, ins, stage) = len(lst), self.completer[e][len(lst)]
             if not lst and ins.kind != TMA:
                 continue
@@ -826,12 +868,13 @@ def _stage_reader(ins: Instr) -> tuple[str, str]:
     return what, "`lm.arrive` after that read"
 
 
-def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False
-                 ) -> list[Finding]:
+def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
+                 wgmma: bool = False) -> list[Finding]:
     """Simulates every explored launch and returns the findings of the most fundamental
     category any of them shows (an out-of-range index, then deadlocks, races, lapping,
     uninitialised reads, unconsumed phases), from the smallest launch showing it. `tcgen05`:
-    the target's `lm.commit` after MMAs into TMEM is a tcgen05.commit."""
+    the target's `lm.commit` after MMAs into TMEM is a tcgen05.commit; `wgmma`: its MMAs into
+    registers are wgmma (asynchronous), not mma.sync."""
     oob = next((run.oob for run in ex.runs if run.oob), None)
     if oob:
         return _unique(oob)
@@ -839,7 +882,7 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
     for run in ex.runs:
         if not run.complete or not run.fresh:
             continue
-        sim = Simulation(k, fwf, run.traces, run.where, tcgen05)  # type: ignore[arg-type]
+        sim = Simulation(k, fwf, run.traces, run.where, tcgen05, wgmma)  # type: ignore[arg-type]
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:

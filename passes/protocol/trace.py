@@ -25,7 +25,7 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TILE_READ, TILE_WRITE, TMA, WAIT, WRITE_STAGE,
+    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT, WRITE_STAGE,
     Finding, Instr, Kernel, View, line_of, name_of, walk,
 )
 
@@ -153,6 +153,15 @@ class _Tracer:
                 continue
             if not self.index(ins, s, b.count, f"barrier `{b.name}`", b.op):
                 continue
+            if kind == SKIP:
+                # One event per ring position passed over: stage, stage + 1, ... (wrapping).
+                n = self.value(ins.count, ins)
+                self.budget[0] -= max(n, 0)
+                if self.budget[0] < 0:
+                    raise _Stop()
+                ev.extend((SKIP, ins, b.base + (s + i) % b.count, self.seg, (s + i) % b.count)
+                          for i in range(max(n, 0)))
+                continue
             ev.append((kind, ins, b.base + s, self.seg, s))
             if kind == WAIT:
                 self.seg += 1
@@ -233,7 +242,7 @@ def _signatures(k: Kernel) -> list[list[ExprInfo]]:
     for prog in k.programs:
         bases: dict[tuple, ExprInfo] = {}
         for ins in walk(prog):
-            for x in (ins.lb, ins.ub, ins.step, ins.cond, ins.stage, ins.init,
+            for x in (ins.lb, ins.ub, ins.step, ins.cond, ins.stage, ins.init, ins.count,
                       *(o[1] for o in (ins.a, ins.b) if isinstance(o, tuple))):
                 if isinstance(x, ExprInfo):
                     for b in x.bases():

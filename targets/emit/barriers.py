@@ -5,8 +5,8 @@ pre-sm_90 mbarrier forms through the helper names its support header defines."""
 
 from __future__ import annotations
 
-from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, StageStoreOp,
-                                TmaLoadOp, TmaStoreStageOp, ViewOp, WaitOp)
+from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, SkipOp,
+                                StageStoreOp, TmaLoadOp, TmaStoreStageOp, ViewOp, WaitOp)
 from cakec.targets.emit.cexpr import paren, plus, scaled, unparen
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
@@ -39,6 +39,29 @@ def wait(em: KernelEmitter, op: WaitOp) -> None:
                 f"{seen});")
         em.line(f"{seen} += 1u;")
     em.line(f"{bits} ^= {flip};")
+
+
+def skip(em: KernelEmitter, op: SkipOp) -> None:
+    """`lm.skip`: flip the role's phase bit of every stage passed over (count positions from
+    `stage`, wrapping at the barrier's count) without touching the barrier. A runtime count
+    below 0 passes over nothing, as the model reads it."""
+    role = em.role
+    assert role is not None
+    b = em.barrier_of(op.barrier)
+    em.source_comment(op)
+    s, n = em.val(op.stage), em.val(op.count)
+    if not n.isdigit():
+        n = f"max({unparen(n)}, 0)"
+    bits, count = role.phase[b], b.count.value.data
+    if count == 1:
+        em.line(f"{bits} ^= (u32)({n}) & 1u;")
+    elif n == "1":
+        em.line(f"{bits} ^= {'1ull' if count > 32 else '1u'} << {paren(s)};")
+    else:
+        ctype = "u64" if count > 32 else "u32"
+        em.line(f"{bits} ^= cake_ring_mask<{ctype}>((u32){paren(s)}, (u32)({n}), {count}u);")
+    if em.watchdog is not None:
+        em.line(f"{role.seen[b]} += (u32)({n});")
 
 
 def _site(em: KernelEmitter, op: WaitOp, b: BarrierOp) -> int:

@@ -32,7 +32,7 @@ from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, GridOp, KernelOp, MmaOp,
     OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, TmemOp,
-    ViewOp, WaitOp,
+    SkipOp, ViewOp, WaitOp,
     dtype_name, runs_single_thread,
 )
 from cakec.passes.base import sink_of, span_of
@@ -566,7 +566,7 @@ class KernelEmitter:
         ops = [op for on in ons for op in on.body.block.walk()]
         # One phase-bit register per barrier this role waits on: bit s is the parity of
         # the next wait on barrier[s]; it starts at derive-barriers' initial parity.
-        for wait in (op for op in ops if isinstance(op, WaitOp)):
+        for wait in (op for op in ops if isinstance(op, (WaitOp, SkipOp))):
             b = wait.barrier.owner
             if not isinstance(b, BarrierOp) or b in role.phase:
                 continue
@@ -770,7 +770,8 @@ def _warp_test(warps: list[int]) -> str:
 
 
 def _surface(op: Operation) -> str:
-    names = {WaitOp: "lm.wait", ArriveOp: "lm.arrive", CommitOp: "lm.commit", MmaOp: "lm.mma",
+    names = {WaitOp: "lm.wait", SkipOp: "lm.skip", ArriveOp: "lm.arrive", CommitOp: "lm.commit",
+             MmaOp: "lm.mma",
              TmaLoadOp: "tma_load", TmaStoreOp: "tma_store", FenceProxyOp: "lm.fence_proxy",
              ConvertOp: ".to(dtype)"}
     return names.get(type(op), op.name)

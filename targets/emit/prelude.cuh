@@ -114,6 +114,17 @@ __device__ __forceinline__ void cake_mbar_wait(u32 bar, u32 parity) {
       : "memory");
 }
 
+// lm.skip: the phase bits flipped by passing over n consecutive positions of a ring of S
+// mbarriers from stage s: bit j is set when stage j is passed an odd number of times.
+template <typename T>
+__device__ __forceinline__ T cake_ring_mask(u32 s, u32 n, u32 S) {
+  const T all = S == 8u * sizeof(T) ? ~T(0) : ((T(1) << S) - T(1));
+  const u32 r = n % S;
+  T m = r == 0u ? T(0) : ((T(1) << r) - T(1));
+  m = ((m << s) | (s == 0u ? T(0) : (m >> (S - s)))) & all;
+  return ((n / S) & 1u) ? (m ^ all) : m;
+}
+
 // ---------------------------------------------------------------- clusters
 
 // %cluster_ctarank: this CTA's rank inside its cluster.

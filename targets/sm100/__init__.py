@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArgminOp, ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp,
-    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp,
+    StageLoadOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp,
+    SkipOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
@@ -26,7 +27,7 @@ from cakec.targets.sm100 import lowering, tiles
 def backend(target: str) -> Backend:
     return Backend(
         lowerings=common.COMMON | {
-            WaitOp: lowering.wait_sm100, TmaLoadOp: barriers.tma_load,
+            SkipOp: barriers.skip, WaitOp: lowering.wait_sm100, TmaLoadOp: barriers.tma_load,
             TmaStoreStageOp: barriers.tma_store_stage,
             ArriveOp: lowering.arrive_sm100, CommitOp: lowering.commit_sm100,
             FenceProxyOp: barriers.fence_proxy, MmaOp: lowering.mma_sm100,

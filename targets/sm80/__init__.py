@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (
     ArriveOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, MmaOp, RegsOp, StageLoadOp,
-    SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp,
+    SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp,
+    SkipOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
@@ -27,7 +28,8 @@ def backend(target: str) -> Backend:
         tma[TmaStoreStageOp] = barriers.tma_store_stage
     return Backend(
         lowerings=common.COMMON | {
-            WaitOp: barriers.wait, ArriveOp: barriers.arrive, CommitOp: lowering.commit_sm80,
+            SkipOp: barriers.skip, WaitOp: barriers.wait, ArriveOp: barriers.arrive,
+            CommitOp: lowering.commit_sm80,
             FenceProxyOp: barriers.fence_proxy, MmaOp: lowering.mma_sm80,
             ConvertOp: common.convert, TmaStoreOp: tiles.tma_store,
             CopyLoadOp: lowering.copy_load, RegsOp: lowering.declare_acc,

@@ -56,13 +56,32 @@ class MmaSyncLayout(Layout):
         return self.t.wm, f"(i32)((cake_warp - {self.t.first}u) % {self.t.wm}u)"
 
     def row_slots(self, rows: int) -> int:
+        self.check(rows, 1)
         return 2 * self.t.mt
 
     def col_slots(self, cols: int) -> int:
+        self.check(1, cols)
         return cols // self.t.wn // 4
+
+    def check(self, rows: int, cols: int) -> None:
+        """A warp's block of any tile starts where its accumulator block does (`origin`), so
+        a tile split over several warps along a dimension must be as long as the
+        accumulator there ((M, 1) and (1, N) vectors are split along one dimension only)."""
+        tall, wide = self.t.mt * FRAG_M * self.t.wm, self.t.nt * FRAG_N * self.t.wn
+        if rows > 1 and self.t.wm > 1 and rows != tall:
+            what = f"a tile of {rows} rows"
+        elif cols > 1 and self.t.wn > 1 and cols != wide:
+            what = f"a tile of {cols} columns"
+        else:
+            return
+        raise Unsupported(
+            f"{what} in a role whose warps split its ({tall}, {wide}) accumulator "
+            f"{self.t.wm} × {self.t.wn} (on mma.sync a tile split over warps takes the "
+            "accumulator's extent along that dimension)")
 
     def decl(self, shape: tuple[int, int]) -> str:
         rows, cols = shape
+        self.check(rows, cols)
         if shape == (1, 1):
             return ""
         if cols == 1:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from cakec.dialects.cake import (
     ArgminOp, ArriveOp, CommitOp, ConvertOp, FenceProxyOp, ForOp, IfOp, MmaOp, RegsOp,
     StageLoadOp, StageStoreOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp,
-    TmaStoreStageOp, WaitOp,
+    TmaStoreStageOp, SkipOp, WaitOp,
 )
 from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
@@ -23,7 +23,8 @@ from cakec.targets.sm90 import lowering, tiles
 def backend(target: str) -> Backend:
     return Backend(
         lowerings=common.COMMON | {
-            WaitOp: barriers.wait, TmaLoadOp: barriers.tma_load, ArriveOp: barriers.arrive,
+            SkipOp: barriers.skip, WaitOp: barriers.wait, TmaLoadOp: barriers.tma_load,
+            ArriveOp: barriers.arrive,
             TmaStoreStageOp: barriers.tma_store_stage,
             FenceProxyOp: barriers.fence_proxy, ConvertOp: common.convert,
             CommitOp: lowering.commit_sm90, MmaOp: lowering.mma_sm90,

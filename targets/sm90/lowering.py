@@ -7,19 +7,20 @@ next tile's groups, and wgmmas under `if` issued predicated instead of branched 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    PURE_TILE_OPS, ArriveOp, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp,
-    StageStoreOp, TileIndexOp, TileStoreOp, TileType, TmaStoreOp, WaitOp, dtype_name,
-    stage_source,
+    PURE_TILE_OPS, ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, ForOp, IfOp, MmaOp,
+    RegsOp, StageOp, StageStoreOp, TileIndexOp, TileStoreOp, TileType, TmaLoadOp, TmaStoreOp,
+    WaitOp, dtype_name, stage_source,
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
-from cakec.targets.emit.emitter import AccState, KernelEmitter, RoleState, launch_regs
+from cakec.targets.emit.emitter import AccState, KernelEmitter, RoleState, launch_regs, role_of
 from cakec.targets.emit.tiles import (
     CP, R, Layout, column_pair, inlined, layout_of, tile_dims,
 )
@@ -394,7 +395,8 @@ def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
     waits = [op for op in body if isinstance(op, WaitOp)]
     if (len(commits) != 1 or len(waits) != 1 or body[-1] is not commits[0]
             or not any(isinstance(op, MmaOp) for op in body)
-            or any(isinstance(op, (ForOp, IfOp, ArriveOp, TmaStoreOp, StageStoreOp))
+            or any(isinstance(op, (ForOp, TmaStoreOp, StageStoreOp))
+                   or (isinstance(op, (IfOp, ArriveOp)) and not _hand_off(em, op, body))
                    for op in body)):
         return []
     commit, wait = commits[0], waits[0]
@@ -411,6 +413,34 @@ def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
     role.held[commit] = held
     return [commit]
 
+
+
+def _hand_off(em: KernelEmitter, op: Operation, body: list[Operation]) -> bool:
+    """Whether `op` in a ring loop is a hand-off that a held commit cannot make unsound: an
+    `lm.arrive` (or an else-less `if` of arrivals, a turn handed to the next consumer) on a
+    barrier whose consumers write no stage the loop's MMAs read. The arrival may then pass
+    while the newest wgmma group, whose commit the model places before it, is still in
+    flight: its consumers only learn that this role has waited, never that a stage is free."""
+    if isinstance(op, IfOp):
+        inner = list(op.then_region.block.ops)
+        return (op.else_region.block.ops.first is None and any(
+            isinstance(o, ArriveOp) for o in inner) and all(
+            o.dialect_name() == "arith" or (isinstance(o, ArriveOp) and _hand_off(em, o, body))
+            for o in inner))
+    b = op.barrier.owner  # type: ignore[union-attr]
+    read = {stage_source(o.operands[i])[0].owner.view.owner  # type: ignore[union-attr]
+            for o in body if isinstance(o, MmaOp) for i in (1, 2)
+            if isinstance(stage_source(o.operands[i])[0].owner, StageOp)}
+    written = {o.view.owner for o in em.kernel.walk()
+               if isinstance(o, (TmaLoadOp, CopyLoadOp)) and _role_in(o, b.cons)}
+    written |= {stage_source(o.dest)[0].owner.view.owner  # type: ignore[union-attr]
+                for o in em.kernel.walk() if isinstance(o, StageStoreOp) and _role_in(o, b.cons)}
+    return not (read & written)
+
+
+def _role_in(op: Operation, roles: Sequence[SSAValue]) -> bool:
+    r = role_of(op)
+    return r is not None and any(v.owner is r for v in roles)
 
 
 # ---- control flow --------------------------------------------------------------------------

@@ -129,6 +129,40 @@ def test_racecheck_is_clean_on_the_same_kernel_without_the_bug():
     assert report.stage == "done", report.reason
 
 
+CHAIN_SHAPE = "M=256,K=256"  # 4 CTAs, 8 K steps
+
+
+@needs_sanitizer
+def test_racecheck_confirms_a_race_between_warps_of_one_role():
+    """Plain stores and ldmatrix, ordered in the correct kernel by the role's named barrier:
+    a race racecheck sees with any compiler, so it is an error (not an unconfirmed warning)."""
+    report = cakec.run(str(BROKEN / "sm80_missing_fence.cake"), shape=CHAIN_SHAPE,
+                       unchecked=True, seeds=1, seed=3, timing=False, sanitize="racecheck")
+    san = report.sanitizer
+    print(json.dumps(san, indent=1))
+    assert san["available"] and san["raw_reports"] > 0, san["log_tail"]
+    races = [d for d in san["reports"] if d["code"] == "CAKE-R010"]
+    # The writes are the stores of the A and B stages (lines 27, 29), the read the MMA's
+    # ldmatrix (line 30), all in role math (racecheck names either access first).
+    pairs = {frozenset((d["line"], n["line"])) for d in races for n in d["notes"] if n["line"]}
+    assert pairs and pairs <= {frozenset((27, 30)), frozenset((29, 30))}, races
+    assert {d["severity"] for d in races} == {"error"}
+    assert all("role math (line 30)" in d["message"] for d in races)
+    assert report.stage in ("sanitize", "numerics"), report.reason  # an error stops the run
+
+
+@needs_sanitizer
+def test_racecheck_is_clean_on_the_fenced_chain():
+    """The control: examples/chain_sm80.cake syncs the role after its stores."""
+    report = cakec.run(str(ROOT / "examples" / "chain_sm80.cake"), shape=CHAIN_SHAPE, seeds=2,
+                       seed=3, timing=False, sanitize="racecheck")
+    san = report.sanitizer
+    print(json.dumps(san, indent=1))
+    assert san["available"] and san["exit_status"] == 0, san["log_tail"]
+    assert [d for d in san["reports"] if d["code"] == "CAKE-R010"] == [], san["log_tail"]
+    assert report.stage == "done", report.reason
+
+
 def _replay(bundle: Path) -> dict:
     """replay.sh's `cakec run` line, through this interpreter (cakec may not be on PATH)."""
     line = next(t for t in (bundle / "replay.sh").read_text().splitlines()
@@ -174,6 +208,7 @@ def test_a_fault_still_gets_its_sanitizer_report():
                         "--no-timing", "--sanitize", "memcheck", "--json"],
                        capture_output=True, text=True, timeout=300)
     assert "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.strip(), (r.returncode, r.stderr[-3000:])  # the process died before its report
     doc = json.loads(r.stdout)
     assert doc["stage"] == "launch" and r.returncode == 5 and not doc["context_ok"]
     assert "faulted" in doc["reason"]

@@ -88,7 +88,7 @@ def test_no_write_outside_outputs(ex):
     rows = b * ex.padded(s)
     obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
     lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
-    ex.kernel(d)(ex._rows(q), ex._rows(k), ex.transposed_v(v), obuf[:rows], lbuf[:, :s],
+    ex.kernel(d)(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
                  b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
     torch.cuda.synchronize()
     assert bool((obuf[rows:] == 7.0).all())

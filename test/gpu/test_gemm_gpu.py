@@ -1,7 +1,7 @@
-"""examples/gemm_bf16.cake on an sm_90a GPU: correct at every shape class (tails on every
-side, M = 1, K = 16, fewer tiles than SMs, many laps of the persistent loop and of the
-stage ring), every output element written and nothing outside C touched; bad arguments
-are Python errors naming the parameter. Skipped without torch or an sm_90 GPU.
+"""examples/gemm_bf16.cake and its ping-pong schedule gemm_bf16_pingpong.cake on an sm_90a
+GPU: correct at every shape class (tails on every side, M = 1, K = 16, fewer tiles than SMs,
+many laps of the persistent loop and of the stage ring), every output element written and
+nothing outside C touched; bad arguments are Python errors naming the parameter. Skipped without torch or an sm_90 GPU.
 
     pytest -m gpu test/gpu
 """
@@ -20,14 +20,15 @@ from gemm_check import SHAPES, check_gemm  # noqa: E402
 
 pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gemm_bf16.cake"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+SCHEDULES = ["gemm_bf16", "gemm_bf16_pingpong"]
 
 
-@pytest.fixture(scope="module")
-def kernel():
+@pytest.fixture(scope="module", params=SCHEDULES)
+def kernel(request):
     import cakec
 
-    return cakec.compile(str(EXAMPLE), target="sm_90a")
+    return cakec.compile(str(EXAMPLES / f"{request.param}.cake"), target="sm_90a")
 
 
 @pytest.mark.parametrize("m,n,k", SHAPES, ids=lambda v: str(v))

@@ -201,6 +201,21 @@ def test_gemm_builds_with_nvrtc_without_spills(gemm):
 
 
 @pytest.mark.parametrize("name", ["gemm_bias_gelu", "gemm_fp8"])
+def test_pingpong_epilogues_store_at_once_without_spills(name):
+    """The ping-pong examples store each tile where the store stands (the other warpgroup's
+    MMAs run meanwhile, nothing is deferred) and their 232-register consumers do not spill."""
+    from cakec.targets.host import nvrtc
+
+    result = api.emit(api.load(str(ROOT / "examples" / f"{name}.cake")))
+    assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
+    src = result.unit.source
+    assert "cake_setmaxnreg_inc<232>();" in src and "C_tile" not in src
+    assert "cake_ring_mask<u32>(" in src  # each consumer skips the other's ring positions
+    report = nvrtc.ptxas_report(src, target="sm_90a")
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
+
+
+@pytest.mark.parametrize("name", ["gemm_bias_gelu_cooperative", "gemm_fp8_cooperative"])
 def test_fused_epilogues_are_deferred_and_build_without_spills(name):
     """The epilogue expression is packed into the deferred tile (written under the next
     tile's wgmma groups) and the math role's 240 registers hold it without spills: the

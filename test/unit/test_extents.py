@@ -142,6 +142,7 @@ def test_a_batch_index_stacked_on_the_tiles_binds_no_scalar():
     # examples/attention: O is [B·S_q', H·D] with whole 128-row tiles per batch, stored at row
     # tile b * tiles_m + mt; that covers B · cdiv(S_q, 128) tiles, so S_q is not O's extent
     # (binding it refused every padded O on the H200). Q's own dimension still binds S_q.
-    meta = metadata(str(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake"))
+    # (The Blackwell form keeps that one-CTA-per-tile grid; the sm_90a ones loop over tiles.)
+    meta = metadata(str(ROOT / "examples" / "attention" / "fmha_fwd_sm100.cake"))
     assert "O" not in {t for t, _ in meta["shape_bindings"].values()}
     assert meta["shape_bindings"]["Sq"] == ["Q", 1]

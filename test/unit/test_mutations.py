@@ -196,6 +196,8 @@ _MMA_SYNC = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, whic
 _MMA_SYNC_F8 = ("on sm_100a/sm_103a a register accumulator lowers to mma.sync, which these "
                 "targets have for e4m3 -> f32 (m16n8k32); mma.sync completes synchronously, so "
                 "every release by lm.commit still follows the reads of its stage")
+_OWN_STAGE = ("a ping-pong consumer's code for its own tiles (math0: j even) or its skip of the "
+              "other's (math1's, j even): there j % 2 is 0, the same stage")
 _NO_MMA = ("a TMA load and plain loads/stores only: every TMA target (sm_90a onwards) runs "
            "this kernel as written")
 _SUM_SQ_LAYOUT = ("only lm.sum_sq reads the stage, and every swizzle mode (or none) keeps each "
@@ -226,11 +228,34 @@ _LEVELS = ("one level of the block inverse more or fewer: 7 adds a level whose m
 _LEV_F32 = ("the level table read as f32 and compared with the level as a number: the same "
             "masks; the tensor's dtype follows the load (kda.py's int32 table is then refused at "
             "launch)")
+_CHAIN_ANYWHERE = ("bounds-checked register loads, stores into SMEM, named-barrier syncs and "
+                   "mma.sync bf16 -> f32 (kept for register accumulators on sm_100a/103a) exist "
+                   "on every target from sm_80 on, and 32 KiB of SMEM fits each")
 #: Mutants that still verify, each with the reason it is a legal kernel. Keys are
 #: file:operator:line:detail; an edit to a kernel renumbers its entries.
 _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wait on `full` for the "
                "same stage, so wg1's MMA is ordered after the TMA load through wg0 (release/"
                "acquire is transitive), and wg0 consumes every phase of `full`")
+
+_TRANSITIVE_Q = ("wg1 waits on `turn1` before its first MMA of a tile, which wg0 arrives on only "
+                 "after its own wait on `q_full` for that tile (whose phase needs both Q loads), "
+                 "so wg1's MMA reads sq1 after the TMA load through wg0 (release/acquire is "
+                 "transitive), and wg0 consumes every phase of `q_full`")
+
+_Q_BY_K_RING = ("the producer's wait on `q_empty` before refilling a Q stage is also implied by "
+                "its wait on `k_empty` just before: that phase completes only once the consumers "
+                "released a K stage of the previous tile, after they finished every S (the only "
+                "reader of Q) of the tile before it, whose Q stage this is")
+
+_S_BY_P = ("the MMA warp's wait on `s_empty` before S_(j+1) is also implied by its wait on "
+           "`p_full` before P_j·V_j: the softmax arrives on `p_full` only after its last read of "
+           "S_j from TMEM")
+_P_BY_S = ("the softmax's wait on `p_empty` before it overwrites P is also implied by its wait "
+           "on `s_full`: that tcgen05.commit fires once every MMA the warp issued before it has "
+           "completed, P_(j-1)·V_(j-1) (the reader of P) included")
+_P_UNSWIZZLED = ("the P stage is written by `store` and read only by the MMA: unswizzled, the "
+                 "store writes and the descriptor reads the same plain layout (docs/language.md, "
+                 "stage.store); only bank conflicts differ")
 
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
@@ -284,25 +309,56 @@ LEGAL: dict[str, str] = {
     "examples/gemm_bf16_skinny_n64.cake:swizzle:15:128b->64b": _SWIZZLE,
     "examples/gemm_bf16_skinny_n64.cake:swizzle:16:128b->64b": _SWIZZLE,
     # The epilogue GEMMs share gemm_bf16's schedule, so its legal mutants.
-    "examples/gemm_bias_gelu.cake:retarget:20:sm_100a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:retarget:20:sm_103a": _MMA_SYNC,
-    "examples/gemm_bias_gelu.cake:swizzle:30:128b->64b": _SWIZZLE,
-    "examples/gemm_bias_gelu.cake:swizzle:31:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:retarget:20:sm_100a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
-    "examples/gemm_fp8.cake:swizzle:30:128b->64b": _SWIZZLE,
-    "examples/gemm_fp8.cake:swizzle:31:128b->64b": _SWIZZLE,
-    # The attention kernels' Q, K and Vᵀ views (register-A wgmma keeps them on sm_90a).
+    "examples/gemm_bias_gelu_cooperative.cake:retarget:20:sm_100a": _MMA_SYNC,
+    "examples/gemm_bias_gelu_cooperative.cake:retarget:20:sm_103a": _MMA_SYNC,
+    "examples/gemm_bias_gelu_cooperative.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_bias_gelu_cooperative.cake:swizzle:31:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8_cooperative.cake:retarget:20:sm_100a": _MMA_SYNC_F8,
+    "examples/gemm_fp8_cooperative.cake:retarget:20:sm_103a": _MMA_SYNC_F8,
+    "examples/gemm_fp8_cooperative.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/gemm_fp8_cooperative.cake:swizzle:31:128b->64b": _SWIZZLE,
+    **{f"examples/gemm_bf16_pingpong.cake:swizzle:{n}:128b->64b": _SWIZZLE for n in (27, 28)},
+    **{f"examples/gemm_bf16_pingpong.cake:retarget:17:{t}": _MMA_SYNC
+       for t in ("sm_100a", "sm_103a")},
+    **{f"examples/{f}.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for f in ("gemm_bias_gelu", "gemm_fp8") for n in (22, 23)},
+    **{f"examples/gemm_bias_gelu.cake:retarget:12:{t}": _MMA_SYNC for t in ("sm_100a", "sm_103a")},
+    **{f"examples/gemm_fp8.cake:retarget:12:{t}": _MMA_SYNC_F8 for t in ("sm_100a", "sm_103a")},
+    **{f"examples/gemm_bias_gelu.cake:stage_index:{n}:stage=j % 2->0": _OWN_STAGE
+       for n in (73, 75, 103)},
+    **{f"examples/gemm_fp8.cake:stage_index:{n}:stage=j % 2->0": _OWN_STAGE
+       for n in (74, 76, 105)},
+    # The attention kernels' Q, K and V views (register-A wgmma keeps them on sm_90a), the
+    # d64 ping-pong's wg1 wait on `q_full` (its turn orders it after wg0's), and the
+    # producer's wait on `q_empty` (its wait on `k_empty` orders it).
     **{f"examples/attention/fmha_fwd_sm90.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (47, 48, 49)},
+       for n in (51, 52, 53)},
     **{f"examples/attention/fmha_fwd_sm90_d64.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (21, 22, 23)},
+       for n in (27, 28, 29, 30)},
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:167": _TRANSITIVE_Q,
+    "examples/attention/fmha_fwd_sm90.cake:delete_wait:91": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm100.cake:delete_wait:81": _S_BY_P,
+    "examples/attention/fmha_fwd_sm100.cake:delete_wait:112": _P_BY_S,
+    "examples/attention/fmha_fwd_sm100.cake:move_tmem:45:+64": _TMEM,
+    "examples/attention/fmha_fwd_sm100.cake:retarget:24:sm_103a": _SM103,
+    "examples/attention/fmha_fwd_sm100.cake:swizzle:41:128b->None": _P_UNSWIZZLED,
+    **{f"examples/attention/fmha_fwd_sm100.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (40, 41, 42, 43)},
+    "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:73": _Q_BY_K_RING,
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_121a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_89": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_90a": _CP_ASYNC_WGMMA,
+    # The SMEM-staged chain: register loads, stores and mma.sync, which every target from sm_80
+    # on lowers; an extra K step reads only columns past K, which T.load fills with zeros.
+    **{f"examples/chain_sm80.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (24, 28, 30)},
+    **{f"examples/chain_sm80.cake:retarget:10:{t}": _CHAIN_ANYWHERE
+       for t in ("sm_89", "sm_100a", "sm_103a", "sm_120a", "sm_121a")},
+    "examples/chain_sm80.cake:trip_count:26:stop+1": ("one K step more reads only columns past "
+                                                      "K, which T.load fills with zeros: the "
+                                                      "sum is unchanged"),
     "examples/gemm_tcgen05.cake:move_tmem:24:+64": _TMEM,
     "examples/gemm_tcgen05.cake:retarget:13:sm_103a": _SM103,
     "examples/gemm_tcgen05.cake:swizzle:22:128b->64b": _SWIZZLE,
