@@ -9,11 +9,13 @@ float32 recurrence (examples/kda/kda_decode.py), on fresh inputs with realistic 
 (g = −softplus(·), β = sigmoid(·)). Prints ms, ours / fla, GB/s of the step's bytes and
 that as a share of the copy's GB/s.
 
-Prefill: `kda_prefill` vs fla `chunk_kda` at (B, T, H) ∈ {(1, 8192, 16), (1, 8192, 32),
+Prefill: `kda_prefill` (the chunked kernel, kda_prefill_chunked.cake) vs fla `chunk_kda` at (B, T, H) ∈ {(1, 8192, 16), (1, 8192, 32),
 (4, 4096, 32), (1, 32768, 8), (8, 2048, 16)} (HV = H) and a variable-length batch, each
 checked against chunk_kda (o, final state) and, at the shortest shape, the float32
 recurrence. Prints ms, fla / ours and TFLOP/s by the chunked-form count of
-../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and head).
+../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and head); then short sequences
+(T ∈ SHORT_T, B = 8, H = 16) for the chunked and the recurrent kernel and fla side by side
+(cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows).
 
     python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only]
     (needs torch, fla-core and an sm_90a GPU)
@@ -143,6 +145,41 @@ def prefill_rows(ex) -> list[dict]:
     return rows
 
 
+#: Short sequences (B = 8, H = 16): where the token-by-token kernel may beat the chunked one
+#: (cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows).
+SHORT_T = [1, 16, 64, 256]
+
+
+def short_rows() -> list[dict]:
+    import torch
+    import torch.nn.functional as F
+    from fla.ops.kda import chunk_kda
+
+    from cakec.api import time_ms
+    from cakec.kernels.kda import PREFILL_KERNELS, kda_prefill
+
+    rows = []
+    for t in SHORT_T:
+        b, h = 8, 16
+        x = {"q": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
+             "k": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
+             "v": torch.randn(b, t, h, 128, device="cuda").bfloat16(),
+             "g": -F.softplus(torch.randn(b, t, h, 128, device="cuda") - 2.0),
+             "beta": torch.sigmoid(torch.randn(b, t, h, device="cuda"))}
+        fns = {name: (lambda name=name: kda_prefill(**x, output_final_state=True, kernel=name))
+               for name in PREFILL_KERNELS}
+        fns["fla"] = lambda: chunk_kda(**x, output_final_state=True)
+        rows.append({"T": t, **time_ms(fns, rounds=3)})
+    return rows
+
+
+def show_short(rows: list[dict]) -> None:
+    print("\nshort sequences, B = 8, H = 16 (ms): chunked / recurrent / fla chunk_kda")
+    for r in rows:
+        print(f"T = {r['T']:>5}: {r['kda_prefill_chunked']:8.4f} "
+              f"{r['kda_prefill_recurrent']:8.4f} {r['fla']:8.4f}")
+
+
 def show_prefill(rows: list[dict]) -> None:
     print("\nprefill (H = HV; ms are CUDA-event medians; x = fla ms / cake ms)")
     print(f"{'shape':>14} | {'cake ms':>9} {'TFLOP/s':>7} | {'fla ms':>8} {'TFLOP/s':>7} | "
@@ -176,11 +213,15 @@ def main() -> int:
     pre = [] if args.decode_only else prefill_rows(ex)
     if pre:
         show_prefill(pre)
+    short = [] if args.decode_only else short_rows()
+    if short:
+        show_short(short)
     ok = all(r["ok"] for r in rows + pre)
     print("\ncorrectness:", "ok at every shape" if ok else "FAILED")
     if args.out:
         Path(args.out, "kda.json").write_text(json.dumps(
-            {"device": torch.cuda.get_device_name(), "decode": rows, "prefill": pre, "ok": ok},
+            {"device": torch.cuda.get_device_name(), "decode": rows, "prefill": pre,
+             "short": short, "ok": ok},
             indent=1))
     return 0 if ok else 1
 

@@ -363,10 +363,10 @@ def _build_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     if len(shape) != 2:
         raise error("CAKE-T007", f"`store` writes an (L, 1) or (1, L) vector or an (M, N) "
                     f"tile; this one is {_show(shape)}", b["value"].span, notes=decl_note(value))
-    if shape[1] > 1 and shape[0] > 1 and len(coords) != 2:
-        raise error("CAKE-T007", f"`store` of a {_show(shape)} tile writes a tile of a rank-2 "
-                    f"tensor; `{recv.info['name']}` has rank {len(coords)}", b["value"].span,
-                    notes=[Note(recv.span, "declared here")])
+    if shape[1] > 1 and shape[0] > 1 and len(coords) < 2:
+        raise error("CAKE-T007", f"`store` of a {_show(shape)} tile writes a tile of the last "
+                    f"two dimensions of a tensor of rank ≥ 2; `{recv.info['name']}` has rank "
+                    f"{len(coords)}", b["value"].span, notes=[Note(recv.span, "declared here")])
     if _dtype(value) not in _STORED:
         raise error("CAKE-D002", f"`store` writes {', '.join(_STORED)} tiles; this one is "
                     f"{_dtype(value)}", b["value"].span, notes=decl_note(value),

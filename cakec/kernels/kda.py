@@ -1,6 +1,7 @@
 """Kimi Delta Attention (KDA) on the shipped kernels: `kda_decode`, one new token per sequence
 against a recurrent state in HBM (kda_decode.cake), and `kda_prefill`, whole sequences with
-the state kept on chip (kda_prefill_recurrent.cake).
+the state kept on chip (kda_prefill_chunked.cake: chunks of 64 tokens on wgmma;
+kda_prefill_recurrent.cake token by token).
 
 Shapes follow fla (`fla.ops.kda`): q, k [B, T, H, 128] bf16; v [B, T, HV, 128] bf16 (HV a
 multiple of H: value head hv reads query/key head hv // (HV / H)); g [B, T, HV, 128] f32
@@ -174,20 +175,40 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
     return out
 
 
+#: Which prefill kernel runs: the chunked one (kda_prefill_chunked.cake, chunks of 64 tokens
+#: on wgmma) for sequences of at least this many tokens, the recurrent one below it.
+CHUNKED_MIN_T = 1
+#: The chunked kernel scales keys by 2^(±(γ − γ_C/2)) (γ the within-chunk cumulative log2
+#: decay), finite in f32 while every channel's decay over a chunk of 64 tokens stays above
+#: −2·126·ln 2 ≈ −174.7 (natural log); batches with a chunk beyond this run the recurrent
+#: kernel, which is exact for any decay.
+CHUNK_DECAY_MIN = -170.0
+_CHUNK = 64
+#: The prefill kernels by name (bench/kda.py and the GPU tests run each).
+PREFILL_KERNELS = ("kda_prefill_chunked", "kda_prefill_recurrent")
+
+
 def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
                 beta: torch.Tensor, scale: float | None = None,
                 initial_state: torch.Tensor | None = None,
                 cu_seqlens: torch.Tensor | None = None,
-                output_final_state: bool = False):
+                output_final_state: bool = False, kernel: str | None = None):
     """(o [B, T, HV, 128] bf16, final state [N, HV, 128, 128] f32 or None), fla's
     `chunk_kda` contract: q, k [B, T, H, 128] bf16, v [B, T, HV, 128] bf16, g [B, T, HV, 128]
     f32 log-decay, beta [B, T, HV] f32 or bf16, any T ≥ 1; `cu_seqlens` [N + 1] for N
     sequences concatenated in a B = 1 batch; `initial_state` [N, HV, 128, 128] f32.
 
-    Runs kda_prefill_recurrent.cake: the state stays in registers across all tokens of a
-    sequence; exact for any T, but a token at a time (the chunked wgmma form is not written
-    yet). Variable-length batches are padded to the longest sequence first."""
+    Runs kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens
+    on wgmma, the state in registers across every chunk; a ragged last chunk is masked), or
+    kda_prefill_recurrent.cake (token by token) for sequences shorter than CHUNKED_MIN_T and
+    for gates that decay by more than CHUNK_DECAY_MIN over a chunk (checked on the device:
+    one pass over g and a host sync); `kernel=` names one of
+    PREFILL_KERNELS to force it. Variable-length batches are padded to the longest sequence
+    first (zero keys and gates leave the state unchanged)."""
     _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
+    if kernel is not None and kernel not in PREFILL_KERNELS:
+        raise checks.CakeArgumentError(f"{_PREFILL}: kernel must be one of {PREFILL_KERNELS}, "
+                                       f"got {kernel!r}")
     scale = _scale(scale)
     cu = cu_seqlens.tolist() if cu_seqlens is not None else None
     if cu is not None:
@@ -195,15 +216,72 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
         q, k, v, g, beta = (_padded(x, cu, t_max) for x in (q, k, v, g, beta))
     b, t, h, _ = q.shape
     hv = v.shape[2]
+    if kernel is None:
+        chunked = t >= CHUNKED_MIN_T and _chunk_decay_min(g) >= CHUNK_DECAY_MIN
+        kernel = PREFILL_KERNELS[0] if chunked else PREFILL_KERNELS[1]
+    run = _chunked if kernel == PREFILL_KERNELS[0] else _recurrent
+    o, final = run(q, k, v, g, beta, initial_state, scale, checks.target(_PREFILL, q))
+    if cu is not None:
+        o = torch.cat([o[i, :hi - lo] for i, (lo, hi) in enumerate(zip(cu, cu[1:]))])[None]
+    return o, (final if output_final_state else None)
+
+
+def _chunk_decay_min(g: torch.Tensor) -> float:
+    """The smallest total log-decay of one channel over one 64-token chunk (the last one
+    ragged), one pass over g and one host sync."""
+    b, t, hv, d = g.shape
+    full = t // _CHUNK * _CHUNK
+    parts = [g[:, full:].sum(dim=1).amin()] if full < t else []
+    if full:
+        parts.append(g[:, :full].reshape(b, t // _CHUNK, _CHUNK, hv, d).sum(dim=2).amin())
+    return float(torch.stack(parts).amin())
+
+
+_levels: dict[torch.device, torch.Tensor] = {}
+
+
+def _level_table(device: torch.device) -> torch.Tensor:
+    """[64, 64] int32 `Lev` of kda_prefill_chunked.cake: for i > j the level of the block
+    inverse that joins rows i and j (the highest bit where they differ), −1 elsewhere. Built
+    once per device: i32 tiles compare and select but have no arithmetic (`//`, `^`) yet."""
+    lev = _levels.get(device)
+    if lev is None:
+        r = torch.arange(_CHUNK)
+        high = torch.log2((r[:, None] ^ r[None, :]).clamp(min=1).double()).floor().int()
+        lev = torch.where(r[:, None] > r[None, :], high, -1).to(torch.int32).to(device)
+        _levels[device] = lev
+    return lev
+
+
+def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
+    """kda_prefill_chunked.cake on [B, H(V), T, 128] views of the inputs (strided: no copy);
+    the kernel keeps the state transposed (values × keys), so the initial and final states
+    are transposed around it (one copy of each, the size of the state)."""
+    b, t, h, _ = q.shape
+    hv = v.shape[2]
+    heads = lambda x: x.permute(0, 2, 1, 3)  # noqa: E731  [B, T, H, D] -> [B, H, T, D]
+    o = torch.empty(b, t, hv, DIM, device=q.device, dtype=torch.bfloat16)
+    beta_t = beta.float().transpose(1, 2).contiguous()          # [B, HV, T]
+    final_t = torch.empty(b * hv * DIM, DIM, device=q.device, dtype=torch.float32)
+    s0 = final_t if initial_state is None else (
+        initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
+    build.kernel("kda_prefill_chunked", target)(
+        heads(q), heads(k), heads(v), heads(g), beta_t, _level_table(q.device), s0, final_t,
+        heads(o), b, t,
+        hv, h, scale, int(initial_state is not None))
+    return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
+
+
+def _recurrent(q, k, v, g, beta, initial_state, scale: float, target: str):
+    b, t, h, _ = q.shape
+    hv = v.shape[2]
     q, k, v, g = (x.contiguous() for x in (q, k, v, g))
     beta = beta.float().contiguous()
     o = torch.empty_like(v)
     final = torch.empty(b, hv, DIM, DIM, device=q.device, dtype=torch.float32)
     s0 = final if initial_state is None else initial_state.contiguous()
-    build.kernel("kda_prefill_recurrent", checks.target(_PREFILL, q))(
+    build.kernel("kda_prefill_recurrent", target)(
         q.view(-1, DIM), k.view(-1, DIM), v.view(-1, DIM), g.view(-1, DIM), beta.view(-1),
         s0.view(-1, DIM), final.view(-1, DIM), o.view(-1, DIM), b * hv, t, hv, h, scale,
         int(initial_state is not None))
-    if cu is not None:
-        o = torch.cat([o[i, :hi - lo] for i, (lo, hi) in enumerate(zip(cu, cu[1:]))])[None]
-    return o, (final if output_final_state else None)
+    return o, final

@@ -11,25 +11,11 @@
 # Schedule: one CTA of one warpgroup per (sequence·head, 32-column block of the values), as
 # kda_decode.cake, with the token loop inside: each token is a decode step on the register
 # state (two column reductions, one rank-1 FMA update per element). It is exact for any T
-# and serves as the reference schedule for the chunked form below; it is latency-bound (one
-# token after another, two warp-combining syncs each), so it is slow for long sequences.
+# and is the chunked form's fallback (below); it is latency-bound (one token after
+# another, two warp-combining syncs each), so it is slow for long sequences.
 #
-# The chunked form this is to become (not written yet: it needs register tiles stored to
-# SMEM as wgmma operands, `view[s].store(tile)`, and operand transposes `view[s].T`, which
-# reached the language while this kernel was being written, and a column scan for γ),
-# chunk C = 64 rows, one consumer
-# warpgroup per (sequence·head), a TMA producer warpgroup streaming q, k, v, g chunks
-# through a 2-stage ring:
-#  1. γ = within-chunk cumsum of g·log2(e) (a column scan of the (64, 128) g tile); K̃ = K ⊙ 2^γ,
-#     K̂ = K ⊙ 2^−γ, Q̃ = s·Q ⊙ 2^γ, K_r = K ⊙ 2^(γ_C − γ), each stored bf16 to SMEM;
-#  2. L = diag(β) StrictTril(K̃ K̂ᵀ) and M = Tril(Q̃ K̂ᵀ): two 64×64×128 wgmmas, masks from
-#     `lm.row_index`/`lm.col_index`;
-#  3. A = (I + L)⁻¹ by blocked forward substitution over four 16-row blocks (each diagonal
-#     block's inverse as the Neumann product (I − L)(I + L²)(I + L⁴)(I + L⁸), register-A wgmmas);
-#  4. U = A·diag(β)·(V − K̃ S): S (128×128 f32) lives in registers as the accumulator of
-#     step 6 and is staged bf16 in SMEM once per chunk as the B operand of K̃·S and Q̃·S;
-#  5. O = Q̃ S + M U;  6. S ← diag(2^γ_C) S + K_rᵀ U (wgmma into the loop-carried state tile,
-#     whose SMEM copy the next chunk's step 4 reads only after this chunk's wgmma retired).
+# The chunked form on wgmma is cakec/kernels/kda_prefill_chunked.cake (kda_prefill's default);
+# this kernel is its fallback for decays too strong for the chunked form's scaled keys.
 @cake.schedule(target="sm_90a")
 def kda_prefill_recurrent(lm, Q: LM.tensor2d, K: LM.tensor2d, V: LM.tensor2d, G: LM.tensor2d,
                           Beta: LM.tensor1d, S0: LM.tensor2d, Sn: LM.tensor2d, O: LM.tensor2d,

@@ -111,7 +111,8 @@ class Instr:
     """One effect in a role program. `kind` is an event kind or "loop" / "branch"."""
 
     __slots__ = ("op", "kind", "barrier", "stage", "view", "bytes", "acc", "a", "b", "init",
-                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime", "tiles", "count")
+                 "lb", "ub", "step", "iv", "body", "cond", "orelse", "runtime", "tiles", "dest",
+                 "count")
 
     def __init__(self, op: Operation, kind: int | str, **kw: object):
         self.op = op
@@ -255,6 +256,12 @@ class Kernel:
                     out.append(Instr(o, "branch", cond=c, body=then, orelse=orelse,
                                      runtime=c.runtime))
             elif inside:
+                if isinstance(o, cake.MmaOp) and isinstance(o.a.type, cake.TileType):
+                    # a register A (`lm.mma(o, p.to(lm.bf16), ...)`) is evaluated, waiting for
+                    # the MMAs that write the accumulators it names, before the MMA issues
+                    acc = self._tile_acc(o.a)
+                    if acc is not None:
+                        out.append(Instr(o, READ_ACC, acc=acc))
                 ins = self._effect(o)
                 if ins is not None:
                     out.append(ins)
@@ -305,6 +312,10 @@ class Kernel:
             # an expression of the accumulator (`lm.gelu(acc + bias).to(lm.bf16)`) is read here
             acc = self.acc_of(v) or self._tile_acc(v)
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
+        if isinstance(o, cake.TileAssignOp) and _mma_acc(o.dest):
+            # A loop-carried MMA accumulator given a value (`s = S0.load(...)`, `s = s * d`):
+            # it reads what its value names, then writes the accumulator, synchronously.
+            return Instr(o, READ_ACC, acc=self._tile_acc(o.value), dest=self.acc_of(o.dest))
         if isinstance(o, _TILE_READERS):  # reads the accumulator its tile expression names
             source = _tile_source(o)
             acc = self._tile_acc(source)

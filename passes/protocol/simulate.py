@@ -70,6 +70,11 @@ class Simulation:
         #: since it was last read; for a running tile, None until its first write
         self.unread: dict[int, list[tuple[Instr, tuple | None]] | None] = {}
         self.unwritten: list[list] = []
+        #: CAKE-S043: per stage buffer, the register tile its last `store` copied
+        #: [tile, its version then, store instr]; per tile, [version, the first write since
+        #: each version (instr, iteration)]
+        self.copies: dict[tuple[int, int, int], list] = {}
+        self.versions: dict[int, list] = {}
         #: per role: the fill each `view[s].load()` last read (for CAKE-S021)
         self.vec_fill: list[dict[Operation, list]] = [{} for _ in range(R)]
         self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
@@ -158,10 +163,18 @@ class Simulation:
                 self._read_acc(r, ev)
                 self._retire_mmas(r, ev[1].acc)
             self._write_stage(r, ev[1], *ev[2])
+            acc = ev[1].acc
+            buf = ev[2][0].buffer(ev[2][1])
+            self.copies[buf] = ([acc, self.versions.get(acc.index, [0])[0], ev[1]]
+                                if acc is not None else None)
         else:
-            self._read_acc(r, ev)
-            self._check_companions(r, ev[1])
-            self._retire_mmas(r, ev[1].acc)
+            if ev[1].acc is not None:
+                self._read_acc(r, ev)
+                self._check_companions(r, ev[1])
+                self._retire_mmas(r, ev[1].acc)
+            if ev[1].dest is not None:
+                self._assign_acc(r, ev[1])
+                self._updated(ev[1].dest, ev[1], ev[2])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
         """A per-column vector read from a staged view (`scq[s].load()`) combined with an
@@ -205,7 +218,7 @@ class Simulation:
         if acc is None or acc.owner != r:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r]
+        mine = [w for w in writes if w[0] == r and w[2] != -1]  # its MMAs, not assignments
         if not mine:
             return
         clock = mine[-1][1]
@@ -445,9 +458,46 @@ class Simulation:
             help=f"before {before}, wait on a barrier that role {roles[q].name} releases with "
                  f"{release} (an empty barrier)"), other=other)
 
+    def _updated(self, acc: Acc, ins: Instr, it: tuple[int, ...]) -> None:
+        v = self.versions.setdefault(acc.index, [0, {}])
+        v[1].setdefault(v[0], (ins, it))  # the first write after version v[0]
+        v[0] += 1
+
+    def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: tuple[int, ...]) -> None:
+        """CAKE-S043: an MMA reads a stage that holds a `store`d copy of a register tile (a
+        loop-carried state staged as an operand) which has been written again since, in an
+        earlier iteration than this read: this iteration reads the state of an older one.
+        Reading the old copy in the iteration that updates the tile is the chunked form's
+        `O = Q̃ S_old` and is not flagged; a tile of another role handed over by `store` is
+        the barrier protocol's (its next copy is a refill, CAKE-S003)."""
+        copy = self.copies.get(opnd[0].buffer(opnd[1]))
+        if copy is None or copy[0].owner != r:
+            return
+        acc, version, store = copy
+        v = self.versions.get(acc.index)
+        if v is None or v[0] == version:
+            return
+        update, when = v[1][version]
+        if when == it:
+            return
+        name = f"{opnd[0].name}[{opnd[1]}]"
+        self._report("race", Finding(
+            "CAKE-S043", ins.op,
+            f"the MMA at line {line_of(ins.op)} reads {name}, the copy of `{acc.name}` stored "
+            f"at line {line_of(store.op)}, but `{acc.name}` has been written since (line "
+            f"{line_of(update.op)}, an earlier iteration): it reads a stale state{self.where}",
+            [(store.op, f"`{acc.name}` is copied into {name} here"),
+             (update.op, f"`{acc.name}` is written again here, and not copied after it")],
+            help=f"store `{acc.name}` into {name} again after line {line_of(update.op)} (once "
+                 "that write has completed: reading the tile waits for it), before the next "
+                 "iteration's MMA reads the stage"), other=store.op)
+
     def _mma(self, r: int, ev: tuple) -> None:
         ins: Instr = ev[1]
         vc = self.vc[r]
+        for opnd in (ev[2], ev[3]):
+            if opnd is not None:
+                self._stale_copy(r, ins, opnd, ev[6])
         fills = [self._read_stage(r, ins, *opnd) if opnd is not None else None
                  for opnd in (ev[2], ev[3])]
         acc = ins.acc
@@ -475,6 +525,7 @@ class Simulation:
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
+        self._updated(acc, ins, ev[6])
 
     def _overwrite(self, w: int, ins: Instr, read: list, acc: Acc) -> None:
         roles = self.k.roles
@@ -577,6 +628,17 @@ class Simulation:
             self._overwrite(newer[0], newer[3], read, acc)
         else:
             self._acc_race(r, ins, last, acc, "reads")
+
+    def _assign_acc(self, r: int, ins: Instr) -> None:
+        """An assignment to an MMA accumulator of the role (S017 keeps other roles out): a
+        synchronous write that initialises it, as an MMA with init=True would, after the
+        role's own MMAs into it (the emitter retires them first)."""
+        acc = ins.dest
+        self._retire_mmas(r, acc)
+        st = self.acc.setdefault(acc.index, [[], []])
+        st[0].append([r, self.vc[r][r], -1, ins, True, None])
+        st[1] = []
+        self.unread[acc.index] = []
 
     def _discard(self, ins: Instr, step: tuple | None, unread: list[tuple[Instr, tuple | None]],
                  tile: Acc, writer: str, what: str) -> None:

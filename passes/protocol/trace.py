@@ -69,6 +69,10 @@ class _Tracer:
         self.loops: list[tuple[SSAValue, int]] = []  # enclosing loop variables and values
         self.memo: dict[int, int] = {}  # values of this iteration, by ExprInfo id
 
+    def iteration(self) -> tuple[int, ...]:
+        """The values of the enclosing loops' variables: which iteration an event is in."""
+        return tuple(v for _, v in self.loops)
+
     def value(self, e: ExprInfo, ins: Instr) -> int:
         # Several ops of one iteration share a stage expression: evaluate it once.
         v = self.memo.get(id(e))
@@ -128,7 +132,7 @@ class _Tracer:
                     else None
                 if kind == MMA:
                     ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
-                               bool(self.value(ins.init, ins)), step))
+                               bool(self.value(ins.init, ins)), step, self.iteration()))
                 else:  # an assignment (no `init`) always starts afresh
                     ev.append((TILE_WRITE, ins,
                                ins.init is None or bool(self.value(ins.init, ins)), step))
@@ -139,10 +143,10 @@ class _Tracer:
             if kind in (READ_STAGE, WRITE_STAGE):
                 stage = self.stage_of(ins, ins.a)
                 if stage is not None:
-                    ev.append((kind, ins, stage))
+                    ev.append((kind, ins, stage, self.iteration()))
                 continue
             if kind == READ_ACC:
-                ev.append((READ_ACC, ins))
+                ev.append((READ_ACC, ins, self.iteration()))
                 continue
             b = ins.barrier
             s = self.value(ins.stage, ins)

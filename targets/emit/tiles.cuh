@@ -227,6 +227,27 @@ __device__ __forceinline__ void cake_load_block_pair(const CakeTensor<R>& t, con
   }
 }
 
+// The same pair of a tile stored into a tensor of rank R > 2: the tile's rows and columns
+// are the last two dimensions, the leading coordinates c[0..R-3] element indices (as
+// cake_load_block_pair reads them); rows outside any dimension are skipped.
+template <int R, class Out>
+__device__ __forceinline__ void cake_store_block_pair(const CakeTensor<R>& t, const i32 (&c)[R],
+                                                      i32 row, i32 col, float x0, float x1) {
+  typedef typename Out::elem E;
+  const long long off = cake_block_row<R>(t, c, row);
+  if (off >= 0) {
+    E* const p = (E*)t.ptr + off;
+    const i32 k = c[R - 1] + col;
+    const long long ld = t.stride[R - 1], n = t.shape[R - 1];
+    if (k >= 0 && k + 1 < n && ld == 1 && Out::pairs_ok(p + k, t.stride[R - 2])) {
+      Out::pair(p + k, x0, x1);
+    } else {
+      if (k >= 0 && k < n) Out::one(p + (long long)k * ld, x0);
+      if (k + 1 >= 0 && k + 1 < n) Out::one(p + (long long)(k + 1) * ld, x1);
+    }
+  }
+}
+
 // ---------------------------------------------------------------- shared memory
 
 __device__ __forceinline__ u32 cake_lds_b32(u32 addr) {

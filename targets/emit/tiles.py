@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from weakref import WeakKeyDictionary
 
 from xdsl.dialects import arith
@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp,
+    PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp, tile_leaves,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
     SplitStoreOp, StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp,
     dtype_bytes, dtype_name,
@@ -409,6 +409,8 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
     shape = tile_dims(op.dest)
     em.source_comment(op)
     layout.before_read(em, op, op.value)
+    if op.dest not in tile_leaves(op.value):  # an MMA still writing `r` completes first
+        layout.before_read(em, op, op.dest)
     trait = PACKED.get(dtype_name(op.dest.type.element_type))  # type: ignore[attr-defined]
     value = op.value
     load = value.owner
@@ -450,7 +452,8 @@ def column_pair(em: KernelEmitter, value: SSAValue, layout: Layout) -> None:
 
 
 def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) -> None:
-    """An (M, N) tile expression stored to the tile of a rank-2 tensor at tile `coords`,
+    """An (M, N) tile expression stored to the tile of a tensor's last two dimensions at tile
+    `coords` (the leading ones element indices, as a block load reads them),
     converted to the tensor's dtype two adjacent columns at a time (one 4- or 8-byte store
     when the row allows it), elements outside the tensor skipped."""
     value, dtype = op.value, dtype_name(op.value.type.element_type)  # type: ignore[attr-defined]
@@ -460,19 +463,26 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
         _store_cols(em, op, value, dtype, layout)
         return
     rank = len(op.tensor.type.dims())  # type: ignore[attr-defined]
-    if rank != 2 or dtype not in OUT_TRAITS:
+    if rank < 2 or dtype not in OUT_TRAITS:
         raise Unsupported(f"storing a {dtype} tile into a rank-{rank} tensor")
     rows, cols = tile_dims(op.value)
     em.source_comment(op)
     layout.before_read(em, op, value)
     with em.block():
-        em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
-        em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
+        if rank == 2:
+            em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
+            em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
+            store = (f"cake_store_pair<{OUT_TRAITS[dtype]}>({em.val(op.tensor)}, cake_row0 + "
+                     f"{layout.row()}, cake_col0 + {layout.col()}, cake_x[0], cake_x[1]);")
+        else:  # leading coordinates are element indices, as for an (M, N) block load
+            cs = [em.val(c) for c in op.coords]
+            cs[-2], cs[-1] = scaled(cs[-2], rows), scaled(cs[-1], cols)
+            em.line(f"const i32 cake_at[{rank}] = {{{', '.join(cs)}}};")
+            store = (f"cake_store_block_pair<{rank}, {OUT_TRAITS[dtype]}>({em.val(op.tensor)}, "
+                     f"cake_at, {layout.row()}, {layout.col()}, cake_x[0], cake_x[1]);")
         with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
             column_pair(em, value, layout)
-            em.line(f"{{ const int {C} = {CP}; cake_store_pair<{OUT_TRAITS[dtype]}>("
-                    f"{em.val(op.tensor)}, cake_row0 + {layout.row()}, cake_col0 + "
-                    f"{layout.col()}, cake_x[0], cake_x[1]); }}")
+            em.line(f"{{ const int {C} = {CP}; {store} }}")
 
 
 #: Static SMEM of one `split_store`: the flag that tells the role's threads their CTA
@@ -599,16 +609,25 @@ def store_stage(em: KernelEmitter, op: StageStoreOp, layout: Layout) -> None:
     if dtype not in STAGE_STORE_TRAITS:
         raise Unsupported(f"`store` of a {dtype} tile into SMEM")
     addr, rows, span, swz, elem = stage_geometry(em, op)
+    cols = tile_dims(op.value)[1]
+    if cols == 1 and rows > 1:
+        raise Unsupported("`store` of an (M, 1) vector into an SMEM stage")
     em.source_comment(op)
     layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
     layout.before_read(em, op, value)
     with em.block():
         em.line(f"const u32 cake_st = {unparen(addr)};")
-        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+        # A (1, N) vector is held by every row of the layout: one thread per column writes
+        # row 0 (the row loop would run over the role's tile rows, past the stage).
+        row, guard = (layout.row(), "") if rows > 1 else ("0", "if (cake_w) ")
+        if rows == 1:
+            em.line(f"const bool cake_w = {_col_writer(layout, cols)};")
+        with (layout.row_loop(em, rows) if rows > 1 else nullcontext()), \
+                layout.col_loop(em, value, pairs=True):
             column_pair(em, value, layout)
-            em.line(f"{{ const int {C} = {CP}; {STAGE_STORE_TRAITS[dtype]}::sts_pair("
+            em.line(f"{{ const int {C} = {CP}; {guard}{STAGE_STORE_TRAITS[dtype]}::sts_pair("
                     f"cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
-                    f"(u32){paren(layout.row())}, (u32){paren(layout.col())}), cake_x[0], "
+                    f"(u32){paren(row)}, (u32){paren(layout.col())}), cake_x[0], "
                     "cake_x[1]); }")
 
 
@@ -676,20 +695,26 @@ def _store_cols(em: KernelEmitter, op: TileStoreOp, value: SSAValue, dtype: str,
         raise Unsupported(f"storing a {dtype} vector")
     _, cols = tile_dims(op.value)
     rank = len(op.coords)
-    warps, index = layout.row_warps() if layout.col_lanes or layout.col_slots(cols) < cols \
-        else (1, "0")
-    mask = sum(layout.col_lanes)
     em.source_comment(op)
     layout.before_read(em, op, value)
     with em.block():
         em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, cols)};")
-        writer = [f"(cake_lane_id() & {mask}u) == 0u"] if mask else []
-        writer += [f"{index} == 0"] if warps > 1 else []
-        em.line(f"const bool cake_w = {' && '.join(writer) or 'true'};")
+        em.line(f"const bool cake_w = {_col_writer(layout, cols)};")
         with layout.col_loop(em, value):
             em.line(f"const float cake_x = {element(em, value, layout)};")
             em.line(f"if (cake_w) cake_store_col<{rank}, {OUT_TRAITS[dtype]}>(cake_x, "
                     f"{em.val(op.tensor)}, cake_at, {layout.col()});")
+
+
+def _col_writer(layout: Layout, cols: int) -> str:
+    """The condition for the one thread that writes each column of a (1, N) vector: the first
+    of the lanes and warps that hold it."""
+    warps, index = layout.row_warps() if layout.col_lanes or layout.col_slots(cols) < cols \
+        else (1, "0")
+    mask = sum(layout.col_lanes)
+    writer = [f"(cake_lane_id() & {mask}u) == 0u"] if mask else []
+    writer += [f"{index} == 0"] if warps > 1 else []
+    return " && ".join(writer) or "true"
 
 
 def _reduce_columns(em: KernelEmitter, op: TileReduceOp, layout: Layout) -> None:

@@ -197,9 +197,13 @@ def _view_of(v: SSAValue) -> SSAValue | None:
 def tile_layout(em: KernelEmitter) -> WgmmaLayout:
     """The layout of the current role's tiles: fragments of its tallest tile's rows."""
     role = tile_role(em)
-    rows = max((d[0] for op in role.ops for r in op.results
-                if isinstance(r.type, TileType) for d in [r.type.dims()] if len(d) == 2),
-               default=_FRAG_ROWS * _warpgroups(role))
+    heights = {d[0] for op in role.ops for r in (*op.results, *op.operands)
+               if isinstance(r.type, TileType) for d in [r.type.dims()] if len(d) == 2}
+    rows = max(heights, default=_FRAG_ROWS * _warpgroups(role))
+    if len(heights - {1}) > 1:  # every loop runs over the fragments of the tallest tile
+        raise Unsupported(f"register tiles of {' and '.join(map(str, sorted(heights - {1})))} "
+                          f"rows in role `{role.name}` (a role's (M, N) tiles and (M, 1) "
+                          "vectors share one row count on sm_90a)")
     return WgmmaLayout(em, rows)
 
 

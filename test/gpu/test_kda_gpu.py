@@ -176,23 +176,28 @@ def _sequence(b: int, t: int, h: int, hv: int, seed: int) -> dict:
             "state": randn(b, hv, 128, 128) * 0.1}
 
 
-@pytest.mark.parametrize("t", [1, 15, 63, 1000])
+KERNELS = ("kda_prefill_chunked", "kda_prefill_recurrent")
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("t", [1, 15, 63, 64, 65, 1000])
 @pytest.mark.parametrize("with_state", [False, True])
-def test_prefill_matches_reference(t, with_state):
+def test_prefill_matches_reference(kernel, t, with_state):
     from cakec.kernels.kda import kda_prefill
 
     b, h, hv = (2, 2, 4) if t == 1000 else (3, 4, 8)
     x = _sequence(b, t, h, hv, seed=t * 3 + int(with_state))
     s0 = x["state"] if with_state else None
     o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=s0,
-                       output_final_state=True)
+                       output_final_state=True, kernel=kernel)
     ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
                                             initial_state=s0)
     assert o.shape == x["v"].shape and o.dtype == torch.bfloat16
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
-def test_prefill_varlen_matches_each_sequence():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_prefill_varlen_matches_each_sequence(kernel):
     """cu_seqlens: each sequence of the flattened batch against its own recurrence."""
     from cakec.kernels.kda import kda_prefill
 
@@ -201,7 +206,7 @@ def test_prefill_varlen_matches_each_sequence():
     x = _sequence(1, sum(lens), 2, 4, seed=9)
     s0 = torch.randn(len(lens), 4, 128, 128, device="cuda") * 0.1
     o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=s0,
-                       cu_seqlens=cu, output_final_state=True)
+                       cu_seqlens=cu, output_final_state=True, kernel=kernel)
     assert o.shape == x["v"].shape and s.shape == s0.shape
     for i, (lo, hi) in enumerate(zip(cu.tolist(), cu.tolist()[1:])):
         part = {n: x[n][:, lo:hi] for n in ("q", "k", "v", "g", "beta")}
@@ -209,16 +214,75 @@ def test_prefill_varlen_matches_each_sequence():
         assert _rel(o[:, lo:hi], ref_o) <= O_TOL and _rel(s[i:i + 1], ref_s) <= S_TOL
 
 
-def test_prefill_matches_fla_chunk_kda():
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_prefill_matches_fla_chunk_kda(kernel):
     chunk = pytest.importorskip("fla.ops.kda")
     from cakec.kernels.kda import kda_prefill
 
     x = _sequence(2, 300, 4, 4, seed=21)
     o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
-                       output_final_state=True)
+                       output_final_state=True, kernel=kernel)
     fla_o, fla_s = chunk.chunk_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
                                    initial_state=x["state"], output_final_state=True)
     assert _rel(o, fla_o) <= O_TOL and _rel(s, fla_s) <= S_TOL
+
+
+@pytest.mark.parametrize("t", [15, 200])
+def test_prefill_chunked_matches_fla_naive(t):
+    """The chunked kernel against fla's own float32 recurrence (not only ours)."""
+    naive = pytest.importorskip("fla.ops.kda.naive")
+    from cakec.kernels.kda import kda_prefill
+
+    x = _sequence(1, t, 2, 2, seed=31 + t)
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True, kernel="kda_prefill_chunked")
+    ref_o, ref_s = naive.naive_recurrent_kda(
+        x["q"].float(), x["k"].float(), x["v"].float(), x["g"].float(), x["beta"].float(),
+        initial_state=x["state"].clone(), output_final_state=True)
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
+def test_prefill_strong_gates():
+    """Decays far below fla's range (γ of a chunk down to about −40 natural-log units per
+    channel): the chunked form's 2^(±(γ − γ_C/2)) factors stay finite."""
+    from cakec.kernels.kda import kda_prefill
+
+    x = _sequence(1, 256, 2, 2, seed=5)
+    x["g"] = x["g"] * 4.0 - 0.3
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True, kernel="kda_prefill_chunked")
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
+def test_prefill_gates_beyond_the_chunk_range():
+    """A chunk decaying by more than CHUNK_DECAY_MIN in some channel would overflow the
+    chunked form's scaled keys: kda_prefill runs the recurrent kernel, exact as ever."""
+    from cakec.kernels.kda import CHUNK_DECAY_MIN, kda_prefill
+
+    x = _sequence(1, 130, 2, 2, seed=8)
+    x["g"] = x["g"] * 30.0
+    assert float(x["g"][:, :64].sum(dim=1).amin()) < CHUNK_DECAY_MIN
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True)
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
+def test_prefill_correlated_keys():
+    """Nearly equal keys (a repeated token): L is dense, the block inverse must stay exact."""
+    from cakec.kernels.kda import kda_prefill
+
+    x = _sequence(2, 200, 2, 2, seed=12)
+    k = x["k"].float()
+    x["k"] = torch.nn.functional.normalize(0.1 * k + 0.9 * k[:, :1], dim=-1).to(torch.bfloat16)
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
+                       output_final_state=True, kernel="kda_prefill_chunked")
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
 @pytest.mark.parametrize("change,message", [
