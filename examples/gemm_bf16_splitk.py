@@ -10,6 +10,10 @@ S what cakec.kernels.gemm would choose for this shape on this GPU (routes.split_
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from cakec.api import load_example
+
 #: The kernel's tile of C (rows, cols): what L counts.
 TILE = (128, 128)
 
@@ -54,20 +58,7 @@ def make_inputs(shape: dict[str, int], device: str, seed: int | None = None) -> 
     return inputs_for(TILE, shape, device, seed)
 
 
-def reference(inputs: tuple):
-    a, b = inputs[0], inputs[1]
-    return a.float() @ b.float().t()
-
-
-def flops(shape: dict[str, int]) -> float:
-    return 2.0 * shape["M"] * shape["N"] * shape["K"]
-
-
-def _cublas(inputs: tuple) -> None:
-    import torch
-
-    torch.matmul(inputs[0], inputs[1].t())
-
-
-#: Same-process contenders: cuBLAS through torch.matmul.
-baselines = {"torch.matmul": _cublas}
+#: The product is gemm_bf16's: its f32 reference, FLOP count and cuBLAS baseline (W, L and S
+#: follow A, B, C in the arguments, which those read by position).
+_GEMM = load_example(Path(__file__).with_name("gemm_bf16.cake"))
+reference, flops, baselines = _GEMM.reference, _GEMM.flops, _GEMM.baselines
