@@ -325,6 +325,8 @@ class _FenceScan:
     def __init__(self, gate: _Consistency, warps: int):
         self.gate = gate
         self.warps = warps
+        #: wgmma: a role's MMA is one instruction per warpgroup (else mma.sync, one per warp)
+        self.per_warpgroup = gate.sku is not None and gate.sku.has("wgmma")
         self.summaries: dict[Block, tuple[bool, Pending]] = {}
         self.reported: set[tuple[Operation, cake.ViewOp]] = set()
         #: Views some role reads through the async proxy: the readers of a hand-off.
@@ -431,7 +433,7 @@ class _FenceScan:
         """An mma.sync: it reads SMEM with ordinary loads (ldmatrix), so what it needs after
         another warp's store is the role's sync, not a proxy fence."""
         return (isinstance(op, cake.MmaOp) and not isinstance(op.acc.owner, cake.TmemOp)
-                and self.gate.sku is not None and not self.gate.sku.has("wgmma"))
+                and self.gate.sku is not None and not self.per_warpgroup)
 
     def shared_reads(self, op: Operation) -> Pending:
         """The views an MMA of this role reads with one instruction per warp (mma.sync), or
@@ -441,12 +443,11 @@ class _FenceScan:
         mbarrier, which every thread waits on (CAKE-S041's to check)."""
         if not isinstance(op, cake.MmaOp) or isinstance(op.acc.owner, cake.TmemOp):
             return {}
-        per_warpgroup = self.gate.sku is not None and self.gate.sku.has("wgmma")
-        if self.warps <= (4 if per_warpgroup else 1):
+        if self.warps <= (4 if self.per_warpgroup else 1):
             return {}
         reads = {(view, READ): op for view in _async_reads(op) if isinstance(view, cake.ViewOp)}
         a = view_of(op.a)
-        if per_warpgroup and isinstance(a, cake.ViewOp) and not isinstance(
+        if self.per_warpgroup and isinstance(a, cake.ViewOp) and not isinstance(
                 op.a.owner, cake.TransposeOp) and a.result.type.dims()[-2] == 16 * self.warps:
             # wgmma splits M over the warpgroups: each reads (and stores, in the same
             # layout) only its own 64 rows of an A stage as tall as the role's tile.
@@ -460,8 +461,7 @@ class _FenceScan:
                 continue
             self.reported.add((op, view))
             name = name_of(view.result)
-            unit = "warpgroups" if self.gate.sku is not None and self.gate.sku.has("wgmma") \
-                else "warps"
+            unit = "warpgroups" if self.per_warpgroup else "warps"
             what = "`store`" if isinstance(op, cake.StageStoreOp) else "`copy_load`"
             self.gate.error(
                 "D011", f"{what} overwrites `{name}`, which the role's other {unit} may "
