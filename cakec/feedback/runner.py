@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 from cakec.diagnostics import Diagnostic
 from cakec.feedback.report import RunReport
@@ -75,7 +75,7 @@ class _State:
         """The build's launch metadata, naming the arch its cubin was built for."""
         return self.units[build].metadata | {"target": self.arch}
 
-    def stop(self, stage: str, reason: str, diags: list[Diagnostic] = ()) -> None:
+    def stop(self, stage: str, reason: str, diags: list[Diagnostic] = ()) -> NoReturn:
         self.report.stage = stage
         self.report.reason = reason
         self.report.diagnostics += [d.to_json() for d in diags]
@@ -332,7 +332,7 @@ def _launch(st: _State, kernel: Any, inputs: list[Any], log: Any) -> None:
     rep.launch["launches"] += 1
     done = torch.cuda.Event()
     done.record()
-    while not done.query():
+    while not _completed(st, done):
         if time.perf_counter() - t0 > st.timeout_s:
             from cakec.feedback.watchdog import not_stopped
 
@@ -345,12 +345,8 @@ def _launch(st: _State, kernel: Any, inputs: list[Any], log: Any) -> None:
     seconds = time.perf_counter() - t0
     try:
         torch.cuda.synchronize()
-    except RuntimeError as e:  # an illegal address, a trap: the context is gone
-        rep.context_ok = False
-        rep.launch["error"] = " ".join(str(e).split())
-        if st.sanitize:  # in a process of its own: this one's lost context does not matter
-            _sanitize(st)
-        st.stop("launch", f"the kernel faulted: {rep.launch['error']}")
+    except RuntimeError as e:
+        _faulted(st, e)
     if log is not None and log.words[0]:
         from cakec.feedback.watchdog import diagnostics
 
@@ -367,6 +363,23 @@ def _launch(st: _State, kernel: Any, inputs: list[Any], log: Any) -> None:
         rep.context_ok = rep.hang["gpu_usable_after"]
         first = diags[0].message if diags else "watchdog fired"
         st.stop("hang", first, diags)
+
+
+def _completed(st: _State, done: Any) -> bool:
+    """Polls the launch's event; a fault can surface here first (torch raises from query)."""
+    try:
+        return bool(done.query())
+    except RuntimeError as e:
+        _faulted(st, e)
+
+
+def _faulted(st: _State, e: RuntimeError) -> NoReturn:
+    """An illegal address, a trap: the context is gone; stops the run at the launch stage."""
+    st.report.context_ok = False
+    st.report.launch["error"] = " ".join(str(e).split())
+    if st.sanitize:  # in a process of its own: this one's lost context does not matter
+        _sanitize(st)
+    st.stop("launch", f"the kernel faulted: {st.report.launch['error']}")
 
 
 def _sanitize(st: _State) -> None:
