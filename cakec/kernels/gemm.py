@@ -102,7 +102,7 @@ def launcher(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: 
     if dev not in _sms:
         _sms[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
     tiles = -(-m // tile[0]) * -(-n // tile[1])
-    s = routes.split_parts(tiles, -(-k // 64), _sms[dev])
+    s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile)
 
     def run(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, k: int,
             check: Callable[[], None] | None = None) -> None:

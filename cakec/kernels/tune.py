@@ -149,31 +149,66 @@ ENTRIES = {
 }
 
 
-def tune(entry: str, out: Path | None, quick: bool, log: Callable[[str], None]) -> Path:
-    """Measure, choose, write the table (to `out`, a folder or a .json path; default: the
-    shipped table's path) and log the chosen route per bucket; returns the path written."""
-    import torch
+def measured_path(table_path: Path) -> Path:
+    """Where the timings behind a written table go: beside it, `<entry>_measured.json`."""
+    return table_path.with_name(table_path.name.replace("_routes.json", "_measured.json"))
 
+
+def save_measured(path: Path, entry: str, tuned: dict[str, Any],
+                  measured: list[Measured]) -> None:
+    path.write_text(json.dumps({"entry": entry, "tuned": tuned, "shapes": [
+        {"shape": list(m.shape), "ms": m.ms, "wrong": m.wrong} for m in measured]},
+        indent=1) + "\n")
+
+
+def load_measured(path: Path, entry: str) -> tuple[dict[str, Any], list[Measured]]:
+    """A `_measured.json` file that `cakec tune` wrote: its metadata and timings."""
+    try:
+        raw = json.loads(path.read_text())
+        if raw.get("entry") != entry:
+            raise ValueError(f"holds timings of {raw.get('entry')!r}, not {entry!r}")
+        return dict(raw["tuned"]), [Measured(tuple(r["shape"]), dict(r["ms"]),
+                                             dict(r["wrong"])) for r in raw["shapes"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise routes.RouteTableError(f"timings {path}: {e}") from None
+
+
+def tune(entry: str, out: Path | None, quick: bool, log: Callable[[str], None],
+         measured_file: Path | None = None) -> Path:
+    """Measure, choose, write the table (to `out`, a folder or a .json path; default: the
+    shipped table's path) and the timings beside it (`measured_path`), and log the chosen
+    route per bucket; returns the table's path. With `measured_file` nothing is timed: the
+    rules are chosen again from those saved timings (no GPU needed), e.g. after a change
+    of the buckets."""
     measure, shapes, extents_of, edges, default = ENTRIES[entry]
     table = routes.load(entry, routes.path(entry))
-    if quick:
-        shapes = shapes[::4]
-    start = time.perf_counter()
-    measured = measure(table, shapes, log)
-    tuned = choose(table, measured, extents_of, edges, default, {
-        "device": torch.cuda.get_device_name(),
-        "command": f"cakec tune {entry}" + (" --quick" if quick else ""),
-        "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "seconds": round(time.perf_counter() - start, 1),
-        "refused": {"x".join(map(str, m.shape)): m.wrong for m in measured if m.wrong}})
-    routes.parse(tuned.to_json())  # what is written must load again
+    if measured_file is not None:
+        tuned, measured = load_measured(measured_file, entry)
+        tuned["chosen_from"] = measured_file.name
+    else:
+        import torch
+
+        if quick:
+            shapes = shapes[::4]
+        start = time.perf_counter()
+        measured = measure(table, shapes, log)
+        tuned = {
+            "device": torch.cuda.get_device_name(),
+            "command": f"cakec tune {entry}" + (" --quick" if quick else ""),
+            "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "seconds": round(time.perf_counter() - start, 1),
+            "refused": {"x".join(map(str, m.shape)): m.wrong for m in measured if m.wrong}}
+    chosen = choose(table, measured, extents_of, edges, default, tuned)
+    routes.parse(chosen.to_json())  # what is written must load again
     if out is None:
         target = routes.path(entry)
     else:
         target = out / f"{entry}_routes.json" if out.is_dir() or not out.suffix else out
         target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(tuned.to_json(), indent=1) + "\n")
-    for rule in tuned.rules:
+    target.write_text(json.dumps(chosen.to_json(), indent=1) + "\n")
+    if measured_file is None or measured_path(target) != measured_file.resolve():
+        save_measured(measured_path(target), entry, tuned, measured)
+    for rule in chosen.rules:
         box = " ".join(f"{n}∈[{lo},{'∞' if hi is None else hi}]" for n, (lo, hi) in
                        rule.box.items()) or "everything else"
         gain = rule.measured.get("x_torch", {}).get(rule.route)
