@@ -513,11 +513,11 @@ def tune(entry: str, out: str | None, quick: bool, measured: str | None) -> None
     from pathlib import Path
 
     from cakec.errors import CakeToolkitError
-    from cakec.kernels import tune as tuner
 
     if measured is not None:
-        written = tuner.tune(entry, Path(out) if out else None, quick, click.echo,
-                             Path(measured))
+        from cakec.runtime.tuning import rechoose
+
+        written = rechoose(entry, Path(measured), Path(out) if out else None, click.echo)
         click.echo(f"wrote {written}")
         return
     try:
@@ -528,5 +528,7 @@ def tune(entry: str, out: str | None, quick: bool, measured: str | None) -> None
     if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
         raise CakeToolkitError("cakec tune needs an sm_90 GPU: the shipped route tables are "
                                "for sm_90a")
+    from cakec.kernels import tune as tuner
+
     written = tuner.tune(entry, Path(out) if out else None, quick, click.echo)
     click.echo(f"wrote {written}")

@@ -176,13 +176,19 @@ def split_parts(tiles: int, k_tiles: int, sms: int, tile: tuple[int, int] = (128
     `k_tiles` 64-deep K stages on `sms` SMs: the S that minimises the persistent grid's
     critical path, waves of units (cdiv(tiles·S, sms)) times the stages of a unit
     (cdiv(k_tiles, S), plus split_cost_stages(tile) when S > 1); the smallest such S. With
-    S = 1 the kernel stores its tile directly (no workspace round trip)."""
+    S = 1 the kernel stores its tile directly (no workspace round trip). S > 1 only while
+    the units fit one wave (tiles·S <= sms): measured on the H200 (2026-12-01), every split
+    into more units than SMs ran slower than S = 1 (1×5120×5120 on the swap-AB tiles at S = 3:
+    53.0 µs against 35.9 for the 64×64 skinny tile; 128×5120×5120 on 64×64 tiles at S = 2:
+    139 against 37 µs) while single-wave splits won (1×4096×14336 at S = 2: 36.1 against
+    cuBLAS's 38.0 µs); the cause is not profiled."""
     k_tiles = max(k_tiles, 1)
     extra = split_cost_stages(tile)
 
     def cost(s: int) -> float:
         return -(-tiles * s // sms) * (-(-k_tiles // s) + (extra if s > 1 else 0))
-    return min(range(1, min(MAX_PARTS, k_tiles) + 1), key=cost)
+    most = max(1, min(MAX_PARTS, k_tiles, sms // max(tiles, 1)))
+    return min(range(1, most + 1), key=cost)
 
 
 # ---- the tuner's choice (cakec/kernels/tune.py measures; this decides, without torch)

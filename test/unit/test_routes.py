@@ -163,18 +163,18 @@ def test_split_tile_names_the_split_routes_only():
     assert table.split_tile("skinny_64x32") is None and table.split_tile("torch") is None
 
 
-def test_split_parts_fills_the_waves():
+def test_split_parts_fills_one_wave():
     t64, t128, swap = (64, 64), (128, 128), (16, 64)
     assert routes.split_parts(64, 64, 132, t64) == 2      # N = 4096 at 64 wide: 128 units
-    assert routes.split_parts(80, 80, 132, t64) == 3      # N = 5120: 240 units, a third of K each
-    assert routes.split_parts(512, 64, 132, t64) == 1     # enough tiles: no split
+    assert routes.split_parts(64, 224, 132, t64) == 2     # K = 14336: still one wave
     assert routes.split_parts(32, 64, 132, t128) == 4     # M = 128, N = 4096: 128 units
+    assert routes.split_parts(80, 80, 132, t64) == 1      # N = 5120: two parts are 160 units
+    assert routes.split_parts(448, 64, 132, swap) == 1    # 1×28672×4096: 448 tiles already
+    assert routes.split_parts(512, 64, 132, t64) == 1     # enough tiles: no split
     assert routes.split_parts(1, 3, 132, t128) == 1       # a split that saves less than it costs
     assert routes.split_parts(1, 20, 132, t128) == 10     # 2 stages each, the fewest parts for it
     assert routes.split_parts(1, 1000, 132, t128) == routes.MAX_PARTS
     assert routes.split_parts(5, 0, 132, t128) == 1       # K = 0 is one (empty) stage
-    # 1×28672×4096 on swap-AB tiles: 448 tiles are 3.4 waves; halves of K cost little there.
-    assert routes.split_parts(448, 64, 132, swap) == 2
 
 
 def test_split_cost_is_the_partials_round_trip_in_stages():
@@ -185,9 +185,10 @@ def test_split_cost_is_the_partials_round_trip_in_stages():
 
 @given(st.integers(1, 4096), st.integers(0, 4096), st.integers(1, 264),
        st.sampled_from([(128, 128), (64, 64), (16, 64), (64, 128)]))
-def test_split_parts_is_in_range_and_never_slower_than_no_split(tiles, k_tiles, sms, tile):
+def test_split_parts_is_in_range_one_wave_and_never_slower_than_no_split(tiles, k_tiles, sms, tile):
     s = routes.split_parts(tiles, k_tiles, sms, tile)
     assert 1 <= s <= min(routes.MAX_PARTS, max(k_tiles, 1))
+    assert s == 1 or tiles * s <= sms                     # the units fit one wave
     def cost(p: int) -> float:
         extra = routes.split_cost_stages(tile) if p > 1 else 0
         return -(-tiles * p // sms) * (-(-max(k_tiles, 1) // p) + extra)
