@@ -193,3 +193,47 @@ def test_split_parts_is_in_range_one_wave_and_never_slower_than_no_split(tiles, 
         extra = routes.split_cost_stages(tile) if p > 1 else 0
         return -(-tiles * p // sms) * (-(-max(k_tiles, 1) // p) + extra)
     assert cost(s) <= cost(1)
+
+
+def test_tune_rechooses_the_shipped_table_from_its_timings(tmp_path):
+    """`cakec tune --measured` (no torch, no GPU): the shipped gemm table is what its saved
+    timings choose, and the timings written beside the new table load back the same."""
+    from cakec.runtime import tuning
+
+    shipped = routes.path("gemm")
+    written = tuning.rechoose("gemm", tuning.measured_path(shipped), tmp_path, lambda _: None)
+    again = routes.load("gemm", written)
+    assert [(r.box, r.route) for r in again.rules] == \
+        [(r.box, r.route) for r in routes.load("gemm", shipped).rules]
+    _, first = tuning.load_measured(tuning.measured_path(shipped), "gemm")
+    _, second = tuning.load_measured(tuning.measured_path(written), "gemm")
+    assert first == second and len(first) == len(tuning.GEMM_SHAPES)
+
+
+def test_tune_refuses_timings_of_another_entry(tmp_path):
+    from cakec.runtime import tuning
+
+    with pytest.raises(RouteTableError, match="not 'gemm'"):
+        tuning.load_measured(tuning.measured_path(routes.path("kmeans_assign")), "gemm")
+    bad = tmp_path / "gemm_measured.json"
+    bad.write_text("{}")
+    with pytest.raises(RouteTableError, match="timings"):
+        tuning.load_measured(bad, "gemm")
+
+
+def test_cakec_tune_measured_needs_no_gpu(tmp_path):
+    from click.testing import CliRunner
+
+    from cakec.cli import main
+    from cakec.runtime import tuning
+
+    timings = str(tuning.measured_path(routes.path("kmeans_assign")))
+    result = CliRunner().invoke(main, ["tune", "kmeans_assign", "--measured", timings,
+                                       "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "everything else" in result.output and "-> rows256" in result.output
+    assert routes.load("kmeans_assign", tmp_path / "kmeans_assign_routes.json").rules
+    wrong = CliRunner().invoke(main, ["tune", "gemm", "--measured", timings,
+                                      "--out", str(tmp_path)])
+    assert wrong.exit_code != 0 and "not 'gemm'" in wrong.output
+    assert "Traceback" not in wrong.output
