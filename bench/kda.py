@@ -111,10 +111,12 @@ FLOP_PER_TOKEN = 6 * 128 * 128 + 8 * 64 * 128
 SLOW = "kda_prefill_recurrent"
 
 
-def long_kernels() -> tuple[str, ...]:
-    from cakec.kernels.kda import PREFILL_KERNELS
+#: The prefill kernels a run measures (--kernels narrows it).
+KERNELS: list[str] = []
 
-    return tuple(k for k in PREFILL_KERNELS if k != SLOW)
+
+def long_kernels() -> tuple[str, ...]:
+    return tuple(k for k in KERNELS if k != SLOW)
 
 
 def say(text: str) -> None:
@@ -205,21 +207,21 @@ def short_rows(started: float) -> list[dict]:
     from fla.ops.kda import chunk_kda
 
     from cakec.api import time_ms
-    from cakec.kernels.kda import PREFILL_KERNELS, kda_prefill
+    from cakec.kernels.kda import kda_prefill
 
     say("\nshort sequences, B = 8, H = 16 (ms; the default is what kda_prefill picks)")
-    say(f"{'T':>6} | " + " ".join(f"{k:>22}" for k in PREFILL_KERNELS)
+    say(f"{'T':>6} | " + " ".join(f"{k:>22}" for k in KERNELS)
         + f" {'default':>9} {'fla':>9}")
     rows = []
     for t in SHORT_T:
         x = prefill_inputs(8, t, 16)
         fns = {name: (lambda name=name: kda_prefill(**x, output_final_state=True, kernel=name))
-               for name in PREFILL_KERNELS}
+               for name in KERNELS}
         fns["default"] = lambda: kda_prefill(**x, output_final_state=True)
         fns["fla"] = lambda: chunk_kda(**x, output_final_state=True)
         row = {"T": t, **time_ms(fns, rounds=3)}
         rows.append(row)
-        say(f"{t:>6} | " + " ".join(f"{row[k]:22.4f}" for k in PREFILL_KERNELS)
+        say(f"{t:>6} | " + " ".join(f"{row[k]:22.4f}" for k in KERNELS)
             + f" {row['default']:9.4f} {row['fla']:9.4f}  ({time.time() - started:.0f} s)")
     return rows
 
@@ -230,12 +232,12 @@ def sanitize_small() -> int:
     `compute-sanitizer --tool racecheck python3 bench/kda.py --sanitize`."""
     import torch
 
-    from cakec.kernels.kda import PREFILL_KERNELS, kda_prefill
+    from cakec.kernels.kda import kda_prefill
 
     x = prefill_inputs(2, 130, 4)
     x["q"], x["k"] = x["q"][:, :, :2].contiguous(), x["k"][:, :, :2].contiguous()
     s0 = torch.randn(2, 4, 128, 128, device="cuda") * 0.1
-    for kernel in PREFILL_KERNELS:
+    for kernel in KERNELS:
         kda_prefill(**x, initial_state=s0, output_final_state=True, kernel=kernel)
         torch.cuda.synchronize()
         say(f"{kernel}: launched")
@@ -251,7 +253,16 @@ def main() -> int:
     part.add_argument("--sanitize", action="store_true",
                       help="launch each prefill kernel once at a small shape, for "
                            "compute-sanitizer")
+    ap.add_argument("--kernels", default=None,
+                    help="comma-separated prefill kernels to measure (default: every one "
+                         "of cakec.kernels.kda.PREFILL_KERNELS)")
     args = ap.parse_args()
+    from cakec.kernels.kda import PREFILL_KERNELS
+
+    KERNELS[:] = PREFILL_KERNELS if args.kernels is None else args.kernels.split(",")
+    unknown = set(KERNELS) - set(PREFILL_KERNELS)
+    if unknown:
+        ap.error(f"unknown prefill kernels {sorted(unknown)}; choose from {PREFILL_KERNELS}")
     if args.sanitize:
         return sanitize_small()
     import time

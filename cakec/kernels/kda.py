@@ -189,8 +189,10 @@ CHUNKED_MIN_T = 1
 #: kernel, which is exact for any decay.
 CHUNK_DECAY_MIN = -170.0
 _CHUNK = 64
-#: The prefill kernels by name (bench/kda.py and the GPU tests run each).
-PREFILL_KERNELS = ("kda_prefill_chunked", "kda_prefill_recurrent")
+#: The prefill kernels by name (bench/kda.py and the GPU tests run each): the fused chunked
+#: kernel, the sequence-split one (kda_prefill_prep.cake for every chunk at once, then
+#: kda_prefill_state.cake's state pass) and the token-by-token one.
+PREFILL_KERNELS = ("kda_prefill_chunked", "kda_prefill_split", "kda_prefill_recurrent")
 
 
 def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
@@ -225,8 +227,9 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     if kernel is None:
         chunked = (CHUNKED_BY_DEFAULT and t >= CHUNKED_MIN_T
                    and _chunk_decay_min(g) >= CHUNK_DECAY_MIN)
-        kernel = PREFILL_KERNELS[0] if chunked else PREFILL_KERNELS[1]
-    run = _chunked if kernel == PREFILL_KERNELS[0] else _recurrent
+        kernel = "kda_prefill_chunked" if chunked else "kda_prefill_recurrent"
+    run = {"kda_prefill_chunked": _chunked, "kda_prefill_split": _split,
+           "kda_prefill_recurrent": _recurrent}[kernel]
     o, final = run(q, k, v, g, beta, initial_state, scale, checks.target(_PREFILL, q))
     if cu is not None:
         o = torch.cat([o[i, :hi - lo] for i, (lo, hi) in enumerate(zip(cu, cu[1:]))])[None]
@@ -276,6 +279,32 @@ def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
         heads(q), heads(k), heads(v), heads(g), beta_t, _level_table(q.device), s0, final_t,
         heads(o), b, t,
         hv, h, scale, int(initial_state is not None))
+    return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
+
+
+def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
+    """kda_prefill_prep.cake over every chunk into a bf16 workspace (about 1 KiB per token
+    and value head), then kda_prefill_state.cake's state pass, two CTAs per sequence and
+    value head; the states transposed as for _chunked."""
+    b, t, h, _ = q.shape
+    hv = v.shape[2]
+    chunks = -(-t // _CHUNK)
+    heads = lambda x: x.permute(0, 2, 1, 3)  # noqa: E731  [B, T, H, D] -> [B, H, T, D]
+    rows = b * hv * chunks * _CHUNK
+    ws = {name: torch.empty(rows, width, device=q.device, dtype=torch.bfloat16)
+          for name, width in (("a", 64), ("m", 64), ("w", DIM), ("q", DIM), ("k", DIM))}
+    dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)
+    beta_t = beta.float().transpose(1, 2).contiguous()          # [B, HV, T]
+    build.kernel("kda_prefill_prep", target)(
+        heads(q), heads(k), heads(g), beta_t, _level_table(q.device), ws["a"], ws["m"],
+        ws["w"], ws["q"], ws["k"], dec, b, t, hv, h, scale)
+    o = torch.empty(b, t, hv, DIM, device=q.device, dtype=torch.bfloat16)
+    final_t = torch.empty(b * hv * DIM, DIM, device=q.device, dtype=torch.float32)
+    s0 = final_t if initial_state is None else (
+        initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
+    build.kernel("kda_prefill_state", target)(
+        heads(v), ws["a"], ws["m"], ws["w"], ws["q"], ws["k"], dec, s0, final_t, heads(o),
+        b, t, hv, int(initial_state is not None))
     return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
 
 
