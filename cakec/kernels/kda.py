@@ -1,7 +1,8 @@
 """Kimi Delta Attention (KDA) on the shipped kernels: `kda_decode`, one new token per sequence
 against a recurrent state in HBM (kda_decode.cake), and `kda_prefill`, whole sequences with
-the state kept on chip (kda_prefill_chunked.cake: chunks of 64 tokens on wgmma;
-kda_prefill_recurrent.cake token by token).
+the state kept on chip (kda_prefill_chunked.cake: chunks of 64 tokens on wgmma, the
+default; kda_prefill_prep.cake + kda_prefill_state.cake: the same form split over the
+sequence; kda_prefill_recurrent.cake token by token, for short sequences).
 
 Shapes follow fla (`fla.ops.kda`): q, k [B, T, H, 128] bf16; v [B, T, HV, 128] bf16 (HV a
 multiple of H: value head hv reads query/key head hv // (HV / H)); g [B, T, HV, 128] f32
@@ -175,14 +176,15 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
     return out
 
 
-#: Whether kda_prefill picks the chunked kernel by itself. Not yet: kda_prefill_chunked.cake
-#: has not run to a correct result on a GPU (its two H200 runs stopped at the emitter bugs
-#: now in test/distilled/, fixed since, not rerun), so it runs only when `kernel=` names it,
-#: and the GPU-confirmed recurrent kernel is the default.
-CHUNKED_BY_DEFAULT = False
-#: Where the chunked kernel is the default: sequences of at least this many tokens (the
-#: recurrent kernel below it; bench/kda.py's short-T rows are there to choose it).
-CHUNKED_MIN_T = 1
+#: Whether kda_prefill picks the chunked kernel by itself: yes since the H200 run of
+#: 2026-12-01 (test/gpu/test_kda_gpu.py's prefill cases passed; racecheck 0 hazards,
+#: synccheck 0 errors at a ragged small shape).
+CHUNKED_BY_DEFAULT = True
+#: Where the chunked kernel is the default: sequences of at least this many tokens, the
+#: recurrent kernel below it. bench/kda.py's short rows (B = 8, H = 16, ms chunked /
+#: recurrent, H200 2026-12-01): T = 1 0.189 / 0.130, T = 16 0.208 / 0.142, T = 64 0.218 /
+#: 0.310, T = 256 0.578 / 1.508, T = 1024 2.10 / 6.10.
+CHUNKED_MIN_T = 64
 #: The chunked kernel scales keys by 2^(±(γ − γ_C/2)) (γ the within-chunk cumulative log2
 #: decay), finite in f32 while every channel's decay over a chunk of 64 tokens stays above
 #: −2·126·ln 2 ≈ −174.7 (natural log); batches with a chunk beyond this run the recurrent
@@ -205,14 +207,17 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     f32 log-decay, beta [B, T, HV] f32 or bf16, any T ≥ 1; `cu_seqlens` [N + 1] for N
     sequences concatenated in a B = 1 batch; `initial_state` [N, HV, 128, 128] f32.
 
-    Runs kda_prefill_recurrent.cake (token by token, the state in registers) unless
-    `kernel=` names one of PREFILL_KERNELS: kda_prefill_chunked.cake (one CTA per sequence and
-    value head: chunks of 64 tokens on wgmma, the state in registers across every chunk; a
-    ragged last chunk is masked) is not yet GPU-confirmed (CHUNKED_BY_DEFAULT). Once it is the
-    default, sequences shorter than CHUNKED_MIN_T and gates that decay by more than
-    CHUNK_DECAY_MIN over a chunk (checked on the device: one pass over g and a host sync) keep
-    the recurrent kernel. Variable-length batches are padded to the longest sequence
-    first (zero keys and gates leave the state unchanged)."""
+    Runs kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens
+    on wgmma, the state in registers across every chunk; a ragged last chunk is masked) for
+    sequences of at least CHUNKED_MIN_T tokens whose gates decay by no more than
+    CHUNK_DECAY_MIN over a chunk (checked on the device: one pass over g and a host sync),
+    else kda_prefill_recurrent.cake (token by token, exact for any decay). `kernel=` names
+    one of PREFILL_KERNELS instead: "kda_prefill_split" is the chunked form split over the
+    sequence (kda_prefill_prep.cake for every chunk at once into a workspace, then
+    kda_prefill_state.cake's state pass, two CTAs per sequence and value head); it matched
+    the float32 recurrence on the H200 (T = 1 to 1000, varlen) but is not yet timed, so it
+    is no default. Variable-length batches are padded to the longest sequence first (zero
+    keys and gates leave the state unchanged)."""
     _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
     if kernel is not None and kernel not in PREFILL_KERNELS:
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel must be one of {PREFILL_KERNELS}, "

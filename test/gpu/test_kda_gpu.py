@@ -205,6 +205,25 @@ def test_prefill_matches_reference(kernel, t, with_state):
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
+@pytest.mark.parametrize("t", [1, 63, 64, 200])
+def test_prefill_default_kernel(t):
+    """Without `kernel=`, sequences shorter than CHUNKED_MIN_T run the recurrent kernel and
+    longer ones the chunked kernel: the default's output is bit for bit that kernel's."""
+    from cakec.kernels.kda import CHUNKED_BY_DEFAULT, CHUNKED_MIN_T, kda_prefill
+
+    x = _sequence(2, t, 2, 4, seed=40 + t)
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
+    picked = ("kda_prefill_chunked" if CHUNKED_BY_DEFAULT and t >= CHUNKED_MIN_T
+              else "kda_prefill_recurrent")
+    other = next(k for k in ("kda_prefill_chunked", "kda_prefill_recurrent") if k != picked)
+    po, ps = kda_prefill(*args, initial_state=x["state"], output_final_state=True,
+                         kernel=picked)
+    oo, _ = kda_prefill(*args, initial_state=x["state"], output_final_state=True, kernel=other)
+    assert torch.equal(o, po) and torch.equal(s, ps)
+    assert not torch.equal(o, oo)  # the two kernels round differently: the pick is visible
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_prefill_varlen_matches_each_sequence(kernel):
     """cu_seqlens: each sequence of the flattened batch against its own recurrence."""
