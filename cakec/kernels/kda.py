@@ -308,7 +308,7 @@ def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
     s0 = final_t if initial_state is None else (
         initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
     build.kernel("kda_prefill_state", target)(
-        heads(v), ws["a"], ws["m"], ws["w"], ws["q"], ws["k"], dec, s0, final_t, heads(o),
+        v.reshape(b, t, hv * DIM), ws["a"], ws["m"], ws["w"], ws["q"], ws["k"], dec, s0, final_t, heads(o),
         b, t, hv, int(initial_state is not None))
     return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
 

@@ -43,45 +43,55 @@ def kda_prefill_prep(lm, Q: LM.tensor4d, K: LM.tensor4d, G: LM.tensor4d, Beta: L
     p = lm.regs(shape=(64, 64), dtype=lm.f32, role=prep)
     wacc = lm.regs(shape=(64, 128), dtype=lm.f32, role=prep)
     ghi = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
+    # each input tile read from HBM once (a tile load is a bounds-checked read per element)
+    gl = lm.regs(shape=(64, 128), dtype=lm.f32, role=prep)
+    kt = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
+    qt = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
+    lev = lm.regs(shape=(64, 64), dtype=lm.i32, role=prep)
 
     with prep:
         # γ by MMA: g·log2(e) split into bf16 halves hi + lo (exact to 2^-16), each
         # multiplied by a 0/±1/±½ tile built from index masks (register A)
-        ghi = (G.load(coords=(b, hv, n, 0), shape=(64, 128), dtype=lm.f32) * 1.4426950408889634).to(lm.bf16)
+        gl = G.load(coords=(b, hv, n, 0), shape=(64, 128), dtype=lm.f32) * 1.4426950408889634
+        ghi = gl.to(lm.bf16)
         sghi[0].store(ghi)
-        sglo[0].store((G.load(coords=(b, hv, n, 0), shape=(64, 128), dtype=lm.f32) * 1.4426950408889634 - ghi.to(lm.f32)).to(lm.bf16))
+        sglo[0].store((gl - ghi.to(lm.f32)).to(lm.bf16))
+        WD.store(lm.exp2(gl.sum(axis=0)), coords=(r, 0))
         lm.fence_proxy()
         row = lm.row_index(lacc)
         col = lm.col_index(lacc)
         half = lm.where(col <= row, 0.5, -0.5).to(lm.bf16)
         lm.mma(gam, half, sghi[0].T, init=True)       # γ − γ_C/2
         lm.mma(gam, half, sglo[0].T)
-        skn[0].store((K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(-gam)).to(lm.bf16))
-        skx[0].store((K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(gam)).to(lm.bf16))
+        kt = K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16)
+        qt = Q.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16)
+        skn[0].store((kt.to(lm.f32) * lm.exp2(-gam)).to(lm.bf16))
+        skx[0].store((kt.to(lm.f32) * lm.exp2(gam)).to(lm.bf16))
         lm.fence_proxy()
-        lm.mma(macc, (Q.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(gam) * scale).to(lm.bf16), skn[0], init=True)
+        lm.mma(macc, (qt.to(lm.f32) * lm.exp2(gam) * scale).to(lm.bf16), skn[0], init=True)
         lm.mma(lacc, skx[0], skn[0], init=True)       # K̃ K̂ᵀ
         sl[0].store(lm.where(col < row, lacc * Beta.load(coords=(b, hv, n), shape=(64, 1), dtype=lm.f32), 0.0).to(lm.bf16))
+        WM.store(lm.where(col <= row, macc, 0.0).to(lm.bf16), coords=(r, 0))
+        # the rest of the γ-scaled tiles, so that only the inverse's tiles live in its loop
+        tri = lm.where(col <= row, 1.0, 0.0).to(lm.bf16)
+        lm.mma(gam, tri, sghi[0].T, init=True)        # γ
+        lm.mma(gam, tri, sglo[0].T)
+        WQ.store((qt.to(lm.f32) * lm.exp2(gam) * scale).to(lm.bf16), coords=(r, 0))
+        skx[0].store((kt.to(lm.f32) * lm.exp2(gam)).to(lm.bf16))
+        after = lm.where(col > row, 1.0, 0.0).to(lm.bf16)
+        lm.mma(gam, after, sghi[0].T, init=True)      # γ_C − γ
+        lm.mma(gam, after, sglo[0].T)
+        WK.store((kt.to(lm.f32) * lm.exp2(gam)).to(lm.bf16), coords=(r, 0))
+        lm.fence_proxy()                               # skx for the last MMA
+        lev = Lev.load(coords=(0, 0), shape=(64, 64), dtype=lm.i32)
         p = lm.where(col == row, 1.0, 0.0)             # B = (I + L)⁻¹ of 1-row blocks
         sx[0].store(p.to(lm.bf16))
         for lv in lm.range(0, 6):                      # blocks of 2^lv rows → 2^(lv+1)
             lm.fence_proxy()
             lm.mma(pacc, p.to(lm.bf16), sl[0].T, init=True)
-            lm.mma(xacc, lm.where(Lev.load(coords=(0, 0), shape=(64, 64), dtype=lm.i32) == lv, pacc, 0.0).to(lm.bf16), sx[0].T, init=True)
+            lm.mma(xacc, lm.where(lev == lv, pacc, 0.0).to(lm.bf16), sx[0].T, init=True)
             p = p - xacc
             sx[0].store(p.to(lm.bf16))
-        WM.store(lm.where(col <= row, macc, 0.0).to(lm.bf16), coords=(r, 0))
         WA.store((p * Beta.load(coords=(b, hv, n), shape=(1, 64), dtype=lm.f32)).to(lm.bf16), coords=(r, 0))
-        tri = lm.where(col <= row, 1.0, 0.0).to(lm.bf16)
-        lm.mma(gam, tri, sghi[0].T, init=True)        # γ
-        lm.mma(gam, tri, sglo[0].T)
-        WQ.store((Q.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(gam) * scale).to(lm.bf16), coords=(r, 0))
-        skx[0].store((K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(gam)).to(lm.bf16))
-        after = lm.where(col > row, 1.0, 0.0).to(lm.bf16)
-        lm.mma(gam, after, sghi[0].T, init=True)      # γ_C − γ
-        lm.mma(gam, after, sglo[0].T)
-        WK.store((K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16).to(lm.f32) * lm.exp2(gam)).to(lm.bf16), coords=(r, 0))
-        WD.store(lm.exp2((G.load(coords=(b, hv, n, 0), shape=(64, 128), dtype=lm.f32) * 1.4426950408889634).sum(axis=0)), coords=(r, 0))
-        lm.fence_proxy()
         lm.mma(wacc, (p * Beta.load(coords=(b, hv, n), shape=(1, 64), dtype=lm.f32)).to(lm.bf16), skx[0].T, init=True)
         WW.store((wacc * -1.0).to(lm.bf16), coords=(r, 0))

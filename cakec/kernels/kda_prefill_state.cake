@@ -6,19 +6,20 @@
 #   U_j = WA·V_j + WW·S_j,  O_j = WQ·S_j + WM·U_j,  S_j ← diag(WD) S_j + WKᵀ U_j
 # with S_j [128 keys, 64 values] kept transposed (values × keys) in f32 registers from the
 # first chunk to the last: it is written to HBM once, after the chunk loop (`Sn`).
-# Tensors (cakec/kernels/kda.py): V, O [B, HV, T, 128] bf16 (views of the [B, T, HV, 128]
-# tensors), the workspace as kda_prefill_prep.cake writes it, S0, Sn [B·HV·128, 128] f32 the
+# Tensors (cakec/kernels/kda.py): V [B, T, HV·128] bf16 (the [B, T, HV, 128] input, read by
+# TMA in 64-value column tiles 2·hv + j), O [B, HV, T, 128] bf16 (a view of the output), the
+# workspace as kda_prefill_prep.cake writes it (read by TMA), S0, Sn [B·HV·128, 128] f32 the
 # states transposed (value row tiles 2·(b·HV + hv) + j; S0 read only when has_s0 = 1).
 #
 # Schedule: one CTA per (value half, value head, sequence): 2·B·HV CTAs where the fused
-# kda_prefill_chunked.cake has B·HV, each with half its state chain. A load warpgroup copies
-# chunk n's tiles (72 KiB) into a 2-stage ring while the state warpgroup works on chunk
-# n − 1: per chunk four wgmmas and two SMEM hand-offs of its own (U, then the new S in bf16
+# kda_prefill_chunked.cake has B·HV, each with half its state chain. A load warpgroup has
+# chunk n's tiles (72 KiB, seven TMA copies) brought into a 2-stage ring while the state
+# warpgroup works on chunk n − 1: per chunk four wgmmas and two SMEM hand-offs of its own (U, then the new S in bf16
 # for the next chunk's MMAs), the staged S rewritten only after the wgmmas that read it
 # retired (CAKE-S041).
 @cake.schedule(target="sm_90a")
-def kda_prefill_state(lm, V: LM.tensor4d, WA: LM.tensor2d, WM: LM.tensor2d, WW: LM.tensor2d,
-                      WQ: LM.tensor2d, WK: LM.tensor2d, WD: LM.tensor2d, S0: LM.tensor2d,
+def kda_prefill_state(lm, V: LM.tma3d, WA: LM.tma2d, WM: LM.tma2d, WW: LM.tma2d,
+                      WQ: LM.tma2d, WK: LM.tma2d, WD: LM.tma2d, S0: LM.tensor2d,
                       Sn: LM.tensor2d, O: LM.tensor4d, B: LM.i32, T: LM.i32, HV: LM.i32,
                       has_s0: LM.i32):
     lm.grid(2, HV, B)
@@ -44,7 +45,7 @@ def kda_prefill_state(lm, V: LM.tensor4d, WA: LM.tensor2d, WM: LM.tensor2d, WW: 
     load = lm.role(warps=[0, 1, 2, 3])
     state = lm.role(warps=[4, 5, 6, 7])
     pipe = lm.pipeline(stages=2)
-    full = lm.barrier(count=2, prod=[load], cons=[state], pipeline=pipe)
+    full = lm.barrier(count=2, prod=[load], cons=[state], init_count=7, pipeline=pipe)
     empty = lm.barrier(count=2, prod=[state], cons=[load], pipeline=pipe)
 
     s = lm.regs(shape=(64, 128), dtype=lm.f32, role=state)
@@ -56,15 +57,13 @@ def kda_prefill_state(lm, V: LM.tensor4d, WA: LM.tensor2d, WM: LM.tensor2d, WW: 
             st = n % 2
             r = bhv * chunks + n
             lm.wait(empty, stage=st)
-            sa[st].store(WA.load(coords=(r, 0), shape=(64, 64), dtype=lm.bf16))
-            sm[st].store(WM.load(coords=(r, 0), shape=(64, 64), dtype=lm.bf16))
-            sv[st].store(V.load(coords=(b, hv, n, j), shape=(64, 64), dtype=lm.bf16))
-            snw[st].store(WW.load(coords=(r, 0), shape=(64, 128), dtype=lm.bf16))
-            skr[st].store(WK.load(coords=(r, 0), shape=(64, 128), dtype=lm.bf16))
-            sq[st].store(WQ.load(coords=(r, 0), shape=(64, 128), dtype=lm.bf16))
-            sdec[st].store(WD.load(coords=(r, 0), shape=(1, 128), dtype=lm.f32))
-            lm.fence_proxy()
-            lm.arrive(full, stage=st)
+            sa.tma_load(WA, coords=(r, 0), stage=st, barrier=full)
+            sm.tma_load(WM, coords=(r, 0), stage=st, barrier=full)
+            sv.tma_load(V, coords=(b, n, 2 * hv + j), stage=st, barrier=full)
+            snw.tma_load(WW, coords=(r, 0), stage=st, barrier=full)
+            skr.tma_load(WK, coords=(r, 0), stage=st, barrier=full)
+            sq.tma_load(WQ, coords=(r, 0), stage=st, barrier=full)
+            sdec.tma_load(WD, coords=(r, 0), stage=st, barrier=full)
 
     with state:
         if has_s0 == 1:
