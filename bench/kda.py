@@ -187,7 +187,6 @@ def prefill_rows(ex, started: float) -> list[dict]:
             if "err_o_ref" in row:
                 say(f"{'':>14}   vs the f32 recurrence: o {row['err_o_ref']:.1e}, S "
                     f"{row['err_s_ref']:.1e} (chunk_kda's o: {row['err_o_fla_ref']:.1e})")
-        del x, fo, fs, ref
     for kernel in kernels:
         mine = [r for r in rows if r["kernel"] == kernel]
         geo = math.exp(sum(math.log(r["x_fla"]) for r in mine) / len(mine))

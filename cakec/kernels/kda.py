@@ -214,9 +214,9 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     else kda_prefill_recurrent.cake (token by token, exact for any decay). `kernel=` names
     one of PREFILL_KERNELS instead: "kda_prefill_split" is the chunked form split over the
     sequence (kda_prefill_prep.cake for every chunk at once into a workspace, then
-    kda_prefill_state.cake's state pass, two CTAs per sequence and value head); it matched
-    the float32 recurrence on the H200 (T = 1 to 1000, varlen) but is not yet timed, so it
-    is no default. Variable-length batches are padded to the longest sequence first (zero
+    kda_prefill_state.cake's state pass, two CTAs per sequence and value head); its first
+    form matched the float32 recurrence on the H200 (T = 1 to 1000, varlen), the current one
+    is not yet GPU-run and neither is timed, so it is no default. Variable-length batches are padded to the longest sequence first (zero
     keys and gates leave the state unchanged)."""
     _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
     if kernel is not None and kernel not in PREFILL_KERNELS:
@@ -227,8 +227,7 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     if cu is not None:
         t_max = max(y - x for x, y in zip(cu, cu[1:]))
         q, k, v, g, beta = (_padded(x, cu, t_max) for x in (q, k, v, g, beta))
-    b, t, h, _ = q.shape
-    hv = v.shape[2]
+    t = q.shape[1]
     if kernel is None:
         chunked = (CHUNKED_BY_DEFAULT and t >= CHUNKED_MIN_T
                    and _chunk_decay_min(g) >= CHUNK_DECAY_MIN)
@@ -268,48 +267,59 @@ def _level_table(device: torch.device) -> torch.Tensor:
     return lev
 
 
-def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
-    """kda_prefill_chunked.cake on [B, H(V), T, 128] views of the inputs (strided: no copy);
-    the kernel keeps the state transposed (values × keys), so the initial and final states
-    are transposed around it (one copy of each, the size of the state)."""
-    b, t, h, _ = q.shape
+def _heads(x: torch.Tensor) -> torch.Tensor:
+    """[B, T, H, D] -> a [B, H, T, D] view (strided: no copy)."""
+    return x.permute(0, 2, 1, 3)
+
+
+def _chunk_io(q, v, beta, initial_state):
+    """What both chunked-form kernels take and give besides the inputs: o [B, T, HV, 128]
+    bf16, β as [B, HV, T] f32, and the initial and final states transposed (values × keys:
+    the kernels keep Sᵀ, so the states are transposed around them, one copy of each), the
+    final one doubling as the unread S0 when there is no initial state."""
+    b, t, _, _ = q.shape
     hv = v.shape[2]
-    heads = lambda x: x.permute(0, 2, 1, 3)  # noqa: E731  [B, T, H, D] -> [B, H, T, D]
     o = torch.empty(b, t, hv, DIM, device=q.device, dtype=torch.bfloat16)
-    beta_t = beta.float().transpose(1, 2).contiguous()          # [B, HV, T]
+    beta_t = beta.float().transpose(1, 2).contiguous()
     final_t = torch.empty(b * hv * DIM, DIM, device=q.device, dtype=torch.float32)
     s0 = final_t if initial_state is None else (
         initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
+    return o, beta_t, s0, final_t
+
+
+def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
+    """kda_prefill_chunked.cake on [B, H(V), T, 128] views of the inputs."""
+    b, t, h, _ = q.shape
+    hv = v.shape[2]
+    o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
     build.kernel("kda_prefill_chunked", target)(
-        heads(q), heads(k), heads(v), heads(g), beta_t, _level_table(q.device), s0, final_t,
-        heads(o), b, t,
-        hv, h, scale, int(initial_state is not None))
+        _heads(q), _heads(k), _heads(v), _heads(g), beta_t, _level_table(q.device), s0,
+        final_t, _heads(o), b, t, hv, h, scale, int(initial_state is not None))
     return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
 
 
 def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
     """kda_prefill_prep.cake over every chunk into a bf16 workspace (about 1 KiB per token
     and value head), then kda_prefill_state.cake's state pass, two CTAs per sequence and
-    value head; the states transposed as for _chunked."""
+    value head."""
     b, t, h, _ = q.shape
     hv = v.shape[2]
     chunks = -(-t // _CHUNK)
-    heads = lambda x: x.permute(0, 2, 1, 3)  # noqa: E731  [B, T, H, D] -> [B, H, T, D]
     rows = b * hv * chunks * _CHUNK
-    ws = {name: torch.empty(rows, width, device=q.device, dtype=torch.bfloat16)
-          for name, width in (("a", 64), ("m", 64), ("w", DIM), ("q", DIM), ("k", DIM))}
-    dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)
-    beta_t = beta.float().transpose(1, 2).contiguous()          # [B, HV, T]
+    if rows >= 2**31:
+        raise checks.CakeArgumentError(f"{_PREFILL}: kernel='kda_prefill_split' needs a "
+                                       f"workspace of {rows} rows (B·HV·64·chunks), more than "
+                                       "its 32-bit rows address; use the default kernel")
+    ws = [torch.empty(rows, width, device=q.device, dtype=torch.bfloat16)
+          for width in (64, 64, DIM, DIM, DIM)]              # WA, WM, WW, WQ, WK
+    dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)  # WD
+    o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
     build.kernel("kda_prefill_prep", target)(
-        heads(q), heads(k), heads(g), beta_t, _level_table(q.device), ws["a"], ws["m"],
-        ws["w"], ws["q"], ws["k"], dec, b, t, hv, h, scale)
-    o = torch.empty(b, t, hv, DIM, device=q.device, dtype=torch.bfloat16)
-    final_t = torch.empty(b * hv * DIM, DIM, device=q.device, dtype=torch.float32)
-    s0 = final_t if initial_state is None else (
-        initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
+        _heads(q), _heads(k), _heads(g), beta_t, _level_table(q.device), *ws, dec, b, t, hv,
+        h, scale)
     build.kernel("kda_prefill_state", target)(
-        v.reshape(b, t, hv * DIM), ws["a"], ws["m"], ws["w"], ws["q"], ws["k"], dec, s0, final_t, heads(o),
-        b, t, hv, int(initial_state is not None))
+        v.reshape(b, t, hv * DIM), *ws, dec, s0, final_t, _heads(o), b, t, hv,
+        int(initial_state is not None))
     return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
 
 
