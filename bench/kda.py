@@ -9,15 +9,18 @@ float32 recurrence (examples/kda/kda_decode.py), on fresh inputs with realistic 
 (g = −softplus(·), β = sigmoid(·)). Prints ms, ours / fla, GB/s of the step's bytes and
 that as a share of the copy's GB/s.
 
-Prefill: `kda_prefill` (the chunked kernel, kda_prefill_chunked.cake) vs fla `chunk_kda` at (B, T, H) ∈ {(1, 8192, 16), (1, 8192, 32),
-(4, 4096, 32), (1, 32768, 8), (8, 2048, 16)} (HV = H) and a variable-length batch, each
-checked against chunk_kda (o, final state) and, at the shortest shape, the float32
-recurrence. Prints ms, fla / ours and TFLOP/s by the chunked-form count of
-../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and head); then short sequences
-(T ∈ SHORT_T, B = 8, H = 16) for the chunked and the recurrent kernel and fla side by side
-(cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows).
+Prefill: every prefill kernel but the token-by-token one (cakec.kernels.kda.PREFILL_KERNELS)
+vs fla `chunk_kda` at (B, T, H) ∈ {(1, 8192, 16), (1, 8192, 32), (4, 4096, 32), (1, 32768, 8),
+(8, 2048, 16)} (HV = H) and a variable-length batch, each checked against chunk_kda (o,
+final state) and, at 8x2048x16, the float32 recurrence. Prints ms, fla / ours and TFLOP/s by
+the chunked-form count of ../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and
+head). First, short sequences (T ∈ SHORT_T, B = 8, H = 16) for every prefill kernel, the
+recurrent one included, kda_prefill's default pick and fla side by side
+(cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows). Every row is printed as soon as
+it is measured.
 
     python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only]
+    compute-sanitizer --tool racecheck python3 bench/kda.py --sanitize
     (needs torch, fla-core and an sm_90a GPU)
 """
 
@@ -103,96 +106,141 @@ PREFILL_SHAPES = [(1, 8192, 16), (1, 8192, 32), (4, 4096, 32), (1, 32768, 8), (8
 VARLEN = [3000, 17, 1024, 4000, 129]
 #: Chunked-form FLOP per token and head at C = 64, D = 128 (KDA.md).
 FLOP_PER_TOKEN = 6 * 128 * 128 + 8 * 64 * 128
+#: The kernels timed at the long shapes: every prefill kernel but the token-by-token one,
+#: which takes seconds there (it is timed at the short rows, where it may win).
+SLOW = "kda_prefill_recurrent"
 
 
-def prefill_rows(ex) -> list[dict]:
+#: The prefill kernels a run measures (--kernels narrows it).
+KERNELS: list[str] = []
+
+
+def long_kernels() -> tuple[str, ...]:
+    return tuple(k for k in KERNELS if k != SLOW)
+
+
+def say(text: str) -> None:
+    """Print at once: a run cut short by its time limit still shows every finished row."""
+    print(text, flush=True)
+
+
+def prefill_inputs(b: int, t: int, h: int) -> dict:
+    """Fresh inputs with realistic gates: g = −softplus(·), β = sigmoid(·)."""
     import torch
     import torch.nn.functional as F
+
+    return {"q": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
+            "k": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
+            "v": torch.randn(b, t, h, 128, device="cuda").bfloat16(),
+            "g": -F.softplus(torch.randn(b, t, h, 128, device="cuda") - 2.0),
+            "beta": torch.sigmoid(torch.randn(b, t, h, device="cuda"))}
+
+
+def prefill_rows(ex, started: float) -> list[dict]:
+    """Each long shape: every kernel of long_kernels() checked against chunk_kda (and, at
+    8x2048x16, the float32 recurrence), then timed beside chunk_kda in the same rounds;
+    each row printed as soon as it is measured."""
+    import time
+
+    import torch
     from fla.ops.kda import chunk_kda
 
     from cakec.api import time_ms
     from cakec.kernels.kda import kda_prefill
 
-    def inputs(b, t, h):
-        return {"q": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
-                "k": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
-                "v": torch.randn(b, t, h, 128, device="cuda").bfloat16(),
-                "g": -F.softplus(torch.randn(b, t, h, 128, device="cuda") - 2.0),
-                "beta": torch.sigmoid(torch.randn(b, t, h, device="cuda"))}
-
-    cases = [(f"{b}x{t}x{h}", inputs(b, t, h), None, b * t * h) for b, t, h in PREFILL_SHAPES]
+    kernels = long_kernels()
+    cases = [(f"{b}x{t}x{h}", (b, t, h), None, b * t * h) for b, t, h in PREFILL_SHAPES]
     cu = torch.tensor([0] + torch.tensor(VARLEN).cumsum(0).tolist(), device="cuda")
-    cases.append((f"varlen{len(VARLEN)}x16", inputs(1, sum(VARLEN), 16), cu, sum(VARLEN) * 16))
+    cases.append((f"varlen{len(VARLEN)}x16", (1, sum(VARLEN), 16), cu, sum(VARLEN) * 16))
+    say("\nprefill (H = HV; ms are CUDA-event medians; x = fla ms / ours; TFLOP/s by the "
+        "chunked-form count; errors vs chunk_kda)")
+    say(f"{'shape':>14} {'kernel':>22} | {'ms':>8} {'TFLOP/s':>7} {'x fla':>6} | "
+        f"{'err o':>8} {'err S':>8} | fla ms  (elapsed s)")
     rows = []
-    for name, x, cu_seqlens, token_heads in cases:
-        o, s = kda_prefill(**x, cu_seqlens=cu_seqlens, output_final_state=True)
+    for name, shape, cu_seqlens, token_heads in cases:
+        x = prefill_inputs(*shape)
         fo, fs = chunk_kda(**x, cu_seqlens=cu_seqlens, output_final_state=True)
-        row = {"shape": name, "err_o_fla": rel(o, fo), "err_s_fla": rel(s, fs)}
-        if name == "8x2048x16":
-            ro, rs = ex.reference_kda(**x)
-            row |= {"err_o_ref": rel(o, ro), "err_s_ref": rel(s, rs),
-                    "err_o_fla_ref": rel(fo, ro)}
-        ms = time_ms({"cake": lambda: kda_prefill(**x, cu_seqlens=cu_seqlens,
-                                                  output_final_state=True),
-                      "fla": lambda: chunk_kda(**x, cu_seqlens=cu_seqlens,
-                                               output_final_state=True)}, rounds=3)
+        ref = ex.reference_kda(**x) if name == "8x2048x16" else None
+        fns = {"fla": lambda: chunk_kda(**x, cu_seqlens=cu_seqlens, output_final_state=True)}
+        errs = {}
+        for kernel in kernels:
+            o, s = kda_prefill(**x, cu_seqlens=cu_seqlens, output_final_state=True,
+                               kernel=kernel)
+            errs[kernel] = {"err_o_fla": rel(o, fo), "err_s_fla": rel(s, fs)}
+            if ref is not None:
+                errs[kernel] |= {"err_o_ref": rel(o, ref[0]), "err_s_ref": rel(s, ref[1]),
+                                 "err_o_fla_ref": rel(fo, ref[0])}
+            fns[kernel] = (lambda kernel=kernel: kda_prefill(
+                **x, cu_seqlens=cu_seqlens, output_final_state=True, kernel=kernel))
+        ms = time_ms(fns, rounds=3)
         flop = token_heads * FLOP_PER_TOKEN
-        row |= {"cake_ms": ms["cake"], "fla_ms": ms["fla"], "x_fla": ms["fla"] / ms["cake"],
-                "cake_tflops": flop / ms["cake"] / 1e9, "fla_tflops": flop / ms["fla"] / 1e9}
-        row["ok"] = all(v <= (O_TOL if "_o" in k else S_TOL) for k, v in row.items()
-                        if k.startswith("err_") and k != "err_o_fla_ref")
-        rows.append(row)
+        for kernel in kernels:
+            row = {"shape": name, "kernel": kernel, **errs[kernel], "cake_ms": ms[kernel],
+                   "fla_ms": ms["fla"], "x_fla": ms["fla"] / ms[kernel],
+                   "cake_tflops": flop / ms[kernel] / 1e9, "fla_tflops": flop / ms["fla"] / 1e9}
+            row["ok"] = all(v <= (O_TOL if "_o" in k else S_TOL) for k, v in row.items()
+                            if k.startswith("err_") and k != "err_o_fla_ref")
+            rows.append(row)
+            say(f"{name:>14} {kernel:>22} | {row['cake_ms']:8.3f} {row['cake_tflops']:7.2f} "
+                f"{row['x_fla']:6.3f} | {row['err_o_fla']:8.1e} {row['err_s_fla']:8.1e} | "
+                f"{row['fla_ms']:.3f}  ({time.time() - started:.0f}){'' if row['ok'] else '  WRONG'}")
+            if "err_o_ref" in row:
+                say(f"{'':>14}   vs the f32 recurrence: o {row['err_o_ref']:.1e}, S "
+                    f"{row['err_s_ref']:.1e} (chunk_kda's o: {row['err_o_fla_ref']:.1e})")
+    for kernel in kernels:
+        mine = [r for r in rows if r["kernel"] == kernel]
+        geo = math.exp(sum(math.log(r["x_fla"]) for r in mine) / len(mine))
+        say(f"{kernel}: geomean fla/ours {geo:.3f}x, lowest {min(r['x_fla'] for r in mine):.3f}x "
+            "(issue 15 asks ≥ 2.5x, none below 1.5x)")
     return rows
 
 
 #: Short sequences (B = 8, H = 16): where the token-by-token kernel may beat the chunked one
 #: (cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows).
-SHORT_T = [1, 16, 64, 256]
+SHORT_T = [1, 16, 64, 256, 1024]
 
 
-def short_rows() -> list[dict]:
-    import torch
-    import torch.nn.functional as F
+def short_rows(started: float) -> list[dict]:
+    import time
+
     from fla.ops.kda import chunk_kda
 
     from cakec.api import time_ms
-    from cakec.kernels.kda import PREFILL_KERNELS, kda_prefill
+    from cakec.kernels.kda import kda_prefill
 
+    say("\nshort sequences, B = 8, H = 16 (ms; the default is what kda_prefill picks)")
+    say(f"{'T':>6} | " + " ".join(f"{k:>22}" for k in KERNELS)
+        + f" {'default':>9} {'fla':>9}")
     rows = []
     for t in SHORT_T:
-        b, h = 8, 16
-        x = {"q": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
-             "k": F.normalize(torch.randn(b, t, h, 128, device="cuda"), dim=-1).bfloat16(),
-             "v": torch.randn(b, t, h, 128, device="cuda").bfloat16(),
-             "g": -F.softplus(torch.randn(b, t, h, 128, device="cuda") - 2.0),
-             "beta": torch.sigmoid(torch.randn(b, t, h, device="cuda"))}
+        x = prefill_inputs(8, t, 16)
         fns = {name: (lambda name=name: kda_prefill(**x, output_final_state=True, kernel=name))
-               for name in PREFILL_KERNELS}
+               for name in KERNELS}
+        fns["default"] = lambda: kda_prefill(**x, output_final_state=True)
         fns["fla"] = lambda: chunk_kda(**x, output_final_state=True)
-        rows.append({"T": t, **time_ms(fns, rounds=3)})
+        row = {"T": t, **time_ms(fns, rounds=3)}
+        rows.append(row)
+        say(f"{t:>6} | " + " ".join(f"{row[k]:22.4f}" for k in KERNELS)
+            + f" {row['default']:9.4f} {row['fla']:9.4f}  ({time.time() - started:.0f} s)")
     return rows
 
 
-def show_short(rows: list[dict]) -> None:
-    print("\nshort sequences, B = 8, H = 16 (ms): chunked / recurrent / fla chunk_kda")
-    for r in rows:
-        print(f"T = {r['T']:>5}: {r['kda_prefill_chunked']:8.4f} "
-              f"{r['kda_prefill_recurrent']:8.4f} {r['fla']:8.4f}")
+def sanitize_small() -> int:
+    """One launch of each prefill kernel at a small ragged shape (B = 2, T = 130, H = 2,
+    HV = 4, an initial state) and nothing else, for compute-sanitizer:
+    `compute-sanitizer --tool racecheck python3 bench/kda.py --sanitize`."""
+    import torch
 
+    from cakec.kernels.kda import kda_prefill
 
-def show_prefill(rows: list[dict]) -> None:
-    print("\nprefill (H = HV; ms are CUDA-event medians; x = fla ms / cake ms)")
-    print(f"{'shape':>14} | {'cake ms':>9} {'TFLOP/s':>7} | {'fla ms':>8} {'TFLOP/s':>7} | "
-          f"{'x fla':>6} | {'err o':>8} {'err S':>8} (vs chunk_kda)")
-    for r in rows:
-        print(f"{r['shape']:>14} | {r['cake_ms']:9.3f} {r['cake_tflops']:7.2f} | "
-              f"{r['fla_ms']:8.3f} {r['fla_tflops']:7.2f} | {r['x_fla']:6.3f} | "
-              f"{r['err_o_fla']:8.1e} {r['err_s_fla']:8.1e}{'' if r['ok'] else '  WRONG'}")
-        if "err_o_ref" in r:
-            print(f"{'':>14}   vs the f32 recurrence: o {r['err_o_ref']:.1e}, S "
-                  f"{r['err_s_ref']:.1e} (chunk_kda's o: {r['err_o_fla_ref']:.1e})")
-    geo = math.exp(sum(math.log(r["x_fla"]) for r in rows) / len(rows))
-    print(f"geomean fla/ours: {geo:.3f}x (issue 15 asks ≥ 2.5x, none below 1.5x)")
+    x = prefill_inputs(2, 130, 4)
+    x["q"], x["k"] = x["q"][:, :, :2].contiguous(), x["k"][:, :, :2].contiguous()
+    s0 = torch.randn(2, 4, 128, 128, device="cuda") * 0.1
+    for kernel in KERNELS:
+        kda_prefill(**x, initial_state=s0, output_final_state=True, kernel=kernel)
+        torch.cuda.synchronize()
+        say(f"{kernel}: launched")
+    return 0
 
 
 def main() -> int:
@@ -201,21 +249,34 @@ def main() -> int:
     part = ap.add_mutually_exclusive_group()
     part.add_argument("--decode-only", action="store_true")
     part.add_argument("--prefill-only", action="store_true")
+    part.add_argument("--sanitize", action="store_true",
+                      help="launch each prefill kernel once at a small shape, for "
+                           "compute-sanitizer")
+    ap.add_argument("--kernels", default=None,
+                    help="comma-separated prefill kernels to measure (default: every one "
+                         "of cakec.kernels.kda.PREFILL_KERNELS)")
     args = ap.parse_args()
+    from cakec.kernels.kda import PREFILL_KERNELS
+
+    KERNELS[:] = PREFILL_KERNELS if args.kernels is None else args.kernels.split(",")
+    unknown = set(KERNELS) - set(PREFILL_KERNELS)
+    if unknown:
+        ap.error(f"unknown prefill kernels {sorted(unknown)}; choose from {PREFILL_KERNELS}")
+    if args.sanitize:
+        return sanitize_small()
+    import time
+
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
-    print(f"KDA on {torch.cuda.get_device_name()}")
+    started = time.time()
+    say(f"KDA on {torch.cuda.get_device_name()}")
     ex = example()
     rows = [] if args.prefill_only else decode_rows(ex)
     if rows:
         show_decode(rows)
-    pre = [] if args.decode_only else prefill_rows(ex)
-    if pre:
-        show_prefill(pre)
-    short = [] if args.decode_only else short_rows()
-    if short:
-        show_short(short)
+    short = [] if args.decode_only else short_rows(started)
+    pre = [] if args.decode_only else prefill_rows(ex, started)
     ok = all(r["ok"] for r in rows + pre)
     print("\ncorrectness:", "ok at every shape" if ok else "FAILED")
     if args.out:

@@ -1,7 +1,8 @@
 """Kimi Delta Attention (KDA) on the shipped kernels: `kda_decode`, one new token per sequence
 against a recurrent state in HBM (kda_decode.cake), and `kda_prefill`, whole sequences with
-the state kept on chip (kda_prefill_chunked.cake: chunks of 64 tokens on wgmma;
-kda_prefill_recurrent.cake token by token).
+the state kept on chip (kda_prefill_chunked.cake: chunks of 64 tokens on wgmma, the
+default; kda_prefill_prep.cake + kda_prefill_state.cake: the same form split over the
+sequence; kda_prefill_recurrent.cake token by token, for short sequences).
 
 Shapes follow fla (`fla.ops.kda`): q, k [B, T, H, 128] bf16; v [B, T, HV, 128] bf16 (HV a
 multiple of H: value head hv reads query/key head hv // (HV / H)); g [B, T, HV, 128] f32
@@ -175,22 +176,25 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
     return out
 
 
-#: Whether kda_prefill picks the chunked kernel by itself. Not yet: kda_prefill_chunked.cake
-#: has not run to a correct result on a GPU (its two H200 runs stopped at the emitter bugs
-#: now in test/distilled/, fixed since, not rerun), so it runs only when `kernel=` names it,
-#: and the GPU-confirmed recurrent kernel is the default.
-CHUNKED_BY_DEFAULT = False
-#: Where the chunked kernel is the default: sequences of at least this many tokens (the
-#: recurrent kernel below it; bench/kda.py's short-T rows are there to choose it).
-CHUNKED_MIN_T = 1
+#: Whether kda_prefill picks the chunked kernel by itself: yes since the H200 run of
+#: 2026-12-01 (test/gpu/test_kda_gpu.py's prefill cases passed; racecheck 0 hazards,
+#: synccheck 0 errors at a ragged small shape).
+CHUNKED_BY_DEFAULT = True
+#: Where the chunked kernel is the default: sequences of at least this many tokens, the
+#: recurrent kernel below it. bench/kda.py's short rows (B = 8, H = 16, ms chunked /
+#: recurrent, H200 2026-12-01): T = 1 0.189 / 0.130, T = 16 0.208 / 0.142, T = 64 0.218 /
+#: 0.310, T = 256 0.578 / 1.508, T = 1024 2.10 / 6.10.
+CHUNKED_MIN_T = 64
 #: The chunked kernel scales keys by 2^(±(γ − γ_C/2)) (γ the within-chunk cumulative log2
 #: decay), finite in f32 while every channel's decay over a chunk of 64 tokens stays above
 #: −2·126·ln 2 ≈ −174.7 (natural log); batches with a chunk beyond this run the recurrent
 #: kernel, which is exact for any decay.
 CHUNK_DECAY_MIN = -170.0
 _CHUNK = 64
-#: The prefill kernels by name (bench/kda.py and the GPU tests run each).
-PREFILL_KERNELS = ("kda_prefill_chunked", "kda_prefill_recurrent")
+#: The prefill kernels by name (bench/kda.py and the GPU tests run each): the fused chunked
+#: kernel, the sequence-split one (kda_prefill_prep.cake for every chunk at once, then
+#: kda_prefill_state.cake's state pass) and the token-by-token one.
+PREFILL_KERNELS = ("kda_prefill_chunked", "kda_prefill_split", "kda_prefill_recurrent")
 
 
 def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
@@ -203,14 +207,17 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     f32 log-decay, beta [B, T, HV] f32 or bf16, any T ≥ 1; `cu_seqlens` [N + 1] for N
     sequences concatenated in a B = 1 batch; `initial_state` [N, HV, 128, 128] f32.
 
-    Runs kda_prefill_recurrent.cake (token by token, the state in registers) unless
-    `kernel=` names one of PREFILL_KERNELS: kda_prefill_chunked.cake (one CTA per sequence and
-    value head: chunks of 64 tokens on wgmma, the state in registers across every chunk; a
-    ragged last chunk is masked) is not yet GPU-confirmed (CHUNKED_BY_DEFAULT). Once it is the
-    default, sequences shorter than CHUNKED_MIN_T and gates that decay by more than
-    CHUNK_DECAY_MIN over a chunk (checked on the device: one pass over g and a host sync) keep
-    the recurrent kernel. Variable-length batches are padded to the longest sequence
-    first (zero keys and gates leave the state unchanged)."""
+    Runs kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens
+    on wgmma, the state in registers across every chunk; a ragged last chunk is masked) for
+    sequences of at least CHUNKED_MIN_T tokens whose gates decay by no more than
+    CHUNK_DECAY_MIN over a chunk (checked on the device: one pass over g and a host sync),
+    else kda_prefill_recurrent.cake (token by token, exact for any decay). `kernel=` names
+    one of PREFILL_KERNELS instead: "kda_prefill_split" is the chunked form split over the
+    sequence (kda_prefill_prep.cake for every chunk at once into a workspace, then
+    kda_prefill_state.cake's state pass, two CTAs per sequence and value head); its first
+    form matched the float32 recurrence on the H200 (T = 1 to 1000, varlen), the current one
+    is not yet GPU-run and neither is timed, so it is no default. Variable-length batches are padded to the longest sequence first (zero
+    keys and gates leave the state unchanged)."""
     _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
     if kernel is not None and kernel not in PREFILL_KERNELS:
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel must be one of {PREFILL_KERNELS}, "
@@ -220,13 +227,13 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     if cu is not None:
         t_max = max(y - x for x, y in zip(cu, cu[1:]))
         q, k, v, g, beta = (_padded(x, cu, t_max) for x in (q, k, v, g, beta))
-    b, t, h, _ = q.shape
-    hv = v.shape[2]
+    t = q.shape[1]
     if kernel is None:
         chunked = (CHUNKED_BY_DEFAULT and t >= CHUNKED_MIN_T
                    and _chunk_decay_min(g) >= CHUNK_DECAY_MIN)
-        kernel = PREFILL_KERNELS[0] if chunked else PREFILL_KERNELS[1]
-    run = _chunked if kernel == PREFILL_KERNELS[0] else _recurrent
+        kernel = "kda_prefill_chunked" if chunked else "kda_prefill_recurrent"
+    run = {"kda_prefill_chunked": _chunked, "kda_prefill_split": _split,
+           "kda_prefill_recurrent": _recurrent}[kernel]
     o, final = run(q, k, v, g, beta, initial_state, scale, checks.target(_PREFILL, q))
     if cu is not None:
         o = torch.cat([o[i, :hi - lo] for i, (lo, hi) in enumerate(zip(cu, cu[1:]))])[None]
@@ -260,22 +267,59 @@ def _level_table(device: torch.device) -> torch.Tensor:
     return lev
 
 
-def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
-    """kda_prefill_chunked.cake on [B, H(V), T, 128] views of the inputs (strided: no copy);
-    the kernel keeps the state transposed (values × keys), so the initial and final states
-    are transposed around it (one copy of each, the size of the state)."""
-    b, t, h, _ = q.shape
+def _heads(x: torch.Tensor) -> torch.Tensor:
+    """[B, T, H, D] -> a [B, H, T, D] view (strided: no copy)."""
+    return x.permute(0, 2, 1, 3)
+
+
+def _chunk_io(q, v, beta, initial_state):
+    """What both chunked-form kernels take and give besides the inputs: o [B, T, HV, 128]
+    bf16, β as [B, HV, T] f32, and the initial and final states transposed (values × keys:
+    the kernels keep Sᵀ, so the states are transposed around them, one copy of each), the
+    final one doubling as the unread S0 when there is no initial state."""
+    b, t, _, _ = q.shape
     hv = v.shape[2]
-    heads = lambda x: x.permute(0, 2, 1, 3)  # noqa: E731  [B, T, H, D] -> [B, H, T, D]
     o = torch.empty(b, t, hv, DIM, device=q.device, dtype=torch.bfloat16)
-    beta_t = beta.float().transpose(1, 2).contiguous()          # [B, HV, T]
+    beta_t = beta.float().transpose(1, 2).contiguous()
     final_t = torch.empty(b * hv * DIM, DIM, device=q.device, dtype=torch.float32)
     s0 = final_t if initial_state is None else (
         initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
+    return o, beta_t, s0, final_t
+
+
+def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
+    """kda_prefill_chunked.cake on [B, H(V), T, 128] views of the inputs."""
+    b, t, h, _ = q.shape
+    hv = v.shape[2]
+    o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
     build.kernel("kda_prefill_chunked", target)(
-        heads(q), heads(k), heads(v), heads(g), beta_t, _level_table(q.device), s0, final_t,
-        heads(o), b, t,
-        hv, h, scale, int(initial_state is not None))
+        _heads(q), _heads(k), _heads(v), _heads(g), beta_t, _level_table(q.device), s0,
+        final_t, _heads(o), b, t, hv, h, scale, int(initial_state is not None))
+    return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
+
+
+def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
+    """kda_prefill_prep.cake over every chunk into a bf16 workspace (about 1 KiB per token
+    and value head), then kda_prefill_state.cake's state pass, two CTAs per sequence and
+    value head."""
+    b, t, h, _ = q.shape
+    hv = v.shape[2]
+    chunks = -(-t // _CHUNK)
+    rows = b * hv * chunks * _CHUNK
+    if rows >= 2**31:
+        raise checks.CakeArgumentError(f"{_PREFILL}: kernel='kda_prefill_split' needs a "
+                                       f"workspace of {rows} rows (B·HV·64·chunks), more than "
+                                       "its 32-bit rows address; use the default kernel")
+    ws = [torch.empty(rows, width, device=q.device, dtype=torch.bfloat16)
+          for width in (64, 64, DIM, DIM, DIM)]              # WA, WM, WW, WQ, WK
+    dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)  # WD
+    o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
+    build.kernel("kda_prefill_prep", target)(
+        _heads(q), _heads(k), _heads(g), beta_t, _level_table(q.device), *ws, dec, b, t, hv,
+        h, scale)
+    build.kernel("kda_prefill_state", target)(
+        v.reshape(b, t, hv * DIM), *ws, dec, s0, final_t, _heads(o), b, t, hv,
+        int(initial_state is not None))
     return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
 
 

@@ -176,7 +176,16 @@ def _sequence(b: int, t: int, h: int, hv: int, seed: int) -> dict:
             "state": randn(b, hv, 128, 128) * 0.1}
 
 
-KERNELS = ("kda_prefill_chunked", "kda_prefill_recurrent")
+KERNELS = ("kda_prefill_chunked", "kda_prefill_split", "kda_prefill_recurrent")
+#: The chunked-form kernels (scaled keys, the block inverse): the strong-gate and
+#: correlated-key cases are about them.
+CHUNKED = KERNELS[:2]
+
+
+def test_every_prefill_kernel_is_tested():
+    from cakec.kernels.kda import PREFILL_KERNELS
+
+    assert set(PREFILL_KERNELS) == set(KERNELS)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -194,6 +203,25 @@ def test_prefill_matches_reference(kernel, t, with_state):
                                             initial_state=s0)
     assert o.shape == x["v"].shape and o.dtype == torch.bfloat16
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
+@pytest.mark.parametrize("t", [1, 63, 64, 200])
+def test_prefill_default_kernel(t):
+    """Without `kernel=`, sequences shorter than CHUNKED_MIN_T run the recurrent kernel and
+    longer ones the chunked kernel: the default's output is bit for bit that kernel's."""
+    from cakec.kernels.kda import CHUNKED_BY_DEFAULT, CHUNKED_MIN_T, kda_prefill
+
+    x = _sequence(2, t, 2, 4, seed=40 + t)
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
+    picked = ("kda_prefill_chunked" if CHUNKED_BY_DEFAULT and t >= CHUNKED_MIN_T
+              else "kda_prefill_recurrent")
+    other = next(k for k in ("kda_prefill_chunked", "kda_prefill_recurrent") if k != picked)
+    po, ps = kda_prefill(*args, initial_state=x["state"], output_final_state=True,
+                         kernel=picked)
+    oo, _ = kda_prefill(*args, initial_state=x["state"], output_final_state=True, kernel=other)
+    assert torch.equal(o, po) and torch.equal(s, ps)
+    assert not torch.equal(o, oo)  # the two kernels round differently: the pick is visible
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -227,22 +255,24 @@ def test_prefill_matches_fla_chunk_kda(kernel):
     assert _rel(o, fla_o) <= O_TOL and _rel(s, fla_s) <= S_TOL
 
 
+@pytest.mark.parametrize("kernel", CHUNKED)
 @pytest.mark.parametrize("t", [15, 200])
-def test_prefill_chunked_matches_fla_naive(t):
-    """The chunked kernel against fla's own float32 recurrence (not only ours)."""
+def test_prefill_chunked_matches_fla_naive(t, kernel):
+    """The chunked-form kernels against fla's own float32 recurrence (not only ours)."""
     naive = pytest.importorskip("fla.ops.kda.naive")
     from cakec.kernels.kda import kda_prefill
 
     x = _sequence(1, t, 2, 2, seed=31 + t)
     o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
-                       output_final_state=True, kernel="kda_prefill_chunked")
+                       output_final_state=True, kernel=kernel)
     ref_o, ref_s = naive.naive_recurrent_kda(
         x["q"].float(), x["k"].float(), x["v"].float(), x["g"].float(), x["beta"].float(),
         initial_state=x["state"].clone(), output_final_state=True)
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
-def test_prefill_strong_gates():
+@pytest.mark.parametrize("kernel", CHUNKED)
+def test_prefill_strong_gates(kernel):
     """Decays far below fla's range (γ of a chunk down to about −40 natural-log units per
     channel): the chunked form's 2^(±(γ − γ_C/2)) factors stay finite."""
     from cakec.kernels.kda import kda_prefill
@@ -250,7 +280,7 @@ def test_prefill_strong_gates():
     x = _sequence(1, 256, 2, 2, seed=5)
     x["g"] = x["g"] * 4.0 - 0.3
     o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
-                       output_final_state=True, kernel="kda_prefill_chunked")
+                       output_final_state=True, kernel=kernel)
     ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
                                             initial_state=x["state"])
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
@@ -271,7 +301,8 @@ def test_prefill_gates_beyond_the_chunk_range():
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
-def test_prefill_correlated_keys():
+@pytest.mark.parametrize("kernel", CHUNKED)
+def test_prefill_correlated_keys(kernel):
     """Nearly equal keys (a repeated token): L is dense, the block inverse must stay exact."""
     from cakec.kernels.kda import kda_prefill
 
@@ -279,7 +310,7 @@ def test_prefill_correlated_keys():
     k = x["k"].float()
     x["k"] = torch.nn.functional.normalize(0.1 * k + 0.9 * k[:, :1], dim=-1).to(torch.bfloat16)
     o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
-                       output_final_state=True, kernel="kda_prefill_chunked")
+                       output_final_state=True, kernel=kernel)
     ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
                                             initial_state=x["state"])
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL

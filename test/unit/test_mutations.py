@@ -426,6 +426,19 @@ LEGAL: dict[str, str] = {
     "examples/kda/kda_prefill_chunked.cake:trip_count:115:stop+1": _LEVELS,
     "examples/kda/kda_prefill_chunked.cake:trip_count:115:stop-1": _LEVELS,
     "examples/kda/kda_prefill_chunked.cake:dtype:118:i32->f32": _LEV_F32,
+    # The sequence-split pair: the prep kernel is the chunked kernel's prep role (stages
+    # written with `store`); the state kernel's ring is filled by TMA, its own S and U stages
+    # by `store`.
+    **{f"examples/kda/kda_prefill_prep.cake:swizzle:{n}:128b->64b": _SWIZZLE_STORE
+       for n in range(30, 36)},
+    "examples/kda/kda_prefill_prep.cake:swizzle:32:128b->None": _NO_SWIZZLE_WGMMA,
+    "examples/kda/kda_prefill_prep.cake:trip_count:89:stop+1": _LEVELS,
+    "examples/kda/kda_prefill_prep.cake:trip_count:89:stop-1": _LEVELS,
+    **{f"examples/kda/kda_prefill_state.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in range(34, 40)},
+    **{f"examples/kda/kda_prefill_state.cake:swizzle:{n}:128b->64b": _SWIZZLE_STORE
+       for n in (42, 43)},
+    "examples/kda/kda_prefill_state.cake:swizzle:42:128b->None": _NO_SWIZZLE_WGMMA,
 }
 
 

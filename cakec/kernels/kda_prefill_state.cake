@@ -1,0 +1,90 @@
+# Kimi Delta Attention, prefill in the chunked form split over the sequence, kernel 2 of 2:
+# the state pass. kda_prefill_prep.cake has written every chunk's state-free tiles (WA, WM,
+# WW, WQ, WK, WD: its header) for all chunks at once; this kernel runs the serial part, per
+# chunk n on the running state, for one half j of the 128 values (the state's value columns
+# evolve independently, so the two halves run in two CTAs):
+#   U_j = WA·V_j + WW·S_j,  O_j = WQ·S_j + WM·U_j,  S_j ← diag(WD) S_j + WKᵀ U_j
+# with S_j [128 keys, 64 values] kept transposed (values × keys) in f32 registers from the
+# first chunk to the last: it is written to HBM once, after the chunk loop (`Sn`).
+# Tensors (cakec/kernels/kda.py): V [B, T, HV·128] bf16 (the [B, T, HV, 128] input, read by
+# TMA in 64-value column tiles 2·hv + j), O [B, HV, T, 128] bf16 (a view of the output), the
+# workspace as kda_prefill_prep.cake writes it (read by TMA), S0, Sn [B·HV·128, 128] f32 the
+# states transposed (value row tiles 2·(b·HV + hv) + j; S0 read only when has_s0 = 1).
+#
+# Schedule: one CTA per (value half, value head, sequence): 2·B·HV CTAs where the fused
+# kda_prefill_chunked.cake has B·HV, each with half its state chain. A load warpgroup has
+# chunk n's tiles (72 KiB, seven TMA copies) brought into a 2-stage ring while the state
+# warpgroup works on chunk n − 1: per chunk four wgmmas and two SMEM hand-offs of its own (U, then the new S in bf16
+# for the next chunk's MMAs), the staged S rewritten only after the wgmmas that read it
+# retired (CAKE-S041).
+@cake.schedule(target="sm_90a")
+def kda_prefill_state(lm, V: LM.tma3d, WA: LM.tma2d, WM: LM.tma2d, WW: LM.tma2d,
+                      WQ: LM.tma2d, WK: LM.tma2d, WD: LM.tma2d, S0: LM.tensor2d,
+                      Sn: LM.tensor2d, O: LM.tensor4d, B: LM.i32, T: LM.i32, HV: LM.i32,
+                      has_s0: LM.i32):
+    lm.grid(2, HV, B)
+    j = lm.block_id(0)
+    hv = lm.block_id(1)
+    b = lm.block_id(2)
+    bhv = b * HV + hv
+    chunks = lm.cdiv(T, 64)
+
+    pool = lm.smem(173056)
+    # the ring: chunk n in stage n % 2
+    sa = pool.view(offset=0, shape=(64, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    sm = pool.view(offset=16384, shape=(64, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    sv = pool.view(offset=32768, shape=(64, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    snw = pool.view(offset=49152, shape=(64, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    skr = pool.view(offset=81920, shape=(64, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    sq = pool.view(offset=114688, shape=(64, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    sdec = pool.view(offset=172032, shape=(1, 128), dtype=lm.f32, stage=2, swizzle=None)
+    # state-private
+    ss = pool.view(offset=147456, shape=(64, 128), dtype=lm.bf16, swizzle=128b)
+    su = pool.view(offset=163840, shape=(64, 64), dtype=lm.bf16, swizzle=128b)
+
+    load = lm.role(warps=[0, 1, 2, 3])
+    state = lm.role(warps=[4, 5, 6, 7])
+    pipe = lm.pipeline(stages=2)
+    full = lm.barrier(count=2, prod=[load], cons=[state], init_count=7, pipeline=pipe)
+    empty = lm.barrier(count=2, prod=[state], cons=[load], pipeline=pipe)
+
+    s = lm.regs(shape=(64, 128), dtype=lm.f32, role=state)
+    u = lm.regs(shape=(64, 64), dtype=lm.f32, role=state)
+    o = lm.regs(shape=(64, 64), dtype=lm.f32, role=state)
+
+    with load:
+        for n in lm.range(0, chunks):
+            st = n % 2
+            r = bhv * chunks + n
+            lm.wait(empty, stage=st)
+            sa.tma_load(WA, coords=(r, 0), stage=st, barrier=full)
+            sm.tma_load(WM, coords=(r, 0), stage=st, barrier=full)
+            sv.tma_load(V, coords=(b, n, 2 * hv + j), stage=st, barrier=full)
+            snw.tma_load(WW, coords=(r, 0), stage=st, barrier=full)
+            skr.tma_load(WK, coords=(r, 0), stage=st, barrier=full)
+            sq.tma_load(WQ, coords=(r, 0), stage=st, barrier=full)
+            sdec.tma_load(WD, coords=(r, 0), stage=st, barrier=full)
+
+    with state:
+        if has_s0 == 1:
+            s = S0.load(coords=(2 * bhv + j, 0), shape=(64, 128), dtype=lm.f32)
+        else:
+            s = 0.0
+        ss[0].store(s.to(lm.bf16))
+        lm.fence_proxy()
+        for n in lm.range(0, chunks):
+            st = n % 2
+            lm.wait(full, stage=st)
+            lm.mma(u, sa[st], sv[st].T, init=True)
+            lm.mma(u, snw[st], ss[0])
+            su[0].store(u.to(lm.bf16))
+            lm.fence_proxy()
+            s = s * sdec[st].load()
+            lm.mma(s, su[0].T, skr[st].T)
+            lm.mma(o, sq[st], ss[0], init=True)
+            lm.mma(o, sm[st], su[0].T)
+            O.store(o.to(lm.bf16), coords=(b, hv, n, j))
+            lm.arrive(empty, stage=st)
+            ss[0].store(s.to(lm.bf16))
+            lm.fence_proxy()
+        Sn.store(s, coords=(2 * bhv + j, 0))
