@@ -4,11 +4,11 @@ allocation and launches included), against the baseline timed side by side in th
 run with CUDA events (cakec.api.time_ms, interleaved rounds).
 
 * gemm: `cakec.kernels.gemm(a, b)` vs `torch.matmul(a, b.t())` over
-  cakec.kernels.tune.GEMM_SHAPES (decode M in {1, 16, 64, 128}, prefill, ragged tails);
+  cakec.runtime.tuning.GEMM_SHAPES (decode M in {1, 16, 64, 128}, prefill, ragged tails);
   per shape the route taken, ratio, TFLOP/s, and for M <= 128 the achieved GB/s of the
   bytes the product must move against a device-to-device copy measured in the same run.
 * kmeans_assign: `cakec.kernels.kmeans_assign(x, c, c_sq)` (||c||² given, as Flash-KMeans'
-  `euclid_assign_triton` takes it) vs that Triton kernel over tune.KMEANS_SHAPES.
+  `euclid_assign_triton` takes it) vs that Triton kernel over tuning.KMEANS_SHAPES.
 * kmeans end to end: `cakec.kernels.kmeans(x, k, iters, init)` vs Flash-KMeans'
   `batch_kmeans_Euclid(x, k, max_iters, tol=-1, init_centroids)` at equal iterations,
   wall time (perf_counter around a synchronised call), median of 3.
@@ -227,7 +227,7 @@ def main() -> int:
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for portfolio.json")
     args = ap.parse_args()
 
-    from cakec.kernels.tune import GEMM_SHAPES, KMEANS_SHAPES
+    from cakec.runtime.tuning import GEMM_SHAPES, KMEANS_SHAPES
 
     step = 4 if args.quick else 1
     parts = args.only.split(",")

@@ -502,14 +502,24 @@ if __name__ == "__main__":
               help="Write the table here (a folder or a .json file) instead of over the "
                    "shipped one; point CAKEC_ROUTES_DIR at a folder to use it.")
 @click.option("--quick", is_flag=True, help="Time every fourth shape of the set only.")
-def tune(entry: str, out: str | None, quick: bool) -> None:
+@click.option("--measured", "measured", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="Time nothing: choose the rules again from the timings a "
+                                 "previous run saved (ENTRY_measured.json; no GPU needed).")
+def tune(entry: str, out: str | None, quick: bool, measured: str | None) -> None:
     """Time ENTRY's candidate routes on this GPU over its shape set and rewrite its route
-    table from the timings, printing the route chosen per shape bucket (needs torch and an
-    sm_90 GPU; docs/kernels.md)."""
+    table from the timings (saved beside it as ENTRY_measured.json), printing the route
+    chosen per shape bucket (needs torch and an sm_90 GPU, except with --measured;
+    docs/kernels.md)."""
     from pathlib import Path
 
     from cakec.errors import CakeToolkitError
 
+    if measured is not None:
+        from cakec.runtime.tuning import rechoose
+
+        written = rechoose(entry, Path(measured), Path(out) if out else None, click.echo)
+        click.echo(f"wrote {written}")
+        return
     try:
         import torch
     except ImportError:

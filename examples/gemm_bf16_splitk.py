@@ -48,7 +48,7 @@ def inputs_for(tile: tuple[int, int], shape: dict[str, int], device: str,
     c = torch.empty(m, n, device=device, dtype=torch.bfloat16)
     tiles = -(-m // tile[0]) * -(-n // tile[1])
     sms = torch.cuda.get_device_properties(device).multi_processor_count
-    s = split_parts(tiles, -(-k // 64), sms)
+    s = split_parts(tiles, -(-k // 64), sms, tile)
     w = torch.empty(s, m, n, device=device, dtype=torch.float32)
     counters = torch.zeros(tiles, device=device, dtype=torch.int32)
     return a, b, c, w, counters, m, n, k, s

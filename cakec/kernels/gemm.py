@@ -13,6 +13,7 @@ import torch
 
 from cakec.kernels import build, checks, ops
 from cakec.runtime import launch, routes
+from cakec.runtime.tuning import gemm_extents as extents
 
 _ENTRY = "cakec.kernels.gemm"
 #: (M, N, K, device index) -> the route's callable, so a repeated shape costs one dict get.
@@ -25,12 +26,6 @@ def table() -> routes.Table:
     if not _table:
         _table.append(routes.load("gemm"))
     return _table[0]
-
-
-def extents(m: int, n: int, k: int) -> dict[str, int]:
-    """What gemm's rules may bound: the extents, and the two alignments that change which
-    kernel is fastest (measured: K % 64 != 0 costs our TMA loads, N % 8 != 0 cuBLAS)."""
-    return {"m": m, "n": n, "k": k, "k_mod64": k % 64, "n_mod8": n % 8}
 
 
 def route_of(m: int, n: int, k: int) -> str:
@@ -102,7 +97,7 @@ def launcher(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: 
     if dev not in _sms:
         _sms[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
     tiles = -(-m // tile[0]) * -(-n // tile[1])
-    s = routes.split_parts(tiles, -(-k // 64), _sms[dev])
+    s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile)
 
     def run(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, k: int,
             check: Callable[[], None] | None = None) -> None:

@@ -13,56 +13,21 @@ kmeans_assign), so a shape between the measured ones inherits its bucket's route
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, Callable
 
-from cakec.runtime import routes
-from cakec.runtime.routes import Measured, candidates, choose
+from cakec.runtime import routes, tuning
+from cakec.runtime.routes import Measured, candidates
+# The shape sets, re-exported for bench/portfolio.py.
+from cakec.runtime.tuning import GEMM_SHAPES, KMEANS_SHAPES, gemm_extents  # noqa: F401
 
 GEMM_TOLERANCE = 5e-3   # relative Frobenius error against the float32 product
-
-_LLM_NK = [(4096, 4096), (28672, 4096), (4096, 14336), (8192, 8192), (5120, 5120),
-           (8192, 28672)]
-#: gemm's shape set (M, N, K): decode, prefill, and ragged tails (K % 8 == 0, TMA's rule).
-GEMM_SHAPES: list[tuple[int, int, int]] = (
-    [(m, n, k) for m in (1, 16, 64, 128) for n, k in _LLM_NK]
-    + [(256, 4096, 14336), (512, 4096, 4096), (512, 14336, 4096), (1024, 4096, 4096),
-       (1024, 8192, 8192), (2048, 4096, 4096), (2048, 28672, 4096), (4096, 4096, 4096),
-       (4096, 14336, 4096), (8192, 8192, 8192), (8192, 4096, 14336), (16384, 4096, 4096),
-       (16384, 8192, 8192)]
-    + [(3, 4000, 4104), (7, 11008, 4096), (33, 5000, 2056), (100, 3000, 1000),
-       (200, 14336, 4096), (333, 5000, 2056), (1000, 1000, 1000), (2049, 4097, 4096),
-       (3000, 3000, 3000), (5000, 7000, 1992)])
-#: gemm's buckets: M intervals (their upper ends) × N intervals × K a multiple of 64 or not ×
-#: N a multiple of 8 or not. N = 4096 apart from 5120..8192: at M = 128 the skinny tile took
-#: 128×4096×4096 in 25.2 µs against cuBLAS's 33.0 but lost the bucket it shared with N = 5120
-#: and 8192 (H200, 2026-12-01).
-GEMM_EDGES = {"m": [1, 16, 64, 128, 256, 512, 1024, 2048, 4096], "n": [4096, 8192],
-              "k_mod64": [0], "n_mod8": [0]}
-
-#: kmeans_assign's shape set (B, N, K, D), small to large, D in {64, 96, 128}.
-KMEANS_SHAPES: list[tuple[int, int, int, int]] = [
-    (b, n, k, d) for d in (64, 96, 128)
-    for b, n in ((1, 4096), (1, 65536), (1, 262144), (8, 8192), (8, 65536), (32, 16384),
-                 (32, 65536))
-    for k in (16, 256, 1024) if b * n * k <= 1 << 31] + [
-    (1, 1 << 20, 4096, 128), (32, 65536, 1024, 128), (4, 100000, 1000, 96),
-    (3, 1000, 300, 64), (16, 5000, 77, 128)]
-KMEANS_EDGES = {"rows": [8192, 33792, 131072, 524288], "d": [64], "k": [32]}
-
 
 def _time(fns: dict[str, Callable[[], Any]]) -> dict[str, float]:
     from cakec.api import time_ms
 
     return time_ms(fns, rounds=5, budget_ms=60)
-
-
-def gemm_extents(m: int, n: int, k: int) -> dict[str, int]:
-    from cakec.kernels.gemm import extents
-
-    return extents(m, n, k)
 
 
 def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
@@ -140,42 +105,25 @@ def measure_kmeans(table: routes.Table, shapes: list[tuple[int, int, int, int]],
     return out
 
 
-ENTRIES = {
-    "gemm": (measure_gemm, GEMM_SHAPES, lambda s: gemm_extents(*s), GEMM_EDGES,
-             "persistent_128x256"),
-    "kmeans_assign": (measure_kmeans, KMEANS_SHAPES,
-                      lambda s: {"rows": s[0] * s[1], "k": s[2], "d": s[3]}, KMEANS_EDGES,
-                      "rows256"),
-}
+MEASURE = {"gemm": measure_gemm, "kmeans_assign": measure_kmeans}
 
 
 def tune(entry: str, out: Path | None, quick: bool, log: Callable[[str], None]) -> Path:
-    """Measure, choose, write the table (to `out`, a folder or a .json path; default: the
-    shipped table's path) and log the chosen route per bucket; returns the path written."""
+    """Measure every candidate route over the entry's shape set (every fourth shape with
+    `quick`), then choose and write the table and the timings (cakec.runtime.tuning.write);
+    returns the table's path."""
     import torch
 
-    measure, shapes, extents_of, edges, default = ENTRIES[entry]
     table = routes.load(entry, routes.path(entry))
+    shapes = tuning.ENTRIES[entry].shapes
     if quick:
         shapes = shapes[::4]
     start = time.perf_counter()
-    measured = measure(table, shapes, log)
-    tuned = choose(table, measured, extents_of, edges, default, {
+    measured = MEASURE[entry](table, shapes, log)
+    tuned = {
         "device": torch.cuda.get_device_name(),
         "command": f"cakec tune {entry}" + (" --quick" if quick else ""),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "seconds": round(time.perf_counter() - start, 1),
-        "refused": {"x".join(map(str, m.shape)): m.wrong for m in measured if m.wrong}})
-    routes.parse(tuned.to_json())  # what is written must load again
-    if out is None:
-        target = routes.path(entry)
-    else:
-        target = out / f"{entry}_routes.json" if out.is_dir() or not out.suffix else out
-        target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(tuned.to_json(), indent=1) + "\n")
-    for rule in tuned.rules:
-        box = " ".join(f"{n}∈[{lo},{'∞' if hi is None else hi}]" for n, (lo, hi) in
-                       rule.box.items()) or "everything else"
-        gain = rule.measured.get("x_torch", {}).get(rule.route)
-        log(f"{box:<40} -> {rule.route}" + (f"  ({gain:.3f}x torch)" if gain else ""))
-    return target
+        "refused": {"x".join(map(str, m.shape)): m.wrong for m in measured if m.wrong}}
+    return tuning.write(entry, table, measured, tuned, out, log)

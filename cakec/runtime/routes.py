@@ -160,22 +160,35 @@ def load(entry: str, file: str | Path | None = None) -> Table:
 
 #: K parts a split-K route may cut a tile's K range into.
 MAX_PARTS = 16
-#: What a split unit's partial costs beyond its K stages, in stages: writing the f32 tile
-#: and the last CTA's reads of every part (a 128×128 partial is 64 KiB, two 32 KiB stages
-#: of operands, each way).
-SPLIT_COST_STAGES = 4
 
 
-def split_parts(tiles: int, k_tiles: int, sms: int) -> int:
-    """How many K parts a split-K route runs for `tiles` output tiles of `k_tiles` 64-deep
-    K stages on `sms` SMs: the S that minimises the persistent grid's critical path, waves
-    of units (cdiv(tiles·S, sms)) times the stages of a unit (cdiv(k_tiles, S), plus
-    SPLIT_COST_STAGES when S > 1); the smallest such S."""
+def split_cost_stages(tile: tuple[int, int]) -> float:
+    """What a split unit's partial costs beyond its K stages, in 64-deep stages of the
+    tile's operands: its f32 tile written and read back by the last CTA (2 · rows · cols · 4
+    bytes) over a stage's (rows + cols) · 64 · 2 bytes. A 128×128 partial (64 KiB against
+    32 KiB stages) costs 4 stages; the swap-AB 16×64 one (4 KiB against 10 KiB) 0.8."""
+    rows, cols = tile
+    return rows * cols / (16 * (rows + cols))
+
+
+def split_parts(tiles: int, k_tiles: int, sms: int, tile: tuple[int, int] = (128, 128)) -> int:
+    """How many K parts a split-K route of output tiles `tile` runs for `tiles` of them of
+    `k_tiles` 64-deep K stages on `sms` SMs: the S that minimises the persistent grid's
+    critical path, waves of units (cdiv(tiles·S, sms)) times the stages of a unit
+    (cdiv(k_tiles, S), plus split_cost_stages(tile) when S > 1); the smallest such S. With
+    S = 1 the kernel stores its tile directly (no workspace round trip). S > 1 only while
+    the units fit one wave (tiles·S <= sms): measured on the H200 (2026-12-01), every split
+    into more units than SMs ran slower than S = 1 (1×5120×5120 on the swap-AB tiles at S = 3:
+    53.0 µs against 35.9 for the 64×64 skinny tile; 128×5120×5120 on 64×64 tiles at S = 2:
+    139 against 37 µs) while single-wave splits won (1×4096×14336 at S = 2: 36.1 against
+    cuBLAS's 38.0 µs); the cause is not profiled."""
     k_tiles = max(k_tiles, 1)
+    extra = split_cost_stages(tile)
 
-    def cost(s: int) -> int:
-        return -(-tiles * s // sms) * (-(-k_tiles // s) + (SPLIT_COST_STAGES if s > 1 else 0))
-    return min(range(1, min(MAX_PARTS, k_tiles) + 1), key=cost)
+    def cost(s: int) -> float:
+        return -(-tiles * s // sms) * (-(-k_tiles // s) + (extra if s > 1 else 0))
+    most = max(1, min(MAX_PARTS, k_tiles, sms // max(tiles, 1)))
+    return min(range(1, most + 1), key=cost)
 
 
 # ---- the tuner's choice (cakec/kernels/tune.py measures; this decides, without torch)

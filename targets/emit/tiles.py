@@ -499,7 +499,8 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
     on which CTA came last), converts and stores T's tile (bounds-checked). Nobody waits
     for another CTA, so no schedule of the CTAs can deadlock. With `transpose` the value's
     (r, c) is T's (c, r): a column pair of the value is a row pair of T (the helpers'
-    template flag), the workspace indexed as T."""
+    template flag), the workspace indexed as T. With one part (a split route whose S is 1
+    for the shape) the partial is stored as the sum directly."""
     value, dtype = op.value, dtype_name(op.tensor.type.element_type)  # type: ignore[attr-defined]
     if dtype not in ("f32", "bf16", "f16"):
         raise Unsupported(f"`split_store` of a sum into a {dtype} tensor")
@@ -527,19 +528,28 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
         vrows = cols if t else rows
         at = ((f"cake_row0 + {layout.col()}", f"cake_col0 + {layout.row()}") if t
               else (f"cake_row0 + {layout.row()}", f"cake_col0 + {layout.col()}"))
-        with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
-            column_pair(em, value, layout)
-            em.line(f"{{ const int {C} = {CP}; cake_split_put<{flag_t}>({work}, {out}, "
-                    f"cake_part, {at[0]}, {at[1]}, cake_x[0], cake_x[1]); }}")
-        em.line(f"__shared__ int {flag};")
-        em.line("__threadfence();  // this thread's partials, before the arrival")
-        em.line(sync)
-        em.line(f"if (threadIdx.x == {32 * role.first}u) {flag} = cake_split_arrive({count}, "
-                "cake_tile, cake_parts);")
-        em.line(sync)
-        with em.block(f"if (*(volatile int*)&{flag})"):
-            em.line("__threadfence();  // the other CTAs' partials, after their arrivals")
-            _split_sums(em, layout, value, at, flag_t, work, out, OUT_TRAITS[dtype])
+        # One part (S came out 1 for the shape): the partial is the sum, stored directly,
+        # with no workspace round trip and no arrival (cake_parts is uniform in the CTA).
+        with em.block("if (cake_parts == 1)"):
+            with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
+                column_pair(em, value, layout)
+                em.line(f"{{ const int {C} = {CP}; cake_split_out<{flag_t}, "
+                        f"{OUT_TRAITS[dtype]}>({out}, {at[0]}, {at[1]}, cake_x[0], "
+                        "cake_x[1]); }")
+        with em.block("else"):
+            with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
+                column_pair(em, value, layout)
+                em.line(f"{{ const int {C} = {CP}; cake_split_put<{flag_t}>({work}, {out}, "
+                        f"cake_part, {at[0]}, {at[1]}, cake_x[0], cake_x[1]); }}")
+            em.line(f"__shared__ int {flag};")
+            em.line("__threadfence();  // this thread's partials, before the arrival")
+            em.line(sync)
+            em.line(f"if (threadIdx.x == {32 * role.first}u) {flag} = "
+                    f"cake_split_arrive({count}, cake_tile, cake_parts);")
+            em.line(sync)
+            with em.block(f"if (*(volatile int*)&{flag})"):
+                em.line("__threadfence();  // the other CTAs' partials, after their arrivals")
+                _split_sums(em, layout, value, at, flag_t, work, out, OUT_TRAITS[dtype])
 
 
 #: Column pairs the last CTA of a split_store sums at once per thread: their loads of one

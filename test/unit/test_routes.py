@@ -163,21 +163,77 @@ def test_split_tile_names_the_split_routes_only():
     assert table.split_tile("skinny_64x32") is None and table.split_tile("torch") is None
 
 
-def test_split_parts_fills_the_waves():
-    assert routes.split_parts(64, 64, 132) == 2      # N = 4096 at 64 wide: 128 units
-    assert routes.split_parts(80, 80, 132) == 3      # N = 5120: 240 units, a third of K each
-    assert routes.split_parts(512, 64, 132) == 1     # enough tiles: no split
-    assert routes.split_parts(1, 3, 132) == 1        # a split that saves less than it costs
-    assert routes.split_parts(1, 20, 132) == 10      # 2 stages each, the fewest parts for it
-    assert routes.split_parts(1, 1000, 132) == routes.MAX_PARTS
-    assert routes.split_parts(5, 0, 132) == 1        # K = 0 is one (empty) stage
+def test_split_parts_fills_one_wave():
+    t64, t128, swap = (64, 64), (128, 128), (16, 64)
+    assert routes.split_parts(64, 64, 132, t64) == 2      # N = 4096 at 64 wide: 128 units
+    assert routes.split_parts(64, 224, 132, t64) == 2     # K = 14336: still one wave
+    assert routes.split_parts(32, 64, 132, t128) == 4     # M = 128, N = 4096: 128 units
+    assert routes.split_parts(80, 80, 132, t64) == 1      # N = 5120: two parts are 160 units
+    assert routes.split_parts(448, 64, 132, swap) == 1    # 1×28672×4096: 448 tiles already
+    assert routes.split_parts(512, 64, 132, t64) == 1     # enough tiles: no split
+    assert routes.split_parts(1, 3, 132, t128) == 1       # a split that saves less than it costs
+    assert routes.split_parts(1, 20, 132, t128) == 10     # 2 stages each, the fewest parts for it
+    assert routes.split_parts(1, 1000, 132, t128) == routes.MAX_PARTS
+    assert routes.split_parts(5, 0, 132, t128) == 1       # K = 0 is one (empty) stage
 
 
-@given(st.integers(1, 4096), st.integers(0, 4096), st.integers(1, 264))
-def test_split_parts_is_in_range_and_never_slower_than_no_split(tiles, k_tiles, sms):
-    s = routes.split_parts(tiles, k_tiles, sms)
+def test_split_cost_is_the_partials_round_trip_in_stages():
+    assert routes.split_cost_stages((128, 128)) == 4      # 64 KiB each way, 32 KiB stages
+    assert routes.split_cost_stages((64, 64)) == 2
+    assert routes.split_cost_stages((16, 64)) == pytest.approx(0.8)
+
+
+@given(st.integers(1, 4096), st.integers(0, 4096), st.integers(1, 264),
+       st.sampled_from([(128, 128), (64, 64), (16, 64), (64, 128)]))
+def test_split_parts_is_in_range_one_wave_and_never_slower_than_no_split(tiles, k_tiles, sms, tile):
+    s = routes.split_parts(tiles, k_tiles, sms, tile)
     assert 1 <= s <= min(routes.MAX_PARTS, max(k_tiles, 1))
-    def cost(p: int) -> int:
-        extra = routes.SPLIT_COST_STAGES if p > 1 else 0
+    assert s == 1 or tiles * s <= sms                     # the units fit one wave
+    def cost(p: int) -> float:
+        extra = routes.split_cost_stages(tile) if p > 1 else 0
         return -(-tiles * p // sms) * (-(-max(k_tiles, 1) // p) + extra)
     assert cost(s) <= cost(1)
+
+
+def test_tune_rechooses_the_shipped_table_from_its_timings(tmp_path):
+    """`cakec tune --measured` (no torch, no GPU): the shipped gemm table is what its saved
+    timings choose, and the timings written beside the new table load back the same."""
+    from cakec.runtime import tuning
+
+    shipped = routes.path("gemm")
+    written = tuning.rechoose("gemm", tuning.measured_path(shipped), tmp_path, lambda _: None)
+    again = routes.load("gemm", written)
+    assert [(r.box, r.route) for r in again.rules] == \
+        [(r.box, r.route) for r in routes.load("gemm", shipped).rules]
+    _, first = tuning.load_measured(tuning.measured_path(shipped), "gemm")
+    _, second = tuning.load_measured(tuning.measured_path(written), "gemm")
+    assert first == second and len(first) == len(tuning.GEMM_SHAPES)
+
+
+def test_tune_refuses_timings_of_another_entry(tmp_path):
+    from cakec.runtime import tuning
+
+    with pytest.raises(RouteTableError, match="not 'gemm'"):
+        tuning.load_measured(tuning.measured_path(routes.path("kmeans_assign")), "gemm")
+    bad = tmp_path / "gemm_measured.json"
+    bad.write_text("{}")
+    with pytest.raises(RouteTableError, match="timings"):
+        tuning.load_measured(bad, "gemm")
+
+
+def test_cakec_tune_measured_needs_no_gpu(tmp_path):
+    from click.testing import CliRunner
+
+    from cakec.cli import main
+    from cakec.runtime import tuning
+
+    timings = str(tuning.measured_path(routes.path("kmeans_assign")))
+    result = CliRunner().invoke(main, ["tune", "kmeans_assign", "--measured", timings,
+                                       "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "everything else" in result.output and "-> rows256" in result.output
+    assert routes.load("kmeans_assign", tmp_path / "kmeans_assign_routes.json").rules
+    wrong = CliRunner().invoke(main, ["tune", "gemm", "--measured", timings,
+                                      "--out", str(tmp_path)])
+    assert wrong.exit_code != 0 and "not 'gemm'" in wrong.output
+    assert "Traceback" not in wrong.output
