@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import (
     Float8E5M2Type, FloatTF32Type, IntAttr, IntegerAttr, IntegerType, StringAttr, UnitAttr, i1,
     i32, i64,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments, IRDLOperation, irdl_attr_definition, irdl_op_definition,
     operand_def, opt_operand_def, opt_prop_def, prop_def, region_def, result_def,
@@ -416,6 +416,35 @@ class TransposeOp(IRDLOperation):
     result = result_def(StageType)
 
 
+def view_span(view: ViewOp) -> tuple[SSAValue, int, int]:
+    """(pool, first byte, byte past the last) of every stage of `view` (derive-smem's stage
+    stride once it ran, the tile's bytes before)."""
+    t = view.result.type
+    assert isinstance(t, ViewType)
+    nbytes = view.attributes.get("cake.stage_bytes")
+    stride = nbytes.value.data if isinstance(nbytes, IntegerAttr) else t.num_bytes()
+    start = view.offset.value.data
+    return view.pool, start, start + t.stages.data * stride
+
+
+def written_view(op: Operation) -> ViewOp | None:
+    """The view whose bytes `op` writes: a `store` into a stage, a TMA load, a copy_load."""
+    if isinstance(op, StageStoreOp):
+        stage = op.dest.owner
+        view = stage.view.owner if isinstance(stage, StageOp) else None
+    elif isinstance(op, (TmaLoadOp, CopyLoadOp)):
+        view = op.view.owner
+    else:
+        return None
+    return view if isinstance(view, ViewOp) else None
+
+
+def views_overlap(a: ViewOp, b: ViewOp) -> bool:
+    """Whether two views share a byte of SMEM (the same pool, intersecting spans)."""
+    (pa, sa, ea), (pb, sb, eb) = view_span(a), view_span(b)
+    return pa == pb and sa < eb and sb < ea
+
+
 def stage_source(v: SSAValue) -> tuple[SSAValue, bool]:
     """The stage an MMA operand reads (`view[s]`, through a `.T`) and whether it is
     transposed (read MN-major)."""
@@ -474,8 +503,9 @@ class TmaStoreOp(IRDLOperation):
 @irdl_op_definition
 class TmaStoreStageOp(IRDLOperation):
     """`T.tma_store(view[s], coords=)`: one TMA copy (one per swizzle column block) of a staged
-    SMEM tile to the global tile at `coords`, clipped at the tensor's edges; complete (its
-    SMEM reads and global writes) before any thread of the role continues."""
+    SMEM tile to the global tile at `coords`, clipped at the tensor's edges. Asynchronous: the
+    copy reads the stage until its role next writes those bytes, or arrives for a role that
+    does (the emitter waits for the role's store groups there, and at the role's end)."""
 
     name = "cake.tma_store_stage"
     tensor = operand_def(TensorType)

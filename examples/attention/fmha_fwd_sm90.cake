@@ -4,7 +4,7 @@
 # no copy; examples/attention/fmha_fwd_sm90.py), O [B·S_q', H·D] bf16 (S_q' = S_q rounded up to
 # 128: each batch's rows start at a whole tile, so the last tile's rows past S_q land in its
 # own padding; `fmha` returns the [:, :S_q] view), Lse [B·H, S_q]. Query head h reads KV head
-# h // G (grouped-query attention). `causal` is 0 or 1.
+# h // G (grouped-query attention). `causal` is 0 or 1 (B and S_q are tied to Q's extents).
 #
 # Schedule (each choice measured on the H200 against the alternatives, docs/codegen.md):
 # * the tiles are (128 query rows, head, batch). Causal: a persistent grid (one CTA per SM)
@@ -73,7 +73,7 @@ def fmha_fwd_sm90(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             i = t // lm.num_blocks(0)                 # this CTA's i-th tile
             full_round = (i + 1) * lm.num_blocks(0) <= tiles
             back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
-            u = back if (i % 2 == 1 and full_round) else t
+            u = (back if (i % 2 == 1 and full_round) else t) % tiles  # < tiles (launch metadata)
             # causal: the last query tiles (the longest) first, across heads; else a head's
             # tiles side by side, so they share its K and V in L2.
             mt = (tiles_m - 1 - u // heads) if causal == 1 else u % tiles_m
@@ -104,7 +104,7 @@ def fmha_fwd_sm90(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             i = t // lm.num_blocks(0)                 # this CTA's i-th tile
             full_round = (i + 1) * lm.num_blocks(0) <= tiles
             back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
-            u = back if (i % 2 == 1 and full_round) else t
+            u = (back if (i % 2 == 1 and full_round) else t) % tiles  # < tiles (launch metadata)
             # causal: the last query tiles (the longest) first, across heads; else a head's
             # tiles side by side, so they share its K and V in L2.
             mt = (tiles_m - 1 - u // heads) if causal == 1 else u % tiles_m

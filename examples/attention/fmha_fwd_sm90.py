@@ -9,6 +9,10 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 * Head dims 64 and 128, one kernel each, each the schedule that measured fastest at its head
   dim: fmha_fwd_sm90.cake (one consumer role; persistent when causal) and
   fmha_fwd_sm90_d64.cake (two consumer warpgroups in ping-pong, persistent).
+  fmha_fwd_sm90_overlap.cake (head dim 128, persistent at every S, O stored by an
+  asynchronous TMA copy under the next tile's first GEMM) has not run on a GPU yet: it takes
+  over head dim 128 when OVERLAP_BY_DEFAULT is set, once test/gpu/test_fmha_gpu.py and
+  bench/fmha.py (which check and time it beside the shipped kernel) have passed with it.
 * Any S_q, S_k ≥ 1; tails are masked in the kernel, never assumed away.
 * `causal=True` aligns the mask bottom-right, as flash-attn does (and torch's
   `causal_lower_right`): query i sees keys j ≤ i + S_k − S_q, so with S_q = S_k it is the
@@ -32,6 +36,10 @@ HERE = Path(__file__).resolve().parent
 
 #: Head dim → kernel file.
 KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
+#: The head-dim-128 schedule with the epilogue under the next tile's MMAs (not yet GPU-run).
+OVERLAP = "fmha_fwd_sm90_overlap.cake"
+#: Whether `fmha` runs OVERLAP at head dim 128 (off until a GPU run has confirmed it).
+OVERLAP_BY_DEFAULT = False
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128
@@ -55,16 +63,21 @@ outputs = ["O"]
 #: gives a few 1e-3).
 tolerance = 1e-2
 
-_kernels: dict[int, object] = {}
+_kernels: dict[str, object] = {}
+
+
+def compiled(name: str):
+    """The compiled kernel of examples/attention/`name`, once per process."""
+    import cakec
+
+    if name not in _kernels:
+        _kernels[name] = cakec.compile(str(HERE / name), target="sm_90a")
+    return _kernels[name]
 
 
 def kernel(d: int):
-    """The compiled kernel for head dim `d`, once per process."""
-    import cakec
-
-    if d not in _kernels:
-        _kernels[d] = cakec.compile(str(HERE / KERNELS[d]), target="sm_90a")
-    return _kernels[d]
+    """The kernel `fmha` runs for head dim `d`."""
+    return compiled(OVERLAP if d == 128 and OVERLAP_BY_DEFAULT else KERNELS[d])
 
 
 def _check(q, k, v, scale) -> float:

@@ -58,7 +58,7 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             i = t // lm.num_blocks(0)                 # this CTA's i-th tile
             full_round = (i + 1) * lm.num_blocks(0) <= tiles
             back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
-            u = back if (i % 2 == 1 and full_round) else t
+            u = (back if (i % 2 == 1 and full_round) else t) % tiles  # < tiles (launch metadata)
             mt = tiles_m - 1 - u // heads             # the last query tiles (causal: longest) first
             h = (u % heads) % H
             b = (u % heads) // H
@@ -87,7 +87,7 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             i = t // lm.num_blocks(0)                 # this CTA's i-th tile
             full_round = (i + 1) * lm.num_blocks(0) <= tiles
             back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
-            u = back if (i % 2 == 1 and full_round) else t
+            u = (back if (i % 2 == 1 and full_round) else t) % tiles  # < tiles (launch metadata)
             mt = tiles_m - 1 - u // heads             # the last query tiles (causal: longest) first
             h = (u % heads) % H
             b = (u % heads) // H
@@ -153,7 +153,7 @@ def fmha_fwd_sm90_d64(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tensor2d,
             i = t // lm.num_blocks(0)                 # this CTA's i-th tile
             full_round = (i + 1) * lm.num_blocks(0) <= tiles
             back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
-            u = back if (i % 2 == 1 and full_round) else t
+            u = (back if (i % 2 == 1 and full_round) else t) % tiles  # < tiles (launch metadata)
             mt = tiles_m - 1 - u // heads             # the last query tiles (causal: longest) first
             h = (u % heads) % H
             b = (u % heads) // H

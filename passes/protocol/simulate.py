@@ -64,6 +64,12 @@ class Simulation:
                     self.consumers[ev[2]].add(r)
         self.commits = [0] * R
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
+        #: per role: its `T.tma_store(view[s])` reads still in flight (they end where the
+        #: role next writes bytes of their view: the emitter waits for its stores there)
+        self.bulk: list[list[list]] = [[] for _ in range(R)]
+        #: per role: the views it writes (an arrival on a barrier of theirs drains too)
+        self.writes = [[v for v in map(cake.written_view, (i.op for i in walk(prog))) if v]
+                       for prog in k.programs]
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         #: per accumulator and running tile: its writes (instruction, innermost loop step)
@@ -133,11 +139,14 @@ class Simulation:
             self.waits[ev[2]].setdefault(r, []).append(0)
             self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
         elif kind == TMA:
+            self._drain(r, ev[1].view)
             self._tma(r, ev)
             self._arrive(r, ev, vc[:])
         elif kind == ARRIVE:
+            self._drain_for(r, ev[1].barrier)
             self._arrive(r, ev, vc[:])
         elif kind == COMMIT:
+            self._drain_for(r, ev[1].barrier)
             self.commits[r] += 1
             for rec in self.outstanding[r]:
                 rec[2] = self.commits[r]
@@ -159,6 +168,7 @@ class Simulation:
         elif kind == TILE_READ:
             self._tile_read(r, ev[1])
         elif kind == WRITE_STAGE:
+            self._drain(r, ev[2][0])
             if ev[1].acc is not None:  # the value it stores reads an accumulator first
                 self._read_acc(r, ev)
                 self._retire_mmas(r, ev[1].acc)
@@ -363,6 +373,8 @@ class Simulation:
                     f"after the store (and `lm.fence_proxy()`), `lm.wait` on it in role "
                     f"{roles[q].name} before the read", other=reader.op)
                 continue
+            if self._bulk_race(w, ins, rec, name, "overwrites {} with `store`"):
+                continue
             if q == w:
                 self._report("race", Finding(
                     "CAKE-S041", ins.op,
@@ -416,6 +428,8 @@ class Simulation:
                                    f"wait on `{ins.barrier.name}` (the barrier this load "
                                    "completes) before reading the stage")
             return
+        if self._bulk_race(w, ins, rec, name, "refills {}"):
+            return
         rel = self._release(q, clock, self.vc[w][q])
         if rel is not None:
             self._report("race", Finding(
@@ -429,6 +443,54 @@ class Simulation:
                      "register accumulator (the read waits for it)"))
             return
         self._still_reading(w, ins, q, reader, name, "refills {}", "refilling")
+
+    def _drain_for(self, r: int, b: Barrier) -> None:
+        """Role r arrives on `b`: where a consumer of b writes bytes a TMA store of r reads,
+        its leader waits for the stores first (targets/emit: drain_bulk_stores)."""
+        if self.bulk[r]:
+            self._drain(r, *(v for c in b.cons if c != r for v in self.writes[c]))
+
+    def _drain(self, r: int, *views: cake.ViewOp | View) -> None:
+        """Role r writes bytes of `views` (or arrives for a role that does): first its leader
+        waits until its TMA stores from overlapping views have read their stages
+        (targets/emit: drain_bulk_stores), so those reads end here, in r's program order."""
+        ops = [v.op if isinstance(v, View) else v for v in views]
+        left = []
+        for rec in self.bulk[r]:
+            if any(cake.views_overlap(rec[4][0].op, v) for v in ops):
+                rec[1], rec[2] = self.vc[r][r], -1
+            else:
+                left.append(rec)
+        self.bulk[r] = left
+
+    def _bulk_race(self, w: int, ins: Instr, rec: list, name: str, verb: str) -> bool:
+        """CAKE-S060: role w writes a stage that another role's `T.tma_store` copies out,
+        not ordered after a point where that role waits for the copy to have read it (its
+        next write of the view, or an arrival for a role that writes it): the copy reads
+        asynchronously, so an arrival that does not wait for it orders nothing."""
+        q, reader = rec[0], rec[3]
+        if q == w or not isinstance(reader.op, cake.TmaStoreStageOp):
+            return False
+        roles = self.k.roles
+        notes: list[tuple[Operation | None, str]] = [
+            (reader.op, f"role {roles[q].name} copies {name} out here; the copy goes on "
+                        "after the `tma_store` returns")]
+        rel = self._release(q, rec[1], self.vc[w][q]) if rec[2] is None else None
+        if rel is not None:
+            notes.append((rel.op, "this `lm.arrive` does not wait for the copy to read the "
+                                  "stage"))
+        self._report("race", Finding(
+            "CAKE-S060", ins.op,
+            f"role {roles[w].name} {verb.format(name)} at line {line_of(ins.op)} while the "
+            f"`tma_store` of role {roles[q].name} at line {line_of(reader.op)} may still be "
+            f"reading it{self.where}: a TMA store reads its stage asynchronously, until role "
+            f"{roles[q].name} next writes those bytes or arrives for a role that does (where "
+            "it waits for its stores)", notes,
+            help=f"let role {roles[q].name} arrive on a barrier that role {roles[w].name} waits "
+                 "on before it rewrites the stage (that arrival waits for the copy), or stage "
+                 "the tile in SMEM no other role writes"),
+            other=reader.op)
+        return True
 
     def _read_before_fill(self, w: int, ins: Instr, q: int, reader: Instr, name: str,
                           verb: str, help: str, other: Operation | None = None) -> None:
@@ -540,17 +602,21 @@ class Simulation:
                  "empty barrier, whose first wait passes)"), other=read[3].op)
 
     def _read_stage(self, r: int, ins: Instr, view: View, s: int) -> list | None:
-        """A read of stage s: an MMA operand (ends at the role's next commit) or a synchronous
-        read (ends where it stands). Returns the fill it reads when that is well ordered."""
+        """A read of stage s: an MMA operand (ends at the role's next commit), a TMA store's
+        (ends at the role's next write of its view, `_drain`) or a synchronous read (ends
+        where it stands). Returns the fill it reads when that is well ordered."""
         vc = self.vc[r]
         st = self.stage.setdefault(view.buffer(s), [[], []])
         writes = st[0]
         pending = ins.kind == MMA and (self.async_reg_mma or ins.acc is None
                                            or isinstance(ins.acc.op, cake.TmemOp))
-        rec = [r, vc[r], None if pending else -1, ins, (view, s), not writes]
+        bulk = isinstance(ins.op, cake.TmaStoreStageOp)  # ends at the role's next write
+        rec = [r, vc[r], None if pending or bulk else -1, ins, (view, s), not writes]
         st[1].append(rec)
         if pending:
             self.outstanding[r].append(rec)
+        if bulk:
+            self.bulk[r].append(rec)
         if not writes:
             self.unwritten.append(rec)
             return None

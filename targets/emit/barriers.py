@@ -124,10 +124,10 @@ def _boxes(em: KernelEmitter, op: TmaLoadOp | TmaStoreStageOp, view: ViewOp,
 
 def tma_store_stage(em: KernelEmitter, op: TmaStoreStageOp) -> None:
     """`T.tma_store(view[s], coords)`: one thread issues a bulk tensor store per box (the TMA
-    unit clips the tensor's edges), commits them as a group and waits until the group has
-    completed (its SMEM reads and its global writes); in a multi-thread role the role then
-    meets at its named barrier, so no thread overwrites the stage before the copy read it and
-    the role's later arrivals order the written tile."""
+    unit clips the tensor's edges) and commits them as a group; nothing waits here. The copy
+    reads the stage asynchronously: the role's next write into those bytes first waits for
+    its store groups to have read their stages (KernelEmitter.drain_bulk_stores), and so does
+    the end of the role, so the epilogue's copy runs under whatever the role does next."""
     view = op.source.owner.view.owner  # type: ignore[union-attr]
     assert isinstance(view, ViewOp)
     em.source_comment(op)
@@ -135,7 +135,7 @@ def tma_store_stage(em: KernelEmitter, op: TmaStoreStageOp) -> None:
         raise Unsupported(f"a rank-{len(op.coords)} TMA store")
     lines = [f"cake_tma_store_{rank}d(&{tmap}, {smem}, {cs});"
              for rank, smem, tmap, cs in _boxes(em, op, view, unparen(em.val(op.source)))]
-    lines += ["cake_tma_store_commit();", "cake_tma_store_wait<0>();"]
+    lines.append("cake_tma_store_commit();")
     role = em.role
     if role is None or role.single_thread:
         for text in lines:
@@ -144,11 +144,6 @@ def tma_store_stage(em: KernelEmitter, op: TmaStoreStageOp) -> None:
     with em.block("if (cake_leader)"):
         for text in lines:
             em.line(text)
-    if len(role.warps) == 1:
-        em.line("__syncwarp();")
-    else:
-        em.line(f"cake_named_barrier_sync({role.barrier_id}u, {32 * len(role.warps)}u);  "
-                "// the copy is complete: the stage may be rewritten")
 
 
 def arrive(em: KernelEmitter, op: ArriveOp) -> None:

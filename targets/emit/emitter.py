@@ -30,10 +30,10 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, GridOp, KernelOp, MmaOp,
-    OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, TmemOp,
-    SkipOp, ViewOp, WaitOp,
-    dtype_name, runs_single_thread,
+    ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, ForOp, GridOp, KernelOp,
+    MmaOp, OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp,
+    TmaStoreOp, TmaStoreStageOp, TmemOp, SkipOp, ViewOp, WaitOp,
+    dtype_name, runs_single_thread, views_overlap, written_view,
 )
 from cakec.passes.base import sink_of, span_of
 from cakec.targets.emit import metadata as meta
@@ -134,6 +134,9 @@ class RoleState:
     #: (targets/sm90/lowering.py), inside its loop only.
     deferred_store: Any = None
     ops: list[Operation] = field(default_factory=list)  # the role's ops, in program order
+    #: This role's `T.tma_store(view[s])`s: their copies read the stage asynchronously
+    #: until the role next writes bytes of its view (drain_bulk_stores).
+    bulk_stores: list[TmaStoreStageOp] = field(default_factory=list)
 
     @property
     def first(self) -> int:
@@ -197,6 +200,7 @@ class KernelEmitter:
         self.helpers: dict[str, str] = {}
         self._barrier_events: dict[BarrierOp, list[Operation]] | None = None
         self._single_roles: dict[RoleOp, bool] = {}
+        self._role_writes: dict[RoleOp, list[ViewOp]] | None = None
         #: Ops already reported (CAKE-H100, CAKE-I002): what reads them is not reported again.
         self.refused: set[Operation] = set()
         self.ok = True
@@ -586,6 +590,7 @@ class KernelEmitter:
                 self.line(f"u32 {role.seen[b]} = 0u;  // watchdog: waits on "
                           f"`{b.sym_name.data}` passed")
         role.ops = ops
+        role.bulk_stores = [o for o in ops if isinstance(o, TmaStoreStageOp)]
         declare = self.lowerings.get(RegsOp) if self.lowerings else None  # the target's layout
         for regs_op in (op.acc.owner for op in ops if isinstance(op, MmaOp)):
             if isinstance(regs_op, RegsOp) and declare is not None:
@@ -622,6 +627,9 @@ class KernelEmitter:
                     for p in params:
                         self.line(f"cake_tma_prefetch(&{p});")
             self.ops(block)
+            if last and role.bulk_stores:
+                self.line("if (cake_leader) cake_tma_store_wait_read<0>();  // the role's TMA "
+                          "stores have read their stages before the CTA's SMEM goes")
             if done:
                 self.line("if (cake_lane_id() == 0u) cake_wd_role_done(cake_warp);")
             return
@@ -630,6 +638,9 @@ class KernelEmitter:
             for p in self.prefetches(block):
                 self.line(f"cake_tma_prefetch(&{p});")
             self.ops(block)
+            if last and role.bulk_stores:
+                self.line("cake_tma_store_wait_read<0>();  // the role's TMA stores have read "
+                          "their stages before the CTA's SMEM goes")
             if done:
                 self.line("cake_wd_role_done(cake_warp);")
 
@@ -649,7 +660,57 @@ class KernelEmitter:
         if fn is None:
             self.unsupported(op, f"`{_surface(op)}`")
             return
+        self.drain_bulk_stores(op)
         self.try_lower(op, lambda: fn(self, op))
+
+    def drain_bulk_stores(self, op: Operation) -> None:
+        """Where a copy of one of the role's `T.tma_store(view[s])`s may still be reading SMEM
+        that is about to be written, its leader first waits until every store group it
+        committed has read its stage (`cp.async.bulk.wait_group.read 0`, at once when none is
+        pending): before the role writes bytes of a stored view (`store`, TMA load,
+        copy_load; a role whose other threads write then meets the leader at its named
+        barrier), and before an `lm.arrive`/`lm.commit` on a barrier whose consumers write
+        such bytes (the leader's own arrival completes the phase, so none goes early). The
+        stores' global writes go on under whatever follows."""
+        role = self.role
+        if role is None or not role.bulk_stores:
+            return
+        view = written_view(op)
+        if view is not None:
+            targets = [view]
+        elif isinstance(op, (ArriveOp, CommitOp)):
+            b = op.barrier.owner
+            targets = [v for r in (b.cons if isinstance(b, BarrierOp) else ())
+                       if r.owner is not role.op for v in self.role_writes().get(r.owner, ())]
+        else:
+            return
+        stored = [s.source.owner.view.owner for s in role.bulk_stores  # type: ignore[union-attr]
+                  if _may_precede(role.ops, s, op)]
+        hit = next((t for t in targets if any(views_overlap(t, v) for v in stored)), None)
+        if hit is None:
+            return
+        why = (f"the TMA stores of `{role.name}` have read the bytes `{hit.sym_name.data}` "
+               "rewrites")
+        if role.single_thread:
+            self.line(f"cake_tma_store_wait_read<0>();  // {why}")
+            return
+        self.line(f"if (cake_leader) cake_tma_store_wait_read<0>();  // {why}")
+        if view is None or isinstance(op, TmaLoadOp):
+            return  # an arrival, or a copy the leader issues itself
+        if len(role.warps) == 1:
+            self.line("__syncwarp();")
+        else:
+            self.line(f"cake_named_barrier_sync({role.barrier_id}u, {32 * len(role.warps)}u);")
+
+    def role_writes(self) -> dict[RoleOp, list[ViewOp]]:
+        """The views each role writes (`written_view`), in program order."""
+        if self._role_writes is None:
+            self._role_writes = {}
+            for on in self.kernel.body.block.ops:
+                if isinstance(on, OnRoleOp) and isinstance(on.role.owner, RoleOp):
+                    views = self._role_writes.setdefault(on.role.owner, [])
+                    views += filter(None, map(written_view, on.body.block.walk()))
+        return self._role_writes
 
     def try_lower(self, op: Operation, fn: Callable[[], None]) -> None:
         try:
@@ -717,6 +778,19 @@ class KernelEmitter:
 
 
 # ---- helpers -----------------------------------------------------------------------------------
+
+
+def _may_precede(ops: list[Operation], first: Operation, then: Operation) -> bool:
+    """Whether `first` may run before `then` in a role whose ops are `ops` (program order):
+    it comes earlier, or a loop holds both (an earlier iteration's)."""
+    if ops.index(first) < ops.index(then):
+        return True
+    loop = then.parent_op()
+    while loop is not None:
+        if isinstance(loop, ForOp) and loop.is_ancestor(first):
+            return True
+        loop = loop.parent_op()
+    return False
 
 
 def role_of(op: Operation) -> RoleOp | None:

@@ -10,7 +10,8 @@ equal T.shape[d] (a smaller S leaves part of T unread or unwritten; a larger one
 or skips stores past the end and computes something else than asked). A coordinate's range
 is known when it is a loop variable, a block index, `x % y` or `x // y` over products of
 such tile counts (`t % tiles_m`, `t // tiles_m` in a persistent loop over tiles_m × B work
-items). Otherwise (a swizzled tile order through `lm.min`) the scalars it is computed from
+items), `P - 1 - x` for such an x below P (the last tiles first), or `a if c else b` of two
+such values (the larger bound). Otherwise (a swizzled tile order through `lm.min`) the scalars it is computed from
 stand in: the `cdiv(S, e_d)` among them, unless a raw scalar count is among them too (a batch
 index stacked on the tiles, `b * tiles_m + m`, covers more). A dimension is bound only when exactly one scalar
 qualifies over every access of (T, d). A dimension that every access reaches at the
@@ -28,7 +29,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from cakec.dialects.cake import (
     BlockIdOp, CopyLoadOp, ForOp, GridOp, KernelOp, NumBlocksOp, TensorType, TileLoadOp,
-    SplitStoreOp, TileStoreOp, TmaLoadOp, TmaStoreOp,
+    SplitStoreOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp,
 )
 
 #: A tile count: scalar S divided (rounding up) by a constant e; (S, 1) is S itself.
@@ -110,6 +111,16 @@ class _Reach:
             whole, part = self.bound(op.lhs), self.value(op.rhs)
             if whole is not None and part is not None and not part - whole:
                 return whole - part
+        if isinstance(op, arith.SelectOp):  # `a if c else b`: the larger of the two bounds
+            a, b = self.bound(op.lhs), self.bound(op.rhs)
+            if a is not None and b is not None:
+                return b if not a - b else a if not b - a else None
+        if isinstance(op, arith.SubiOp) and isinstance(op.lhs.owner, arith.SubiOp) \
+                and _const(op.lhs.owner.rhs) == 1:
+            # `P - 1 - x` with 0 <= x < P' <= P (the last tiles first) lies in [0, P)
+            whole, part = self.value(op.lhs.owner.lhs), self.bound(op.rhs)
+            if whole is not None and part is not None and not part - whole:
+                return whole
         return None
 
     def deps(self, v: SSAValue) -> frozenset[Atom]:
@@ -152,6 +163,8 @@ def _accesses(kernel: KernelOp):
             tile = op.view.type.dims()
         elif isinstance(op, (TmaStoreOp, SplitStoreOp)):
             tile = op.value.type.dims()
+        elif isinstance(op, TmaStoreStageOp):
+            tile = op.source.type.dims()
         elif isinstance(op, (TileLoadOp, TileStoreOp)):
             vec = op.result if isinstance(op, TileLoadOp) else op.value
             dims = tuple(vec.type.dims())

@@ -2,7 +2,9 @@
 O and lse against the float32 reference at ragged shapes (S = 1, 77, 1000, 4097; S_q ≠ S_k
 both ways; causal on and off; GQA; D = 64 and 128), fully masked rows (causal with
 S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and lse,
-and the argument checks. Skipped without torch or an sm_90 GPU.
+and the argument checks; the head-dim-128 shapes also through fmha_fwd_sm90_overlap.cake (the
+schedule with its epilogue under the next tile's MMAs) while `fmha` does not run it by
+default. Skipped without torch or an sm_90 GPU.
 
     pytest -m gpu test/gpu/test_fmha_gpu.py
 """
@@ -37,6 +39,11 @@ SHAPES = [
     (1, 1000, 300, 2, 2, 64, True),       # S_q > S_k: the first 700 rows see no key
     (1, 300, 77, 2, 1, 128, False),       # S_q > S_k, non-causal
     (3, 256, 256, 4, 4, 128, True),       # whole tiles, several batches
+    # more tiles than SMs: each CTA stores a tile's O under the next tile's S_0, in rounds
+    # of alternating direction (a ragged last round), and its last tile after the loop
+    (3, 1000, 1000, 16, 4, 128, False),
+    (2, 2047, 2047, 16, 16, 128, True),
+    (4, 1024, 1024, 32, 32, 64, False),
 ]
 
 
@@ -47,13 +54,27 @@ def ex():
     return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
-@pytest.mark.parametrize("b,s_q,s_k,h,h_kv,d,causal", SHAPES, ids=lambda v: str(v))
-def test_matches_f32_reference(ex, b, s_q, s_k, h, h_kv, d, causal):
+def _cases() -> list:
+    """(shape, kernel file or None for `fmha`'s own): every shape, and the head-dim-128 ones
+    through the overlapped schedule too."""
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location("fmha_example", ROOT / "examples" / "attention" /
+                                   "fmha_fwd_sm90.py")
+    mod = module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    extra = [] if mod.OVERLAP_BY_DEFAULT else [(s, mod.OVERLAP) for s in SHAPES if s[5] == 128]
+    return [(s, None) for s in SHAPES] + extra
+
+
+@pytest.mark.parametrize("shape,variant", _cases(), ids=lambda v: str(v))
+def test_matches_f32_reference(ex, shape, variant):
+    b, s_q, s_k, h, h_kv, d, causal = shape
     gen = torch.Generator(device="cuda").manual_seed(s_q * 7919 + s_k * 31 + h * 7 + d)
     q = torch.randn(b, s_q, h, d, device="cuda", generator=gen).to(torch.bfloat16)
     k = torch.randn(b, s_k, h_kv, d, device="cuda", generator=gen).to(torch.bfloat16)
     v = torch.randn(b, s_k, h_kv, d, device="cuda", generator=gen).to(torch.bfloat16)
-    o, lse = ex.fmha(q, k, v, causal=causal)
+    o, lse = ex.launch(variant and ex.compiled(variant), q, k, v, causal=causal)
     torch.cuda.synchronize()
     ref_o, ref_lse = ex.reference_fmha(q, k, v, causal=causal)
     of = o.float()
@@ -81,15 +102,18 @@ def test_scale_and_non_contiguous_inputs(ex):
     assert float((lse - ref_lse).abs().max()) <= MAX_LSE
 
 
-def test_no_write_outside_outputs(ex):
-    """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end."""
-    b, s, h, d = 2, 77, 2, 64
+@pytest.mark.parametrize("d,name", [(64, None), (128, None), (128, "overlap")])
+def test_no_write_outside_outputs(ex, d, name):
+    """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end (the
+    overlapped schedule's first epilogue aims its empty copy past both ends)."""
+    b, s, h = 2, 77, 2
     q, k, v = (torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16) for _ in range(3))
     rows = b * ex.padded(s)
     obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
     lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
-    ex.kernel(d)(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
-                 b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
+    run = ex.compiled(ex.OVERLAP) if name else ex.kernel(d)
+    run(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
+        b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
     torch.cuda.synchronize()
     assert bool((obuf[rows:] == 7.0).all())
     assert bool((lbuf[:, s:] == 7.0).all())

@@ -138,6 +138,25 @@ def test_max_shape_is_validated():
         Metadata.parse(meta)
 
 
+@pytest.mark.parametrize("name,ties", [
+    # a persistent loop over (query tile, head, batch), longest first when causal, in rounds
+    # of alternating direction: u = (...) % tiles; mt = u % tiles_m or tiles_m − 1 − u // heads,
+    # b = (hb) // H with hb = u // tiles_m or u % heads (`a if causal == 1 else b`)
+    ("fmha_fwd_sm90", {("Q", 0): "B", ("Q", 1): "Sq", ("K", 0): "B", ("V", 0): "B",
+                       ("Lse", 1): "Sq"}),
+    # the same index, persistent at every S, O copied out of a staged view by TMA
+    ("fmha_fwd_sm90_overlap", {("Q", 0): "B", ("Q", 1): "Sq", ("K", 0): "B", ("V", 0): "B",
+                               ("Lse", 1): "Sq"}),
+    # two 64-row query halves at rows 2 mt and 2 mt + 1 cover 2 cdiv(S_q, 128) tiles of 64,
+    # not cdiv(S_q, 64): S_q stays unbound
+    ("fmha_fwd_sm90_d64", {("Q", 0): "B", ("K", 0): "B", ("V", 0): "B"}),
+])
+def test_persistent_attention_binds_batch_and_query_length(name, ties):
+    meta = metadata(str(ROOT / "examples" / "attention" / f"{name}.cake"))
+    assert tied(meta) == ties
+    Metadata.parse(meta)
+
+
 def test_a_batch_index_stacked_on_the_tiles_binds_no_scalar():
     # examples/attention: O is [B·S_q', H·D] with whole 128-row tiles per batch, stored at row
     # tile b * tiles_m + mt; that covers B · cdiv(S_q, 128) tiles, so S_q is not O's extent

@@ -259,6 +259,11 @@ _P_UNSWIZZLED = ("the P stage is written by `store` and read only by the MMA: un
                  "store writes and the descriptor reads the same plain layout (docs/language.md, "
                  "stage.store); only bank conflicts differ")
 
+_O_STAGE = ("the O staging view is written by `store` and read only by the TMA store, whose "
+            "tensor map takes the view's swizzle (and its column blocks): with any swizzle, or "
+            "none, the store writes and the copy reads the same layout; only bank conflicts "
+            "differ")
+
 LEGAL: dict[str, str] = {
     "examples/corpus/gemm_ring_dynamic.cake:move_tmem:15:+64": _TMEM,
     "examples/corpus/gemm_ring_dynamic.cake:retarget:4:sm_103a": _SM103,
@@ -358,6 +363,12 @@ LEGAL: dict[str, str] = {
     **{f"examples/attention/fmha_fwd_sm100.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (40, 41, 42, 43)},
     "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:73": _Q_BY_K_RING,
+    # The overlapped D128 schedule: the same Q, K, V views and q_empty wait, and its O stage.
+    **{f"examples/attention/fmha_fwd_sm90_overlap.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (58, 59, 60)},
+    "examples/attention/fmha_fwd_sm90_overlap.cake:delete_wait:99": _Q_BY_K_RING,
+    **{f"examples/attention/fmha_fwd_sm90_overlap.cake:swizzle:61:128b->{to}": _O_STAGE
+       for to in ("64b", "None")},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
