@@ -32,8 +32,11 @@ MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM h
 # in the program (the threads' own stores), known to another role once an arrival after it
 # reaches that role. TILE_WRITE merges into the running tiles of an `lm.argmin` (its `value`
 # and `index`; afresh when `init`), TILE_READ reads running tiles (a store, an assignment, a
-# reduction): both synchronous, in the registers of the role.
-WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE, TILE_WRITE, TILE_READ = range(10)
+# reduction): both synchronous, in the registers of the role. ACC_WRITE is an assignment to an
+# MMA's register accumulator (`o = o * alpha`, after the read its value makes; `o = 0.0`):
+# synchronous, but a wgmma into the tile may still be writing those registers.
+(WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE, TILE_WRITE, TILE_READ,
+ ACC_WRITE) = range(11)
 
 
 def line_of(op: Operation) -> int:
@@ -144,6 +147,7 @@ class Kernel:
         self.pools: list[cake.SmemOp] = []
         self.tmems: list[cake.TmemOp] = []
         self.running: set[Acc] = set()  # the `value` and `index` tiles of `lm.argmin`s
+        self.register_a: set[Acc] = set()  # register tiles a register-A MMA packs
         self.elem_barrier: list[tuple[Barrier, int]] = []
         self.total_elems = 0  # mbarriers of all barrier arrays
         self.programs: list[list[Instr]] = []
@@ -218,6 +222,8 @@ class Kernel:
         for o in self.op.walk():
             if isinstance(o, cake.ArgminOp):
                 self.running.update(filter(None, (self.acc_of(o.value), self.acc_of(o.index))))
+            elif isinstance(o, cake.MmaOp) and self._operand(o.a) is None:
+                self.register_a.update(self._a_tiles(o))
 
     def barrier_of(self, v: SSAValue) -> Barrier:
         return self._barrier_of[v.owner]
@@ -252,9 +258,18 @@ class Kernel:
                                      runtime=c.runtime))
             elif inside:
                 ins = self._effect(o)
+                if ins is not None and ins.kind == MMA and ins.tiles:
+                    # packing the register A reads the accumulator it names, first
+                    acc = self._tile_acc(o.a)
+                    if acc is not None:
+                        out.append(Instr(o, READ_ACC, acc=acc))
                 if ins is not None:
                     out.append(ins)
                 out.extend(self._running_tiles(o))
+                dest = self.acc_of(o.dest) if isinstance(o, cake.TileAssignOp) else None
+                if dest is not None and (_mma_acc(o.dest) or dest in self.register_a):
+                    out.append(Instr(o, ACC_WRITE, acc=dest if _mma_acc(o.dest) else None,
+                                     tiles=(dest,)))
         return out
 
     def _running_tiles(self, o: Operation) -> list[Instr]:
@@ -286,8 +301,9 @@ class Kernel:
             return Instr(o, TMA, barrier=self.barrier_of(o.barrier), stage=e(o.stage),
                          view=view, bytes=tx)
         if isinstance(o, cake.MmaOp):
-            return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
-                         b=self._operand(o.b), init=e(o.init))
+            a = self._operand(o.a)
+            return Instr(o, MMA, acc=self.acc_of(o.acc), a=a, b=self._operand(o.b),
+                         init=e(o.init), tiles=self._a_tiles(o) if a is None else None)
         if isinstance(o, cake.ConvertOp):  # of an MMA's accumulator (other tiles: definite.py)
             acc = self.acc_of(o.source) if _mma_acc(o.source) else None
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
@@ -310,6 +326,10 @@ class Kernel:
             stage = self._operand(o.source)
             return Instr(o, READ_STAGE, a=stage) if stage is not None else None
         return None
+
+    def _a_tiles(self, o: cake.MmaOp) -> tuple[Acc, ...]:
+        """The register tiles a register-A MMA packs into its A fragments."""
+        return tuple(dict.fromkeys(filter(None, map(self.acc_of, tile_leaves(o.a)))))
 
     def _tile_acc(self, v: SSAValue) -> Acc | None:
         """The MMA accumulator a tile expression reads (the first one), if any."""
@@ -339,6 +359,24 @@ def walk(prog: list[Instr]) -> Iterator[Instr]:
             yield from walk(ins.body)
             if ins.orelse:
                 yield from walk(ins.orelse)
+
+
+def writes_of(ins: Instr) -> set[object]:
+    """What an instruction writes: view buffers (by TMA or `store`), accumulators (MMA)."""
+    if ins.kind in (TMA, WRITE_STAGE):
+        return {ins.view.buffer(0)}
+    if ins.kind in (MMA, ACC_WRITE) and ins.acc is not None:
+        return {ins.acc}
+    return set()
+
+
+def reads_of(ins: Instr) -> set[object]:
+    """What an instruction reads: operand view buffers, accumulators."""
+    if ins.kind in (MMA, READ_STAGE):
+        return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
+    if ins.kind in (READ_ACC, WRITE_STAGE) and ins.acc is not None:
+        return {ins.acc}
+    return set()
 
 
 VERB = {ARRIVE: "`lm.arrive`", COMMIT: "`lm.commit`", TMA: "a TMA load"}

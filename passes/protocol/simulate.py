@@ -13,9 +13,10 @@ from xdsl.ir import Operation
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_STAGE, TILE_READ, TILE_WRITE, TMA, VERB, WAIT, WRITE_STAGE, Acc,
+    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_STAGE, TILE_READ, TILE_WRITE, TMA, VERB, WAIT, WRITE_STAGE, Acc,
     Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
+from cakec.passes.protocol.departure import first_departure
 from cakec.passes.protocol.trace import Exploration
 
 # Finding categories, most fundamental first: only the first non-empty one is reported, so one
@@ -58,6 +59,12 @@ class Simulation:
                     self.consumers[ev[2]].add(r)
         self.commits = [0] * R
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
+        #: per role: its MMAs into register tiles that no accumulator read retired yet
+        #: (wgmma.wait_group; a commit may keep the newest group in flight)
+        self.inflight: list[list[list]] = [[] for _ in range(R)]
+        #: per register tile that a register-A MMA packs: (clock, instruction) of its last
+        #: assignment
+        self.assigned: dict[int, tuple[int, Instr]] = {}
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         #: per accumulator and running tile: its writes (instruction, innermost loop step)
@@ -144,6 +151,8 @@ class Simulation:
             self._tile_write(r, ev)
         elif kind == TILE_READ:
             self._tile_read(r, ev[1])
+        elif kind == ACC_WRITE:
+            self._acc_write(r, ev)
         elif kind == WRITE_STAGE:
             if ev[1].acc is not None:  # the value it stores reads an accumulator first
                 self._read_acc(r, ev)
@@ -164,7 +173,7 @@ class Simulation:
         if acc is None or source is None:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r]
+        mine = [w for w in writes if w[0] == r and w[3].kind == MMA]
         mma_fill = mine[-1][5] if mine else None
         if mma_fill is None:
             return
@@ -196,10 +205,11 @@ class Simulation:
         if acc is None or acc.owner != r:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r]
+        mine = [w for w in writes if w[0] == r and w[3].kind == MMA]  # not assignments
         if not mine:
             return
         clock = mine[-1][1]
+        self.inflight[r] = [rec for rec in self.inflight[r] if rec[1] > clock]
         done = [rec for rec in self.outstanding[r] if rec[1] <= clock]
         if not done:
             return
@@ -428,7 +438,7 @@ class Simulation:
                 help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
         unread = self.unread.setdefault(acc.index, [])
         if ev[4] and unread:
-            self._discard(ins, ev[5], unread, acc, "the MMA", "the partial sums of")
+            self._discard(ins, ev[5], unread, acc, "the MMA", "the partial sums of", "the MMA")
         self.unread[acc.index] = [(ins, ev[5])] if ev[4] else [*unread, (ins, ev[5])]
         for rec in st[1]:
             if rec[0] != r and not self._after_end(vc, rec):
@@ -436,10 +446,68 @@ class Simulation:
         prev = st[0][-1] if st[0] else None
         if prev is not None and prev[0] != r and not self._after_end(vc, prev):
             self._acc_race(r, ins, prev, acc, "overwrites")
+        prev = next((rec for rec in reversed(self.inflight[r]) if rec[3] is ins), None)
+        if prev is not None and ins.tiles:
+            changed = [self.assigned[t.index] for t in ins.tiles
+                       if self.assigned.get(t.index, (0, None))[0] > prev[1]]
+            if changed:
+                self._repack(r, ins, ev[5], changed[0][1])
         rec = [r, vc[r], None, ins, ev[4], fills[1]]
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
+        if acc.owner == r:
+            self.inflight[r].append(rec)
+
+    def _repack(self, r: int, ins: Instr, step: tuple | None, assign: Instr) -> None:
+        """A register-A MMA issued again, its A source reassigned since, while its previous
+        instance may still read the A fragments: the new values are packed into the
+        registers that wgmma reads (CAKE-S043)."""
+        at = f" ({step[0]} = {step[1]})" if step is not None else ""
+        acc, tile = ins.acc, assign.tiles[0]
+        self._report("race", Finding(
+            "CAKE-S043", ins.op,
+            f"the MMA at line {line_of(ins.op)} packs `{tile.name}` into its register A "
+            f"operand again{at}, reassigned at line {line_of(assign.op)}, while its previous "
+            f"instance may still read those registers: nothing retired it since{self.where}",
+            [(assign.op, f"`{tile.name}` is reassigned here"),
+             (_loop_of(ins.op), "this loop issues the MMA again; a wgmma reads its register "
+                                "A operand asynchronously, until a `wgmma.wait_group` "
+                                "retires it")],
+            help=f"retire the previous MMA before the next one is issued: read `{acc.name}` "
+                 f"(e.g. the rescale `{acc.name} = {acc.name} * alpha`) or an accumulator of "
+                 "a later MMA of the role in between"))
+
+    def _acc_write(self, r: int, ev: tuple) -> None:
+        """An assignment to a register accumulator (after the read its value makes): no MMA
+        of the role may still accumulate into it (CAKE-S042), and the results of the MMAs
+        since its last read are lost (CAKE-S023)."""
+        ins, step = ev[1], ev[2]
+        self.assigned[ins.tiles[0].index] = (self.vc[r][r], ins)
+        acc = ins.acc
+        if acc is None:  # a register-A source that no MMA writes
+            return
+        pending = [rec for rec in self.inflight[r] if rec[3].acc is acc]
+        if pending:
+            mma = pending[-1][3]
+            self._report("race", Finding(
+                "CAKE-S042", ins.op,
+                f"role {self.k.roles[r].name} assigns `{acc.name}` at line {line_of(ins.op)} "
+                f"while the MMA at line {line_of(mma.op)} may still accumulate into it: the "
+                f"wgmma writes those registers until it retires{self.where}",
+                [(mma.op, f"this MMA accumulates into `{acc.name}` asynchronously")],
+                help=f"read `{acc.name}` first, which waits for the MMA (`{acc.name} = "
+                     f"{acc.name} * alpha` does), or assign before the MMA"))
+        elif self.unread.get(acc.index):
+            self._discard(ins, step, self.unread[acc.index], acc, "the assignment",
+                          "the partial sums of", "the MMA",
+                          help=f"read `{acc.name}` before assigning it (the epilogue, or a "
+                               f"rescale `{acc.name} = {acc.name} * alpha`), or drop the MMAs "
+                               "whose sums it discards")
+        st = self.acc.setdefault(acc.index, [[], []])
+        st[0].append([r, self.vc[r][r], -1, ins, True, None])
+        st[1] = []
+        self.unread[acc.index] = []
 
     def _overwrite(self, w: int, ins: Instr, read: list, acc: Acc) -> None:
         roles = self.k.roles
@@ -542,7 +610,8 @@ class Simulation:
             self._acc_race(r, ins, last, acc, "reads")
 
     def _discard(self, ins: Instr, step: tuple | None, unread: list[tuple[Instr, tuple | None]],
-                 tile: Acc, writer: str, what: str) -> None:
+                 tile: Acc, writer: str, what: str, by: str, help: str | None = None
+                 ) -> None:
         """An initialising write while earlier writes are unread: their results are lost
         (CAKE-S023), reported at the write that discards them."""
         lines = sorted({line_of(i.op) for i, _ in unread})
@@ -554,19 +623,19 @@ class Simulation:
         at = f", {step[0]} = {step[1]}" if step is not None else ""
         first = unread[0][0]
         many = "s" if len(lines) > 1 else ""
-        mma = writer == "the MMA"
+        mma = by == "the MMA"
         self._report("uninit", Finding(
             "CAKE-S023", ins.op,
             f"{writer} at line {line_of(ins.op)} starts `{tile.name}` afresh (init=True{at}) "
-            f"before anything reads {what} {'the MMA' if mma else '`lm.argmin`'}{'s' if mma and len(unread) > 1 else ''} "
+            f"before anything reads {what} {by}{'s' if mma and len(unread) > 1 else ''} "
             f"at line{many} {', '.join(map(str, lines))}{span}: they are discarded"
             f"{self.where}",
             [(first.op, f"`{tile.name}` is written here{span} and not read before line "
                         f"{line_of(ins.op)}"),
              (tile.op, f"`{tile.name}` is declared here")],
-            help=(f"initialise `{tile.name}` only on the first step of each tile, e.g. "
-                  f"`init=({step[0] if step else 'k'} == 0)`, and read it (the epilogue) "
-                  "before the next tile starts it afresh")))
+            help=help or (f"initialise `{tile.name}` only on the first step of each tile, "
+                          f"e.g. `init=({step[0] if step else 'k'} == 0)`, and read it (the "
+                          "epilogue) before the next tile starts it afresh")))
 
     # ---- running tiles of `lm.argmin` ---------------------------------------------------------
 
@@ -589,7 +658,7 @@ class Simulation:
             elif init and unread:
                 self._discard(ins, step, unread, tile,
                               "`lm.argmin`" if argmin else "the assignment",
-                              "the minima merged into it by")
+                              "the minima merged into it by", "`lm.argmin`")
             if argmin:
                 self.unread[tile.index] = [(ins, step)] if init or unread is None else [
                     *unread, (ins, step)]
@@ -749,6 +818,14 @@ class Simulation:
                 f"load with barrier={b.name})")
 
 
+def _loop_of(op: Operation) -> Operation:
+    """The innermost `lm.range` loop around `op` (the op itself outside any loop)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, cake.ForOp):
+        parent = parent.parent_op()
+    return parent or op
+
+
 def _join(dst: list[int], src: list[int]) -> None:
     for j, x in enumerate(src):
         if x > dst[j]:
@@ -773,7 +850,7 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
     oob = next((run.oob for run in ex.runs if run.oob), None)
     if oob:
         return _unique(oob)
-    best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
+    best: tuple[int, list[Finding], list[list[tuple]]] = (len(_CATEGORIES) + 1, [], [])
     for run in ex.runs:
         if not run.complete or not run.fresh:
             continue
@@ -781,8 +858,16 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:
-            best = (rank, found)
-    return best[1]
+            best = (rank, found, run.traces)  # type: ignore[assignment]
+    found = best[1]
+    if found:
+        # Report the first event that departs from the protocol, the failure as its note; a
+        # release already reported where it stands (CAKE-S004) says more than CAKE-S025.
+        first = first_departure(k, fwf, best[2], found[0])
+        if first is not None and (first.code != "CAKE-S025"
+                                  or all(f.op is not first.op for f in found)):
+            return [first]
+    return found
 
 
 def _unique(fs: list[Finding]) -> list[Finding]:

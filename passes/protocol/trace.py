@@ -25,7 +25,7 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TILE_READ, TILE_WRITE, TMA, WAIT, WRITE_STAGE,
+    ACC_WRITE, MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, TILE_READ, TILE_WRITE, TMA, WAIT, WRITE_STAGE,
     Finding, Instr, Kernel, View, line_of, name_of, walk,
 )
 
@@ -120,13 +120,15 @@ class _Tracer:
                 raise _Stop()
             if self.inside_short and self.shortened is not None:
                 self.shortened.add(ins.op)
-            if kind == MMA or kind == TILE_WRITE:
+            if kind == MMA or kind == TILE_WRITE or kind == ACC_WRITE:
                 # With the innermost loop's variable and value, for messages ("k = 3")
                 step = (self.loops[-1][0].name_hint or "i", self.loops[-1][1]) if self.loops \
                     else None
                 if kind == MMA:
                     ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
                                bool(self.value(ins.init, ins)), step))
+                elif kind == ACC_WRITE:
+                    ev.append((ACC_WRITE, ins, step))
                 else:  # an assignment (no `init`) always starts afresh
                     ev.append((TILE_WRITE, ins,
                                ins.init is None or bool(self.value(ins.init, ins)), step))
