@@ -121,8 +121,8 @@ def _associated_views(k: Kernel, traces: list[list[tuple]]) -> dict[int, set[Vie
 
 def _first_accesses(tr: list[tuple], i: int, views: set[View] | None) -> list[_Access]:
     """The accesses (of `views`, or of any view) of the first instruction after the wait at
-    `i` that makes any, before the role's next wait; with the TMA loads that complete the same
-    phase right after it (a stage's loads are one step)."""
+    `i` that makes any, before the role's next wait; with the TMA loads right after it in the
+    same iteration (a stage's loads are one step)."""
     out: list[_Access] = []
     for j in range(i + 1, len(tr)):
         ev = tr[j]
@@ -131,7 +131,7 @@ def _first_accesses(tr: list[tuple], i: int, views: set[View] | None) -> list[_A
         got = [a for a in _accesses(ev, j) if views is None or a.view in views]
         if out:
             if not got or ev[0] != TMA or tr[out[0].at][0] != TMA \
-                    or ev[2:4] != tr[out[0].at][2:4]:
+                    or ev[3] != tr[out[0].at][3]:
                 break
         out.extend(got)
     return out
@@ -175,48 +175,48 @@ def _after_wait(k: Kernel, t: _Traces, fwf: list[bool], assoc: dict[int, set[Vie
         return None
     roles = k.roles
     who = roles[r].name
-    if len(wrong) < len(acc):  # the accesses disagree: those off the wait's stage are at fault
-        a = wrong[0]
-        return _finding(
-            a.ins.op,
-            f"role {who} {_verb(a)} {a.view.name}[{a.stage}] at line {line_of(a.ins.op)} after "
-            f"waiting on {b.elem(e)} (line {line_of(ins.op)}), which orders stage {e}: its other "
-            f"accesses there are to stage {e}",
-            [(ins.op, f"role {who} waits on {b.elem(e)} here")],
-            f"use the stage of the wait for every access it orders: {a.view.name}[...] with "
-            "the index of the wait")
     s = wrong[0].stage
     n = t.waits[r][b.base].index(i)
     peer = _peer_says(k, t, fwf, r, b, n, waits=True)
     loads = [a for a in wrong if a.ins.kind == TMA]
+    # The accesses are at fault when they disagree among themselves or the peer's step agrees
+    # with the wait; loads after a wait the peer says nothing about (an empty barrier's free
+    # first lap) are judged by their own barrier: the stage this trip's consumer waits for.
+    agree = len(wrong) < len(acc) or (peer is not None and peer[0] == e)
     if loads and peer is None:
-        # The loads' own barrier tells which stage this trip's consumer expects.
         f = loads[0].ins.barrier
         q_n = t.groups[r][f.base].index(
             max(g for g in t.groups[r][f.base] if g <= loads[0].at))
         fed = _peer_says(k, t, fwf, r, f, q_n, waits=False)
         if fed is not None and fed[0] == e:
-            q, q_ins = fed[1], fed[2]
-            a = loads[0]
-            lines = _lines(loads)
+            agree = True
+            peer = (e, fed[1], fed[2])
+            peer_note = f"role {roles[fed[1]].name}'s matching wait is on {f.elem(e)}"
+    elif peer is not None:
+        peer_note = f"role {roles[peer[1]].name}'s matching step completes {b.elem(peer[0])} here"
+    wait_note = (ins.op, f"role {who} waits on {b.elem(e)} here")
+    if agree:
+        off = loads or [wrong[0]]
+        a = off[0]
+        notes = [wait_note] + ([(peer[2].op, peer_note)] if peer is not None else [])
+        if loads:
             return _finding(
                 a.ins.op,
-                f"role {who} fills {_names(loads)} at {lines} after waiting on {b.elem(e)} "
-                f"(line {line_of(ins.op)}) for stage {e}: the load is into another stage than "
-                f"the one it waited to be free",
-                [(ins.op, f"role {who} waits on {b.elem(e)} here"),
-                 (q_ins.op, f"role {roles[q].name}'s matching wait is on {f.elem(e)}")],
-                f"load into the stage the wait is for (stage {e}), as role {roles[q].name} "
-                "expects")
-    if peer is not None and peer[0] == e:
-        return None  # the peer agrees with the wait: the accesses are wrong, elsewhere shown
+                f"role {who} fills {_names(loads)} at {_lines(loads)} after waiting on "
+                f"{b.elem(e)} (line {line_of(ins.op)}) for stage {e}: the load is into another "
+                "stage than the one it waited to be free", notes,
+                f"load into the stage the wait is for (stage {e})")
+        return _finding(
+            a.ins.op,
+            f"role {who} {_verb(a)} {a.view.name}[{a.stage}] at line {line_of(a.ins.op)} after "
+            f"waiting on {b.elem(e)} (line {line_of(ins.op)}), which orders stage {e}", notes,
+            f"use the stage of the wait for every access it orders: {a.view.name}[...] with "
+            "the index of the wait")
     verb = "fills" if wrong[0].writes else "reads"
     notes: list[tuple[Operation | None, str]] = [
         (wrong[0].ins.op, f"role {who} {verb} {_names(wrong)} here")]
     if peer is not None:
-        q, q_ins = peer[1], peer[2]
-        notes.append((q_ins.op, f"role {roles[q].name}'s matching step completes "
-                                f"{b.elem(s)} here"))
+        notes.append((peer[2].op, peer_note))
     return _finding(
         ins.op,
         f"role {who} waits on {b.elem(e)} at line {line_of(ins.op)} but then {verb} "
