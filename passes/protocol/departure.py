@@ -34,6 +34,8 @@ from cakec.passes.protocol.model import (
 )
 
 _COMPLETIONS = (ARRIVE, COMMIT, TMA)
+#: where the accounting segment (a wait or a loop iteration starts a new one) of a read is
+_SEG = {MMA: 6, READ_STAGE: 3, READ_ACC: 2}
 
 
 @dataclass(frozen=True)
@@ -277,17 +279,21 @@ def _peer_says(k: Kernel, t: _Traces, fwf: list[bool], r: int, b: Barrier, n: in
 
 def _release_before_read(k: Kernel, t: _Traces, r: int, tr: list[tuple], i: int
                          ) -> Finding | None:
-    """A release of `b` followed, before the role's next wait, by a read of what `b`'s
-    waiters overwrite once they pass their wait on it."""
+    """A release of `b` followed, in the same iteration and before the role's next wait, by
+    a read of what `b`'s waiters overwrite once they pass their wait on it."""
     ins: Instr = tr[i][1]
     b = ins.barrier
     if _carries_data(k, b):
         return None  # it announces data (a full barrier): what follows it is not released
+    seg = tr[i][3]
     for j in range(i + 1, len(tr)):
         ev = tr[j]
         if ev[0] == WAIT:
             return None
-        for thing, line in _reads(ev):
+        reads = _reads(ev)
+        if reads and ev[_SEG[ev[0]]] != seg:  # the next iteration reads new contents
+            return None
+        for thing, line in reads:
             writer = _overwriter(t, r, b, tr[i][2], thing)
             if writer is None:
                 continue

@@ -126,7 +126,7 @@ class _Tracer:
                     else None
                 if kind == MMA:
                     ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
-                               bool(self.value(ins.init, ins)), step))
+                               bool(self.value(ins.init, ins)), step, self.seg))
                 elif kind == ACC_WRITE:
                     ev.append((ACC_WRITE, ins, step))
                 else:  # an assignment (no `init`) always starts afresh
@@ -139,10 +139,10 @@ class _Tracer:
             if kind in (READ_STAGE, WRITE_STAGE):
                 stage = self.stage_of(ins, ins.a)
                 if stage is not None:
-                    ev.append((kind, ins, stage))
+                    ev.append((kind, ins, stage, self.seg))
                 continue
             if kind == READ_ACC:
-                ev.append((READ_ACC, ins))
+                ev.append((READ_ACC, ins, self.seg))
                 continue
             b = ins.barrier
             s = self.value(ins.stage, ins)
