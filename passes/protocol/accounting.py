@@ -16,26 +16,10 @@ from dataclasses import dataclass
 
 from cakec.dialects import cake
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, SKIP, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding,
-    Instr, Kernel, line_of, walk,
+    ARRIVE, COMMIT, MMA, READ_ACC, SKIP, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding, Instr,
+    Kernel, line_of, reads_of, walk, writes_of,
 )
 from cakec.passes.protocol.trace import Exploration, Run
-
-
-def _writes(ins: Instr) -> set[object]:
-    if ins.kind in (TMA, WRITE_STAGE):
-        return {ins.view.buffer(0)}
-    if ins.kind == MMA and ins.acc is not None:
-        return {ins.acc}
-    return set()
-
-
-def _reads(ins: Instr) -> set[object]:
-    if ins.kind in (MMA, READ_STAGE):
-        return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
-    if ins.kind in (READ_ACC, WRITE_STAGE) and ins.acc is not None:
-        return {ins.acc}
-    return set()
 
 
 def first_wait_free(k: Kernel) -> list[bool]:
@@ -63,11 +47,11 @@ def first_wait_free(k: Kernel) -> list[bool]:
                     if ins.kind in (ARRIVE, COMMIT):
                         released |= reads
                 if waited:
-                    guarded |= _writes(ins)
+                    guarded |= writes_of(ins)
                     if (ins.kind == TMA and ins.barrier is not b and r in b.cons
                             and set(ins.barrier.cons) & set(b.prod)):
                         feeds_producer = True
-                reads |= _reads(ins)
+                reads |= reads_of(ins)
         out.append(not fills and (bool(guarded & released) or feeds_producer))
     return out
 

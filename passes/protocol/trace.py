@@ -25,8 +25,8 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT, WRITE_STAGE,
-    Finding, Instr, Kernel, View, line_of, name_of, walk,
+    ACC_WRITE, MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT,
+    WRITE_STAGE, Finding, Instr, Kernel, View, line_of, name_of, walk,
 )
 
 EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
@@ -132,21 +132,22 @@ class _Tracer:
                     else None
                 if kind == MMA:
                     ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
-                               bool(self.value(ins.init, ins)), step, self.iteration()))
+                               bool(self.value(ins.init, ins)), step, self.iteration(),
+                               self.seg))
                 else:  # an assignment (no `init`) always starts afresh
                     ev.append((TILE_WRITE, ins,
                                ins.init is None or bool(self.value(ins.init, ins)), step))
                 continue
-            if kind == TILE_READ:
-                ev.append((TILE_READ, ins))
+            if kind == TILE_READ or kind == ACC_WRITE:
+                ev.append((kind, ins))
                 continue
             if kind in (READ_STAGE, WRITE_STAGE):
                 stage = self.stage_of(ins, ins.a)
                 if stage is not None:
-                    ev.append((kind, ins, stage, self.iteration()))
+                    ev.append((kind, ins, stage, self.iteration(), self.seg))
                 continue
             if kind == READ_ACC:
-                ev.append((READ_ACC, ins, self.iteration()))
+                ev.append((READ_ACC, ins, self.iteration(), self.seg))
                 continue
             b = ins.barrier
             s = self.value(ins.stage, ins)
