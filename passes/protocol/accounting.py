@@ -161,15 +161,22 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
     separates (one phase's worth), over every explored trip count, and checks them against
     `init_count`."""
     per_barrier: dict[int, dict[int, list[list[Instr]]]] = {}
+    #: per trace (runs share equal traces): its groups, (barrier base, events) in order
+    of_trace: dict[int, list[tuple[int, list[Instr]]]] = {}
     for run in runs:
-        groups: dict[tuple[int, int, int], list[Instr]] = {}
         for r, tr in enumerate(run.traces):
-            for ev in tr or ():
-                if ev[0] in (ARRIVE, COMMIT, TMA):
-                    groups.setdefault((r, ev[2], ev[3]), []).append(ev[1])
-        for (r, e, _), g in groups.items():
-            b = k.elem_barrier[e][0]
-            per_barrier.setdefault(b.base, {}).setdefault(r, []).append(g)
+            if not tr:
+                continue
+            found = of_trace.get(id(tr))
+            if found is None:
+                groups: dict[tuple[int, int], list[Instr]] = {}
+                for ev in tr:
+                    if ev[0] in (ARRIVE, COMMIT, TMA):
+                        groups.setdefault((ev[2], ev[3]), []).append(ev[1])
+                found = of_trace[id(tr)] = [(k.elem_barrier[e][0].base, g)
+                                            for (e, _), g in groups.items()]
+            for base, g in found:
+                per_barrier.setdefault(base, {}).setdefault(r, []).append(g)
     acct = Accounting([], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})

@@ -156,11 +156,13 @@ class Kernel:
         self.elem_barrier: list[tuple[Barrier, int]] = []
         self.total_elems = 0  # mbarriers of all barrier arrays
         self.programs: list[list[Instr]] = []
+        self.traced: list | None = None  # the programs compiled for tracing (trace.py)
         self.undecidable: list[Instr] = []  # instructions whose operands never evaluate
         self._role_of: dict[Operation, Role] = {}
         self._barrier_of: dict[Operation, Barrier] = {}
         self._view_of: dict[Operation, View] = {}
         self._acc_of: dict[Operation, Acc] = {}
+        self._stage_loads: dict[Instr, tuple[cake.StageLoadOp, ...]] = {}
         self._read_declarations()
         self.programs = [self._compile(list(op.body.block.ops), r, inside=False)
                          for r in self.roles]
@@ -238,6 +240,17 @@ class Kernel:
 
     def acc_of(self, v: SSAValue) -> Acc | None:
         return self._acc_of.get(v.owner)
+
+    def stage_loads(self, ins: Instr) -> tuple[cake.StageLoadOp, ...]:
+        """The `view[s].load()` vectors in the tile expression `ins` reads (its `source`)."""
+        got = self._stage_loads.get(ins)
+        if got is None:
+            source = getattr(ins.op, "source", None)
+            got = () if source is None else tuple(
+                leaf.owner for leaf in tile_leaves(source)
+                if isinstance(leaf.owner, cake.StageLoadOp))
+            self._stage_loads[ins] = got
+        return got
 
     # ---- compiling role programs ---------------------------------------------------------------
 

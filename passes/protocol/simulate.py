@@ -13,9 +13,8 @@ from xdsl.ir import Operation
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, VERB, WAIT,
-    WRITE_STAGE, Acc,
-    Barrier, Finding, Instr, Kernel, View, line_of, walk,
+    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, VERB,
+    WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
 from cakec.passes.protocol.trace import Exploration
@@ -183,7 +182,7 @@ class Simulation:
                 self._check_companions(r, ev[1])
                 self._retire_mmas(r, ev[1].acc)
             if ev[1].dest is not None:
-                self._assign_acc(r, ev[1], ev[2])
+                self._assign_acc(r, ev[1], ev[4])
                 self._updated(ev[1].dest, ev[1], ev[2])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
@@ -192,23 +191,22 @@ class Simulation:
         both stages complete on the same barrier, the same element and phase (CAKE-S021).
         A vector staged through another barrier (a bias loaded once) is not compared."""
         acc = ins.acc
-        source = getattr(ins.op, "source", None)
-        if acc is None or source is None:
+        vecs = self.k.stage_loads(ins)
+        if acc is None or not vecs:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r and w[3].kind == MMA]
-        mma_fill = mine[-1][5] if mine else None
+        last = next((w for w in reversed(writes) if w[0] == r and w[3].kind == MMA), None)
+        mma_fill = last[5] if last else None
         if mma_fill is None:
             return
-        for leaf in tile_leaves(source):
-            vec = leaf.owner
-            fill = self.vec_fill[r].get(vec) if isinstance(vec, cake.StageLoadOp) else None
+        for vec in vecs:
+            fill = self.vec_fill[r].get(vec)
             if fill is None:
                 continue
             (b, i), (b2, i2) = self.k.elem_barrier[fill[2]], self.k.elem_barrier[mma_fill[2]]
             if b is not b2 or (fill[2], fill[3]) == (mma_fill[2], mma_fill[3]):
                 continue
-            mma = mine[-1][3]
+            mma = last[3]
             self._report("race", Finding(
                 "CAKE-S021", vec,
                 f"`{fill[4].view.name}` read here was filled with phase {fill[3]} of "
@@ -228,10 +226,11 @@ class Simulation:
         if acc is None or acc.owner != r:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r and w[2] != -1]  # its MMAs, not assignments
-        if not mine:
+        # its last MMA into it (not an assignment)
+        last = next((w for w in reversed(writes) if w[0] == r and w[2] != -1), None)
+        if last is None:
             return
-        clock = mine[-1][1]
+        clock = last[1]
         self.inflight[r] = [rec for rec in self.inflight[r] if rec[1] > clock]
         done = [rec for rec in self.outstanding[r] if rec[1] <= clock]
         if not done:
@@ -469,12 +468,12 @@ class Simulation:
             help=f"before {before}, wait on a barrier that role {roles[q].name} releases with "
                  f"{release} (an empty barrier)"), other=other)
 
-    def _updated(self, acc: Acc, ins: Instr, it: tuple[int, ...]) -> None:
+    def _updated(self, acc: Acc, ins: Instr, it: int) -> None:
         v = self.versions.setdefault(acc.index, [0, {}])
         v[1].setdefault(v[0], (ins, it))  # the first write after version v[0]
         v[0] += 1
 
-    def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: tuple[int, ...]) -> None:
+    def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: int) -> None:
         """CAKE-S043: an MMA reads a stage that holds a `store`d copy of a register tile (a
         loop-carried state staged as an operand) which has been written again since, in an
         earlier iteration than this read: this iteration reads the state of an older one.
@@ -506,9 +505,10 @@ class Simulation:
     def _mma(self, r: int, ev: tuple) -> None:
         ins: Instr = ev[1]
         vc = self.vc[r]
-        for opnd in (ev[2], ev[3]):
-            if opnd is not None:
-                self._stale_copy(r, ins, opnd, ev[6])
+        if self.copies:  # a stage holds a `store`d copy of a register tile
+            for opnd in (ev[2], ev[3]):
+                if opnd is not None:
+                    self._stale_copy(r, ins, opnd, ev[6])
         fills = [self._read_stage(r, ins, *opnd) if opnd is not None else None
                  for opnd in (ev[2], ev[3])]
         acc = ins.acc
@@ -600,7 +600,7 @@ class Simulation:
         seen = next((i for i in range(len(writes) - 1, -1, -1)
                      if self._fill_seen(vc, writes[i])), None)
         if seen == len(writes) - 1:
-            if isinstance(ins.op, cake.StageLoadOp):
+            if ins.kind == READ_STAGE and type(ins.op) is cake.StageLoadOp:
                 self.vec_fill[r][ins.op] = writes[seen]
             return writes[seen]
         name = f"{view.name}[{s}]"
@@ -671,7 +671,7 @@ class Simulation:
         else:
             self._acc_race(r, ins, last, acc, "reads")
 
-    def _assign_acc(self, r: int, ins: Instr, it: tuple[int, ...]) -> None:
+    def _assign_acc(self, r: int, ins: Instr, step: tuple[str, int] | None) -> None:
         """An assignment to an MMA accumulator of the role (S017 keeps other roles out): a
         synchronous write that initialises it, as an MMA with init=True would, after the
         role's own MMAs into it (the emitter retires them first); sums of MMAs that nothing
@@ -681,9 +681,6 @@ class Simulation:
         self.assigned[acc.index] = (self.vc[r][r], ins)
         unread = self.unread.get(acc.index)
         if unread and acc not in map(self.k.acc_of, tile_leaves(ins.op.value)):
-            loop = _loop_of(ins.op)
-            step = ((loop.body.block.args[0].name_hint or "i", it[-1])
-                    if isinstance(loop, cake.ForOp) and it else None)
             self._discard(ins, step, unread, acc, "the assignment", "the partial sums of",
                           "the MMA",
                           help=f"read `{acc.name}` before assigning it (the epilogue, or a "
@@ -917,9 +914,7 @@ def _loop_of(op: Operation) -> Operation:
 
 
 def _join(dst: list[int], src: list[int]) -> None:
-    for j, x in enumerate(src):
-        if x > dst[j]:
-            dst[j] = x
+    dst[:] = map(max, dst, src)  # in place: others hold `dst` (a role's clock, a phase's)
 
 
 def _stage_reader(ins: Instr) -> tuple[str, str]:
