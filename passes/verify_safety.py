@@ -5,7 +5,9 @@ coordinates), then the barrier protocol of passes/protocol/: which roles may com
 wait on each barrier, how many events complete one phase, and finally every role run against
 the mbarrier machine for every trip-count class (deadlocks, races, phase lapping,
 uninitialised reads). Protocol errors found structurally stop the simulation, so one mistake
-is reported once rather than again as the deadlock or race it causes.
+is reported once rather than again as the deadlock or race it causes; a failure the simulation
+finds is reported at the first wrong event behind it (protocol/departure.py), the failure as its
+note.
 """
 
 from __future__ import annotations

@@ -9,5 +9,6 @@ Modules, each importing only those above it:
 * trace.py: the tracer of one role, the exploration of every launch, `model_of`.
 * accounting.py: first-wait-free barriers, role checks, arrival accounting.
 * parity.py: the parity of every wait.
+* departure.py: the first wrong event behind a failure the simulation found.
 * simulate.py: the abstract mbarrier machine (`Simulation`, `simulate_all`).
 """

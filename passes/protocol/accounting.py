@@ -16,26 +16,10 @@ from dataclasses import dataclass
 
 from cakec.dialects import cake
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, SKIP, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding,
-    Instr, Kernel, line_of, walk,
+    ARRIVE, COMMIT, MMA, READ_ACC, SKIP, TMA, VERB, WAIT, WRITE_STAGE, Barrier, Finding, Instr,
+    Kernel, line_of, reads_of, walk, writes_of,
 )
 from cakec.passes.protocol.trace import Exploration, Run
-
-
-def _writes(ins: Instr) -> set[object]:
-    if ins.kind in (TMA, WRITE_STAGE):
-        return {ins.view.buffer(0)}
-    if ins.kind == MMA and ins.acc is not None:
-        return {ins.acc}
-    return set()
-
-
-def _reads(ins: Instr) -> set[object]:
-    if ins.kind in (MMA, READ_STAGE):
-        return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
-    if ins.kind in (READ_ACC, WRITE_STAGE) and ins.acc is not None:
-        return {ins.acc}
-    return set()
 
 
 def first_wait_free(k: Kernel) -> list[bool]:
@@ -63,11 +47,11 @@ def first_wait_free(k: Kernel) -> list[bool]:
                     if ins.kind in (ARRIVE, COMMIT):
                         released |= reads
                 if waited:
-                    guarded |= _writes(ins)
+                    guarded |= writes_of(ins)
                     if (ins.kind == TMA and ins.barrier is not b and r in b.cons
                             and set(ins.barrier.cons) & set(b.prod)):
                         feeds_producer = True
-                reads |= _reads(ins)
+                reads |= reads_of(ins)
         out.append(not fills and (bool(guarded & released) or feeds_producer))
     return out
 
@@ -177,15 +161,22 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
     separates (one phase's worth), over every explored trip count, and checks them against
     `init_count`."""
     per_barrier: dict[int, dict[int, list[list[Instr]]]] = {}
+    #: per trace (runs share equal traces): its groups, (barrier base, events) in order
+    of_trace: dict[int, list[tuple[int, list[Instr]]]] = {}
     for run in runs:
-        groups: dict[tuple[int, int, int], list[Instr]] = {}
         for r, tr in enumerate(run.traces):
-            for ev in tr or ():
-                if ev[0] in (ARRIVE, COMMIT, TMA):
-                    groups.setdefault((r, ev[2], ev[3]), []).append(ev[1])
-        for (r, e, _), g in groups.items():
-            b = k.elem_barrier[e][0]
-            per_barrier.setdefault(b.base, {}).setdefault(r, []).append(g)
+            if not tr:
+                continue
+            found = of_trace.get(id(tr))
+            if found is None:
+                groups: dict[tuple[int, int], list[Instr]] = {}
+                for ev in tr:
+                    if ev[0] in (ARRIVE, COMMIT, TMA):
+                        groups.setdefault((ev[2], ev[3]), []).append(ev[1])
+                found = of_trace[id(tr)] = [(k.elem_barrier[e][0].base, g)
+                                            for (e, _), g in groups.items()]
+            for base, g in found:
+                per_barrier.setdefault(base, {}).setdefault(r, []).append(g)
     acct = Accounting([], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})

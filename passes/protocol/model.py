@@ -35,9 +35,12 @@ MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM h
 # reduction): both synchronous, in the registers of the role.
 # SKIP is an `lm.skip`: the role passes over one phase of a barrier element (one ring position
 # another consumer takes) without waiting; it counts among the role's consumptions of the
-# element, as a wait does, but orders nothing.
+# element, as a wait does, but orders nothing. ACC_WRITE is an assignment to a register tile
+# that a register-A MMA packs (`p = lm.exp2(s - m)` for `lm.mma(o, p.to(lm.bf16), ...)`) and
+# no MMA writes (an MMA accumulator's assignment is a READ_ACC with `dest`): synchronous; it
+# dates the tile's value, which a wgmma still in flight may read from the packed fragments.
 (WAIT, ARRIVE, COMMIT, TMA, MMA, READ_ACC, READ_STAGE, WRITE_STAGE, TILE_WRITE, TILE_READ,
- SKIP) = range(11)
+ SKIP, ACC_WRITE) = range(12)
 
 
 def line_of(op: Operation) -> int:
@@ -149,14 +152,17 @@ class Kernel:
         self.pools: list[cake.SmemOp] = []
         self.tmems: list[cake.TmemOp] = []
         self.running: set[Acc] = set()  # the `value` and `index` tiles of `lm.argmin`s
+        self.register_a: set[Acc] = set()  # register tiles a register-A MMA packs
         self.elem_barrier: list[tuple[Barrier, int]] = []
         self.total_elems = 0  # mbarriers of all barrier arrays
         self.programs: list[list[Instr]] = []
+        self.traced: list | None = None  # the programs compiled for tracing (trace.py)
         self.undecidable: list[Instr] = []  # instructions whose operands never evaluate
         self._role_of: dict[Operation, Role] = {}
         self._barrier_of: dict[Operation, Barrier] = {}
         self._view_of: dict[Operation, View] = {}
         self._acc_of: dict[Operation, Acc] = {}
+        self._stage_loads: dict[Instr, tuple[cake.StageLoadOp, ...]] = {}
         self._read_declarations()
         self.programs = [self._compile(list(op.body.block.ops), r, inside=False)
                          for r in self.roles]
@@ -223,6 +229,8 @@ class Kernel:
         for o in self.op.walk():
             if isinstance(o, cake.ArgminOp):
                 self.running.update(filter(None, (self.acc_of(o.value), self.acc_of(o.index))))
+            elif isinstance(o, cake.MmaOp) and self._operand(o.a) is None:
+                self.register_a.update(self._a_tiles(o))
 
     def barrier_of(self, v: SSAValue) -> Barrier:
         return self._barrier_of[v.owner]
@@ -232,6 +240,17 @@ class Kernel:
 
     def acc_of(self, v: SSAValue) -> Acc | None:
         return self._acc_of.get(v.owner)
+
+    def stage_loads(self, ins: Instr) -> tuple[cake.StageLoadOp, ...]:
+        """The `view[s].load()` vectors in the tile expression `ins` reads (its `source`)."""
+        got = self._stage_loads.get(ins)
+        if got is None:
+            source = getattr(ins.op, "source", None)
+            got = () if source is None else tuple(
+                leaf.owner for leaf in tile_leaves(source)
+                if isinstance(leaf.owner, cake.StageLoadOp))
+            self._stage_loads[ins] = got
+        return got
 
     # ---- compiling role programs ---------------------------------------------------------------
 
@@ -266,6 +285,10 @@ class Kernel:
                 if ins is not None:
                     out.append(ins)
                 out.extend(self._running_tiles(o))
+                if isinstance(o, cake.TileAssignOp) and not _mma_acc(o.dest):
+                    dest = self.acc_of(o.dest)
+                    if dest in self.register_a:
+                        out.append(Instr(o, ACC_WRITE, tiles=(dest,)))
         return out
 
     def _running_tiles(self, o: Operation) -> list[Instr]:
@@ -300,8 +323,9 @@ class Kernel:
             return Instr(o, TMA, barrier=self.barrier_of(o.barrier), stage=e(o.stage),
                          view=view, bytes=tx)
         if isinstance(o, cake.MmaOp):
-            return Instr(o, MMA, acc=self.acc_of(o.acc), a=self._operand(o.a),
-                         b=self._operand(o.b), init=e(o.init))
+            a = self._operand(o.a)
+            return Instr(o, MMA, acc=self.acc_of(o.acc), a=a, b=self._operand(o.b),
+                         init=e(o.init), tiles=self._a_tiles(o) if a is None else None)
         if isinstance(o, cake.ConvertOp):  # of an MMA's accumulator (other tiles: definite.py)
             acc = self.acc_of(o.source) if _mma_acc(o.source) else None
             return Instr(o, READ_ACC, acc=acc) if acc is not None else None
@@ -333,6 +357,10 @@ class Kernel:
         """The MMA accumulator a tile expression reads (the first one), if any."""
         return next(filter(None, map(self.acc_of, (
             leaf for leaf in tile_leaves(v) if _mma_acc(leaf)))), None)
+
+    def _a_tiles(self, o: cake.MmaOp) -> tuple[Acc, ...]:
+        """The register tiles a register-A MMA packs into its A fragments."""
+        return tuple(dict.fromkeys(filter(None, map(self.acc_of, tile_leaves(o.a)))))
 
     def _operand(self, v: SSAValue) -> tuple[View, ExprInfo, Operation] | None:
         op = cake.stage_source(v)[0].owner
@@ -379,3 +407,21 @@ def _tile_source(o: Operation) -> SSAValue | None:
 
 def _mma_acc(v: SSAValue) -> bool:
     return any(isinstance(u.operation, cake.MmaOp) and u.operation.acc is v for u in v.uses)
+
+
+def writes_of(ins: Instr) -> set[object]:
+    """What an instruction writes: view buffers (by TMA or `store`), accumulators (MMA)."""
+    if ins.kind in (TMA, WRITE_STAGE):
+        return {ins.view.buffer(0)}
+    if ins.kind == MMA and ins.acc is not None:
+        return {ins.acc}
+    return set()
+
+
+def reads_of(ins: Instr) -> set[object]:
+    """What an instruction reads: operand view buffers, accumulators."""
+    if ins.kind in (MMA, READ_STAGE):
+        return {o[0].buffer(0) for o in (ins.a, ins.b) if o is not None}
+    if ins.kind in (READ_ACC, WRITE_STAGE) and ins.acc is not None:
+        return {ins.acc}
+    return set()

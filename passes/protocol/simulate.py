@@ -13,9 +13,10 @@ from xdsl.ir import Operation
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ARRIVE, COMMIT, MMA, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, VERB, WAIT, WRITE_STAGE, Acc,
-    Barrier, Finding, Instr, Kernel, View, line_of, walk,
+    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, VERB,
+    WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
+from cakec.passes.protocol.departure import first_departure
 from cakec.passes.protocol.trace import Exploration
 
 # Finding categories, most fundamental first: only the first non-empty one is reported, so one
@@ -64,6 +65,12 @@ class Simulation:
                     self.consumers[ev[2]].add(r)
         self.commits = [0] * R
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
+        #: per role: its MMAs into register tiles that no accumulator read retired yet
+        #: (wgmma.wait_group; a commit may keep the newest group in flight)
+        self.inflight: list[list[list]] = [[] for _ in range(R)]
+        #: per register tile that a register-A MMA packs: (clock, instruction) of its last
+        #: assignment
+        self.assigned: dict[int, tuple[int, Instr]] = {}
         #: per role: its `T.tma_store(view[s])` reads still in flight (they end where the
         #: role next writes bytes of their view: the emitter waits for its stores there)
         self.bulk: list[list[list]] = [[] for _ in range(R)]
@@ -167,6 +174,8 @@ class Simulation:
             self._tile_write(r, ev)
         elif kind == TILE_READ:
             self._tile_read(r, ev[1])
+        elif kind == ACC_WRITE:
+            self._acc_write(r, ev)
         elif kind == WRITE_STAGE:
             self._drain(r, ev[2][0])
             if ev[1].acc is not None:  # the value it stores reads an accumulator first
@@ -183,7 +192,7 @@ class Simulation:
                 self._check_companions(r, ev[1])
                 self._retire_mmas(r, ev[1].acc)
             if ev[1].dest is not None:
-                self._assign_acc(r, ev[1])
+                self._assign_acc(r, ev[1], ev[4])
                 self._updated(ev[1].dest, ev[1], ev[2])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
@@ -192,23 +201,22 @@ class Simulation:
         both stages complete on the same barrier, the same element and phase (CAKE-S021).
         A vector staged through another barrier (a bias loaded once) is not compared."""
         acc = ins.acc
-        source = getattr(ins.op, "source", None)
-        if acc is None or source is None:
+        vecs = self.k.stage_loads(ins)
+        if acc is None or not vecs:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r]
-        mma_fill = mine[-1][5] if mine else None
+        last = next((w for w in reversed(writes) if w[0] == r and w[3].kind == MMA), None)
+        mma_fill = last[5] if last else None
         if mma_fill is None:
             return
-        for leaf in tile_leaves(source):
-            vec = leaf.owner
-            fill = self.vec_fill[r].get(vec) if isinstance(vec, cake.StageLoadOp) else None
+        for vec in vecs:
+            fill = self.vec_fill[r].get(vec)
             if fill is None:
                 continue
             (b, i), (b2, i2) = self.k.elem_barrier[fill[2]], self.k.elem_barrier[mma_fill[2]]
             if b is not b2 or (fill[2], fill[3]) == (mma_fill[2], mma_fill[3]):
                 continue
-            mma = mine[-1][3]
+            mma = last[3]
             self._report("race", Finding(
                 "CAKE-S021", vec,
                 f"`{fill[4].view.name}` read here was filled with phase {fill[3]} of "
@@ -228,10 +236,12 @@ class Simulation:
         if acc is None or acc.owner != r:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        mine = [w for w in writes if w[0] == r and w[2] != -1]  # its MMAs, not assignments
-        if not mine:
+        # its last MMA into it (not an assignment)
+        last = next((w for w in reversed(writes) if w[0] == r and w[2] != -1), None)
+        if last is None:
             return
-        clock = mine[-1][1]
+        clock = last[1]
+        self.inflight[r] = [rec for rec in self.inflight[r] if rec[1] > clock]
         done = [rec for rec in self.outstanding[r] if rec[1] <= clock]
         if not done:
             return
@@ -520,12 +530,12 @@ class Simulation:
             help=f"before {before}, wait on a barrier that role {roles[q].name} releases with "
                  f"{release} (an empty barrier)"), other=other)
 
-    def _updated(self, acc: Acc, ins: Instr, it: tuple[int, ...]) -> None:
+    def _updated(self, acc: Acc, ins: Instr, it: int) -> None:
         v = self.versions.setdefault(acc.index, [0, {}])
         v[1].setdefault(v[0], (ins, it))  # the first write after version v[0]
         v[0] += 1
 
-    def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: tuple[int, ...]) -> None:
+    def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: int) -> None:
         """CAKE-S043: an MMA reads a stage that holds a `store`d copy of a register tile (a
         loop-carried state staged as an operand) which has been written again since, in an
         earlier iteration than this read: this iteration reads the state of an older one.
@@ -557,9 +567,10 @@ class Simulation:
     def _mma(self, r: int, ev: tuple) -> None:
         ins: Instr = ev[1]
         vc = self.vc[r]
-        for opnd in (ev[2], ev[3]):
-            if opnd is not None:
-                self._stale_copy(r, ins, opnd, ev[6])
+        if self.copies:  # a stage holds a `store`d copy of a register tile
+            for opnd in (ev[2], ev[3]):
+                if opnd is not None:
+                    self._stale_copy(r, ins, opnd, ev[6])
         fills = [self._read_stage(r, ins, *opnd) if opnd is not None else None
                  for opnd in (ev[2], ev[3])]
         acc = ins.acc
@@ -575,7 +586,7 @@ class Simulation:
                 help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
         unread = self.unread.setdefault(acc.index, [])
         if ev[4] and unread:
-            self._discard(ins, ev[5], unread, acc, "the MMA", "the partial sums of")
+            self._discard(ins, ev[5], unread, acc, "the MMA", "the partial sums of", "the MMA")
         self.unread[acc.index] = [(ins, ev[5])] if ev[4] else [*unread, (ins, ev[5])]
         for rec in st[1]:
             if rec[0] != r and not self._after_end(vc, rec):
@@ -583,11 +594,42 @@ class Simulation:
         prev = st[0][-1] if st[0] else None
         if prev is not None and prev[0] != r and not self._after_end(vc, prev):
             self._acc_race(r, ins, prev, acc, "overwrites")
+        prev = next((rec for rec in reversed(self.inflight[r]) if rec[3] is ins), None)
+        if prev is not None and ins.tiles:
+            changed = [self.assigned[t.index] for t in ins.tiles
+                       if self.assigned.get(t.index, (0, None))[0] > prev[1]]
+            if changed:
+                self._repack(r, ins, ev[5], changed[0][1])
         rec = [r, vc[r], None, ins, ev[4], fills[1]]
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
         self._updated(acc, ins, ev[6])
+        if acc.owner == r:
+            self.inflight[r].append(rec)
+
+    def _repack(self, r: int, ins: Instr, step: tuple | None, assign: Instr) -> None:
+        """A register-A MMA issued again, its A source reassigned since, while its previous
+        instance may still read the A fragments: the new values are packed into the
+        registers that wgmma reads (CAKE-S044)."""
+        at = f" ({step[0]} = {step[1]})" if step is not None else ""
+        acc, tile = ins.acc, assign.tiles[0]
+        self._report("race", Finding(
+            "CAKE-S044", ins.op,
+            f"the MMA at line {line_of(ins.op)} packs `{tile.name}` into its register A "
+            f"operand again{at}, reassigned at line {line_of(assign.op)}, while its previous "
+            f"instance may still read those registers: nothing retired it since{self.where}",
+            [(assign.op, f"`{tile.name}` is reassigned here"),
+             (_loop_of(ins.op), "this loop issues the MMA again; a wgmma reads its register "
+                                "A operand asynchronously, until a `wgmma.wait_group` "
+                                "retires it")],
+            help=f"retire the previous MMA before the next one is issued: read `{acc.name}` "
+                 f"(e.g. the rescale `{acc.name} = {acc.name} * alpha`) or an accumulator of "
+                 "a later MMA of the role in between"))
+
+    def _acc_write(self, r: int, ev: tuple) -> None:
+        """An assignment to a register tile that a register-A MMA packs: dates its value."""
+        self.assigned[ev[1].tiles[0].index] = (self.vc[r][r], ev[1])
 
     def _overwrite(self, w: int, ins: Instr, read: list, acc: Acc) -> None:
         roles = self.k.roles
@@ -624,7 +666,7 @@ class Simulation:
         seen = next((i for i in range(len(writes) - 1, -1, -1)
                      if self._fill_seen(vc, writes[i])), None)
         if seen == len(writes) - 1:
-            if isinstance(ins.op, cake.StageLoadOp):
+            if ins.kind == READ_STAGE and type(ins.op) is cake.StageLoadOp:
                 self.vec_fill[r][ins.op] = writes[seen]
             return writes[seen]
         name = f"{view.name}[{s}]"
@@ -695,19 +737,29 @@ class Simulation:
         else:
             self._acc_race(r, ins, last, acc, "reads")
 
-    def _assign_acc(self, r: int, ins: Instr) -> None:
+    def _assign_acc(self, r: int, ins: Instr, step: tuple[str, int] | None) -> None:
         """An assignment to an MMA accumulator of the role (S017 keeps other roles out): a
         synchronous write that initialises it, as an MMA with init=True would, after the
-        role's own MMAs into it (the emitter retires them first)."""
+        role's own MMAs into it (the emitter retires them first); sums of MMAs that nothing
+        read since are discarded (CAKE-S023)."""
         acc = ins.dest
         self._retire_mmas(r, acc)
+        self.assigned[acc.index] = (self.vc[r][r], ins)
+        unread = self.unread.get(acc.index)
+        if unread and acc not in map(self.k.acc_of, tile_leaves(ins.op.value)):
+            self._discard(ins, step, unread, acc, "the assignment", "the partial sums of",
+                          "the MMA",
+                          help=f"read `{acc.name}` before assigning it (the epilogue, or a "
+                               f"rescale `{acc.name} = {acc.name} * alpha`), or drop the MMAs "
+                               "whose sums it discards")
         st = self.acc.setdefault(acc.index, [[], []])
         st[0].append([r, self.vc[r][r], -1, ins, True, None])
         st[1] = []
         self.unread[acc.index] = []
 
     def _discard(self, ins: Instr, step: tuple | None, unread: list[tuple[Instr, tuple | None]],
-                 tile: Acc, writer: str, what: str) -> None:
+                 tile: Acc, writer: str, what: str, by: str, help: str | None = None
+                 ) -> None:
         """An initialising write while earlier writes are unread: their results are lost
         (CAKE-S023), reported at the write that discards them."""
         lines = sorted({line_of(i.op) for i, _ in unread})
@@ -719,19 +771,19 @@ class Simulation:
         at = f", {step[0]} = {step[1]}" if step is not None else ""
         first = unread[0][0]
         many = "s" if len(lines) > 1 else ""
-        mma = writer == "the MMA"
+        mma = by == "the MMA"
         self._report("uninit", Finding(
             "CAKE-S023", ins.op,
             f"{writer} at line {line_of(ins.op)} starts `{tile.name}` afresh (init=True{at}) "
-            f"before anything reads {what} {'the MMA' if mma else '`lm.argmin`'}{'s' if mma and len(unread) > 1 else ''} "
+            f"before anything reads {what} {by}{'s' if mma and len(unread) > 1 else ''} "
             f"at line{many} {', '.join(map(str, lines))}{span}: they are discarded"
             f"{self.where}",
             [(first.op, f"`{tile.name}` is written here{span} and not read before line "
                         f"{line_of(ins.op)}"),
              (tile.op, f"`{tile.name}` is declared here")],
-            help=(f"initialise `{tile.name}` only on the first step of each tile, e.g. "
-                  f"`init=({step[0] if step else 'k'} == 0)`, and read it (the epilogue) "
-                  "before the next tile starts it afresh")))
+            help=help or (f"initialise `{tile.name}` only on the first step of each tile, "
+                          f"e.g. `init=({step[0] if step else 'k'} == 0)`, and read it (the "
+                          "epilogue) before the next tile starts it afresh")))
 
     # ---- running tiles of `lm.argmin` ---------------------------------------------------------
 
@@ -754,7 +806,7 @@ class Simulation:
             elif init and unread:
                 self._discard(ins, step, unread, tile,
                               "`lm.argmin`" if argmin else "the assignment",
-                              "the minima merged into it by")
+                              "the minima merged into it by", "`lm.argmin`")
             if argmin:
                 self.unread[tile.index] = [(ins, step)] if init or unread is None else [
                     *unread, (ins, step)]
@@ -919,10 +971,16 @@ class Simulation:
                 f"load with barrier={b.name})")
 
 
+def _loop_of(op: Operation) -> Operation:
+    """The innermost `lm.range` loop around `op` (the op itself outside any loop)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, cake.ForOp):
+        parent = parent.parent_op()
+    return parent or op
+
+
 def _join(dst: list[int], src: list[int]) -> None:
-    for j, x in enumerate(src):
-        if x > dst[j]:
-            dst[j] = x
+    dst[:] = map(max, dst, src)  # in place: others hold `dst` (a role's clock, a phase's)
 
 
 def _stage_reader(ins: Instr) -> tuple[str, str]:
@@ -944,7 +1002,7 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
     oob = next((run.oob for run in ex.runs if run.oob), None)
     if oob:
         return _unique(oob)
-    best: tuple[int, list[Finding]] = (len(_CATEGORIES) + 1, [])
+    best: tuple[int, list[Finding], list[list[tuple]]] = (len(_CATEGORIES) + 1, [], [])
     for run in ex.runs:
         if not run.complete or not run.fresh:
             continue
@@ -952,8 +1010,16 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:
-            best = (rank, found)
-    return best[1]
+            best = (rank, found, run.traces)  # type: ignore[assignment]
+    found = best[1]
+    if found:
+        # Report the first event that departs from the protocol, the failure as its note; a
+        # release already reported where it stands (CAKE-S004) says more than CAKE-S026.
+        first = first_departure(k, fwf, best[2], found[0])
+        if first is not None and (first.code != "CAKE-S026"
+                                  or all(f.op is not first.op for f in found)):
+            return [first]
+    return found
 
 
 def _unique(fs: list[Finding]) -> list[Finding]:

@@ -1,8 +1,9 @@
 """Running the role programs: the tracer, the trip-count exploration, and the shared model.
 
-* `trace(k, role, env, ...)` runs one role of a `Kernel` under a trip-count assignment and
-  returns its events (waits, arrivals, commits, TMA loads, MMAs, reads), reporting
-  out-of-range stage indices (S008) and loops that never end (S019) as `Finding`s.
+* `trace_role(k, role, env, ...)` runs one role of a `Kernel` under a trip-count assignment
+  and returns its events (waits, arrivals, commits, TMA loads, MMAs, reads), reporting
+  out-of-range stage indices (S008) and loops that never end (S019) as `Finding`s. Each
+  role program is compiled once per kernel into one function per instruction (`_steps`).
 * `explore(k)` traces every role under every launch of launch.py (parameter, grid and block
   values);
   `model_of(ctx, op)` builds model and exploration once per compilation for both passes
@@ -15,7 +16,7 @@ same residue modulo twice the lcm of the stage counts, and every run has an even
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 
@@ -25,8 +26,8 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT, WRITE_STAGE,
-    Finding, Instr, Kernel, View, line_of, name_of, walk,
+    ACC_WRITE, MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT,
+    WRITE_STAGE, Finding, Instr, Kernel, View, line_of, name_of, walk,
 )
 
 EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
@@ -42,11 +43,100 @@ def trace_role(k: Kernel, role: int, env: Env, budget: list[int], oob: list[Find
     at most `exact_up_to` (and at most four laps of the deepest pipeline) iterations run in
     full."""
     tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to, where)
+    if k.traced is None:
+        k.traced = [_steps(prog) for prog in k.programs]
     try:
-        tracer.run(k.programs[role])
+        tracer.run(k.traced[role])
     except _Stop:
         return None
     return tracer.events
+
+
+#: One instruction of a role program, compiled: traces it (appends its events) when called.
+Step = Callable[["_Tracer"], None]
+
+
+def _steps(prog: list[Instr]) -> list[Step]:
+    """Each instruction of `prog` as a function that traces it: its kind and operands are
+    dispatched once, here, rather than at each of its events."""
+    return [_step(ins) for ins in prog]
+
+
+def _tick(t: "_Tracer", ins: Instr) -> None:
+    """One event of the budget; an op inside a shortened loop is recorded."""
+    budget = t.budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _Stop()
+    if t.inside_short and t.shortened is not None:
+        t.shortened.add(ins.op)
+
+
+def _step(ins: Instr) -> Step:
+    kind = ins.kind
+    if kind == "loop":
+        body = _steps(ins.body)
+        return lambda t: t.loop(ins, body)
+    if kind == "branch":
+        then, orelse = _steps(ins.body), _steps(ins.orelse or [])
+        return lambda t: t.run(then if t.value(ins.cond, ins) else orelse)
+    if kind == MMA:
+        def mma(t: _Tracer) -> None:
+            _tick(t, ins)
+            t.events.append((MMA, ins, t.stage_of(ins, ins.a), t.stage_of(ins, ins.b),
+                             bool(t.value(ins.init, ins)), t.step(), t.it, t.seg))
+        return mma
+    if kind == TILE_WRITE:
+        def tile_write(t: _Tracer) -> None:
+            _tick(t, ins)
+            # an assignment (no `init`) always starts afresh
+            t.events.append((TILE_WRITE, ins, ins.init is None or bool(t.value(ins.init, ins)),
+                             t.step()))
+        return tile_write
+    if kind == TILE_READ or kind == ACC_WRITE:
+        def plain(t: _Tracer) -> None:
+            _tick(t, ins)
+            t.events.append((kind, ins))
+        return plain
+    if kind == READ_STAGE or kind == WRITE_STAGE:
+        def stage(t: _Tracer) -> None:
+            _tick(t, ins)
+            stage = t.stage_of(ins, ins.a)
+            if stage is not None:
+                t.events.append((kind, ins, stage, t.it, t.seg))
+        return stage
+    if kind == READ_ACC:
+        def read_acc(t: _Tracer) -> None:  # an assignment names its step if it discards sums
+            _tick(t, ins)
+            t.events.append((READ_ACC, ins, t.it, t.seg,
+                             t.step() if ins.dest is not None else None))
+        return read_acc
+    b = ins.barrier
+    stages = ins.view.stages if kind == TMA else b.count
+
+    def barrier_event(t: _Tracer) -> None:
+        _tick(t, ins)
+        s = t.value(ins.stage, ins)
+        # Ranges checked here: the messages are only built for a finding.
+        if kind == TMA and not 0 <= s < stages:
+            t.index(ins, s, stages, f"view `{ins.view.name}`", ins.view.op)
+            return
+        if not 0 <= s < b.count:
+            t.index(ins, s, b.count, f"barrier `{b.name}`", b.op)
+            return
+        if kind == SKIP:
+            # One event per ring position passed over: stage, stage + 1, ... (wrapping).
+            n = t.value(ins.count, ins)
+            t.budget[0] -= max(n, 0)
+            if t.budget[0] < 0:
+                raise _Stop()
+            t.events.extend((SKIP, ins, b.base + (s + i) % b.count, t.seg, (s + i) % b.count)
+                            for i in range(max(n, 0)))
+            return
+        t.events.append((kind, ins, b.base + s, t.seg, s))
+        if kind == WAIT:
+            t.seg += 1
+    return barrier_event
 
 
 class _Stop(Exception):
@@ -67,21 +157,18 @@ class _Tracer:
         self.events: list[tuple] = []
         self.seg = 0  # accounting segment: a wait or a loop iteration starts a new one
         self.loops: list[tuple[SSAValue, int]] = []  # enclosing loop variables and values
-        self.memo: dict[int, int] = {}  # values of this iteration, by ExprInfo id
-
-    def iteration(self) -> tuple[int, ...]:
-        """The values of the enclosing loops' variables: which iteration an event is in."""
-        return tuple(v for _, v in self.loops)
+        #: which iteration an event is in: the enclosing loops' values, numbered in order of
+        #: first appearance (what is read of them is whether two events share an iteration:
+        #: numbers make block 1's trace equal to block 0's when only tile indices differ)
+        self.it = 0
+        self.iterations: dict[tuple[int, ...], int] = {(): 0}
+        self.values: tuple[int, ...] = ()
 
     def value(self, e: ExprInfo, ins: Instr) -> int:
-        # Several ops of one iteration share a stage expression: evaluate it once.
-        v = self.memo.get(id(e))
+        v = e.fn(self.env)
         if v is None:
-            v = e.fn(self.env)
-            if v is None:
-                self.k.undecidable.append(ins)
-                raise _Stop()
-            self.memo[id(e)] = v
+            self.k.undecidable.append(ins)
+            raise _Stop()
         return v
 
     def index(self, ins: Instr, s: int, count: int, what: str, decl: Operation) -> bool:
@@ -111,64 +198,16 @@ class _Tracer:
         self.index(ins, s, view.stages, f"view `{view.name}`", view.op)
         return None
 
-    def run(self, prog: list[Instr]) -> None:
-        ev = self.events
-        for ins in prog:
-            kind = ins.kind
-            if kind == "loop":
-                self.loop(ins)
-                continue
-            if kind == "branch":
-                self.run(ins.body if self.value(ins.cond, ins) else ins.orelse)
-                continue
-            self.budget[0] -= 1
-            if self.budget[0] < 0:
-                raise _Stop()
-            if self.inside_short and self.shortened is not None:
-                self.shortened.add(ins.op)
-            if kind == MMA or kind == TILE_WRITE:
-                # With the innermost loop's variable and value, for messages ("k = 3")
-                step = (self.loops[-1][0].name_hint or "i", self.loops[-1][1]) if self.loops \
-                    else None
-                if kind == MMA:
-                    ev.append((MMA, ins, self.stage_of(ins, ins.a), self.stage_of(ins, ins.b),
-                               bool(self.value(ins.init, ins)), step, self.iteration()))
-                else:  # an assignment (no `init`) always starts afresh
-                    ev.append((TILE_WRITE, ins,
-                               ins.init is None or bool(self.value(ins.init, ins)), step))
-                continue
-            if kind == TILE_READ:
-                ev.append((TILE_READ, ins))
-                continue
-            if kind in (READ_STAGE, WRITE_STAGE):
-                stage = self.stage_of(ins, ins.a)
-                if stage is not None:
-                    ev.append((kind, ins, stage, self.iteration()))
-                continue
-            if kind == READ_ACC:
-                ev.append((READ_ACC, ins, self.iteration()))
-                continue
-            b = ins.barrier
-            s = self.value(ins.stage, ins)
-            # Ranges checked here: the messages are only built for a finding.
-            if kind == TMA and not 0 <= s < ins.view.stages:
-                self.index(ins, s, ins.view.stages, f"view `{ins.view.name}`", ins.view.op)
-                continue
-            if not 0 <= s < b.count:
-                self.index(ins, s, b.count, f"barrier `{b.name}`", b.op)
-                continue
-            if kind == SKIP:
-                # One event per ring position passed over: stage, stage + 1, ... (wrapping).
-                n = self.value(ins.count, ins)
-                self.budget[0] -= max(n, 0)
-                if self.budget[0] < 0:
-                    raise _Stop()
-                ev.extend((SKIP, ins, b.base + (s + i) % b.count, self.seg, (s + i) % b.count)
-                          for i in range(max(n, 0)))
-                continue
-            ev.append((kind, ins, b.base + s, self.seg, s))
-            if kind == WAIT:
-                self.seg += 1
+    def step(self) -> tuple[str, int] | None:
+        """The innermost loop's variable and value, for messages ("k = 3")."""
+        if not self.loops:
+            return None
+        iv, v = self.loops[-1]
+        return iv.name_hint or "i", v
+
+    def run(self, steps: list[Step]) -> None:
+        for f in steps:
+            f(self)
 
     def never_ends(self, ins: Instr, step: int) -> None:
         where = self.where
@@ -178,7 +217,7 @@ class _Tracer:
             + (f" ({where.strip()})" if where else "") + ": it never ends",
             help="the step must be at least 1 for every launch, e.g. `lm.max(step, 1)`"))
 
-    def loop(self, ins: Instr) -> None:
+    def loop(self, ins: Instr, body: list[Step]) -> None:
         lb, ub, step = (self.value(x, ins) for x in (ins.lb, ins.ub, ins.step))
         if step <= 0:
             if lb < ub:
@@ -199,16 +238,18 @@ class _Tracer:
         self.inside_short += short
         key = id(iv)
         self.loops.append((iv, lb))
+        outer, values, its = self.it, self.values, self.iterations
         for j in iterations:
             self.loops[-1] = (iv, lb + j * step)
+            self.values = (*values, lb + j * step)
+            self.it = its.setdefault(self.values, len(its))
             self.env[key] = lb + j * step
-            self.memo = {}
             self.seg += 1
-            self.run(ins.body)
+            self.run(body)
         self.loops.pop()
+        self.it, self.values = outer, values
         self.inside_short -= short
         self.env.pop(key, None)
-        self.memo = {}
         self.seg += 1
 
 

@@ -276,3 +276,38 @@ def test_gate_is_fast_on_the_canonical_example():
         runs.append(time.perf_counter() - t0)
     # Measured about 0.5 ms; the bound leaves room for a loaded CI machine.
     assert statistics.median(runs) < 0.005
+
+
+def _kernels_of(path: Path) -> list[Kernel]:
+    comp = build(read_source(str(path)))
+    return [Kernel.build(o) for o in comp.module.ops if isinstance(o, KernelOp)] \
+        if comp.module is not None else []
+
+
+@pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
+                                  ROOT / "examples/kmeans_assign.cake",
+                                  *sorted((ROOT / "bench/broken").glob("*.cake"))],
+                         ids=lambda p: p.name)
+def test_a_run_is_simulated_once_per_distinct_traces(path):
+    """Traces number loop iterations instead of carrying their values, so block 1 of a grid,
+    which runs block 0's program on other tiles, has block 0's traces (the same objects) and
+    is not simulated again (`Run.fresh`). Sound only if a run with the same traces has the
+    same verdict: every complete run, simulated, has the verdict category of the first run
+    with its traces."""
+    from cakec.passes.protocol.simulate import Simulation
+
+    for k in _kernels_of(path):
+        ex = explore(k)
+        fwf = first_wait_free(k)
+        first: dict[tuple[int, ...], int] = {}
+        complete = [run for run in ex.runs if run.complete]
+        for run in complete:
+            sim = Simulation(k, fwf, run.traces, run.where)  # type: ignore[arg-type]
+            sim.run()
+            rank = sim.verdict()[0]
+            ids = tuple(map(id, run.traces))
+            assert run.fresh == (ids not in first), run.where
+            assert first.setdefault(ids, rank) == rank, run.where
+        if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
+            # a persistent grid: blocks that run the same number of tiles share traces
+            assert len(first) < len(complete) / 2

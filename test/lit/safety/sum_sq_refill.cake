@@ -1,5 +1,7 @@
-# CAKE-S003: releasing a stage before `lm.sum_sq` has read it lets the producer refill it
-# under the read (the finding names the read and the release that fixes it).
+# CAKE-S026 (was reported as the CAKE-S003 refill it causes): releasing a stage before
+# `lm.sum_sq` has read it lets the producer refill it under the read. The first wrong event is
+# the release, so the error is there; the refill is its note (sum_sq_refill_ok.cake is the near
+# miss, the release after the read).
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
 def k(lm, C: LM.tma3d, Csq: LM.tensor2d):
@@ -18,7 +20,14 @@ def k(lm, C: LM.tma3d, Csq: LM.tensor2d):
             lm.wait(full)
             lm.arrive(empty)
             Csq.store(lm.sum_sq(sc, axis=1), coords=(0, t))
-# CHECK: sum_sq_refill.cake:15:13: error: role load refills sc[0] at line 15 while role math may still be reading it (`lm.sum_sq` at line 20) [CAKE-S003]
-# CHECK: note: role math reads sc[0] here
-# CHECK: help: before refilling, wait on a barrier that role math releases with `lm.arrive` after that read (an empty barrier)
+# CHECK: sum_sq_refill.cake:21:13: error: `lm.arrive` at line 21 releases empty[0] before role math reads sc[0] (line 22), which role load overwrites once it passes its wait on `empty` [CAKE-S026]
+# CHECK-NEXT: {{^}}            lm.arrive(empty)
+# CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~
+# CHECK-NEXT: sum_sq_refill.cake:22:23: note: role math reads sc[0] here
+# CHECK-NEXT: {{^}}            Csq.store(lm.sum_sq(sc, axis=1), coords=(0, t))
+# CHECK-NEXT: {{^}}                      ^~~~~~~~~~~~~~~~~~~~~
+# CHECK-NEXT: sum_sq_refill.cake:16:13: note: role load waits on `empty` here
+# CHECK: sum_sq_refill.cake:17:13: note: and then writes sc[0] here
+# CHECK: sum_sq_refill.cake:17:13: note: this causes: role load refills sc[0] at line 17 while role math may still be reading it (`lm.sum_sq` at line 22) [CAKE-S003]
+# CHECK: help: move the `lm.arrive` after the read of sc[0]
 # CHECK-NOT: error
