@@ -64,6 +64,18 @@ def _b(name, args, returns, doc, lowers_to="", context="any", variadic=None) -> 
     return Builtin(name, tuple(args), returns, doc, lowers_to, context, variadic)
 
 
+def _reductions(of: str, lowers_to: str) -> list[Builtin]:
+    """`.sum/.max/.min/.argmax/.argmin(axis)` of a receiver described as `of`."""
+    return [_b(k, [Arg("axis", "int", min=0)], "tile",
+               f"Each row's {what} of {of}: an (M, 1) {dt} tile"
+               + ("; with axis=0 each column's, a (1, N) tile." if dt == "f32" else "."),
+               lowers_to, "role")
+            for k, what, dt in (("sum", "sum", "f32"), ("max", "maximum", "f32"),
+                                ("min", "minimum", "f32"),
+                                ("argmax", "column of the first maximum", "i32"),
+                                ("argmin", "column of the first minimum", "i32"))]
+
+
 #: Elementwise functions of an f32 tile: (name, doc, lowering).
 _UNARY = (
     ("exp2", "2ˣ of every element.", "ex2.approx.ftz.f32"),
@@ -233,19 +245,15 @@ METHODS: dict[str, dict[str, Builtin]] = {
     "tile": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile", "Convert every element to `dtype`.",
            "cvt", "role"),
-        *(_b(k, [Arg("axis", "int", min=0)], "tile",
-             f"Each row's {what} of an (M, N) f32 tile: an (M, 1) {dt} tile"
-             + ("; with axis=0 each column's, a (1, N) tile." if dt == "f32" else "."),
-             "per-thread reduction, then shfl.bfly within each row's quad", "role")
-          for k, what, dt in (("sum", "sum", "f32"), ("max", "maximum", "f32"),
-                              ("min", "minimum", "f32"),
-                              ("argmax", "column of the first maximum", "i32"),
-                              ("argmin", "column of the first minimum", "i32"))),
+        *_reductions("an (M, N) f32 tile", "per-thread reduction, then shfl.bfly within each "
+                     "row's quad"),
     ]},
     "tmem": {b.name: b for b in [
         _b("to", [Arg("dtype", "dtype")], "tile",
            "Load the region into registers (tcgen05.ld) and convert to `dtype`.",
            "tcgen05.ld + tcgen05.wait::ld + cvt", "role"),
+        *_reductions("an f32 TMEM accumulator (read as by `.to(lm.f32)`)",
+                     "tcgen05.ld, then a per-thread reduction (a thread holds whole rows)"),
     ]},
 }
 

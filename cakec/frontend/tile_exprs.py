@@ -221,8 +221,11 @@ def _build_index(axis: int):
 
 def _build_reduce(kind: str):
     """`t.KIND(axis=1)`: each row of an (M, N) f32 tile to an (M, 1) tile; `axis=0`: each
-    column to a (1, N) tile (sum, max, min)."""
+    column to a (1, N) tile (sum, max, min). A TMEM accumulator is read first, as in tile
+    arithmetic."""
     def build(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+        if recv.kind == "tmem":
+            recv = _read_tmem(fe, recv, e.span)
         axis = b["axis"].const
         if axis not in (0, 1) or (axis == 0 and kind.startswith("arg")):
             raise error("CAKE-T010", f"`.{kind}` reduces along axis=1 (each row)"
@@ -529,7 +532,7 @@ TILE_BUILDERS = {
     "max": _build_extremum("max"), "min": _build_extremum("min"), "where": _build_where,
     "row_index": _build_index(0), "col_index": _build_index(1),
     **{k: _build_unary(k) for k in cake.TILE_UNARY},
-    **{f"tile.{k}": _build_reduce(k) for k in cake.TILE_REDUCE},
+    **{f"{kind}.{k}": _build_reduce(k) for k in cake.TILE_REDUCE for kind in ("tile", "tmem")},
 }
 
 # Last, so that importing either module first works: frontend imports TILE_BUILDERS from here.

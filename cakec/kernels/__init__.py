@@ -1,7 +1,8 @@
 """Cake's kernel library: torch functions on the shipped .cake kernels (sm_90 GPUs).
 
-    from cakec.kernels import gemm, kmeans_assign, kmeans
+    from cakec.kernels import gemm, gemm_bias_gelu, kmeans_assign, kmeans
     c = gemm(a, b)                    # a [M, K] · b [N, K]ᵀ, bf16 -> torch.ops.cake.gemm
+    c = gemm_bias_gelu(a, b, bias)    # gelu_tanh(a · bᵀ + bias), fused -> cake::gemm_bias_gelu
     idx, dist = kmeans_assign(x, c)   # nearest centroid -> torch.ops.cake.kmeans_assign
     o = kda_decode(q, k, v, g, beta, state)          # Kimi Delta Attention, one decode step
     o, s = kda_prefill(q, k, v, g, beta, output_final_state=True)   # whole sequences
@@ -13,11 +14,12 @@ package imports torch but compiles nothing: each kernel is built on first use an
 disk per (kernel, target, toolkit) (cakec/kernels/build.py).
 """
 
+from cakec.kernels.epilogue import gemm_bias_gelu
 from cakec.kernels.gemm import gemm
 from cakec.kernels.kda import kda_decode, kda_prefill
 from cakec.kernels.gemm import route_of as gemm_route
 from cakec.kernels.kmeans import csq_buffer, kmeans, kmeans_assign
 from cakec.kernels.kmeans import route_of as kmeans_assign_route
 
-__all__ = ["gemm", "kmeans_assign", "kmeans", "csq_buffer", "gemm_route", "kmeans_assign_route",
-           "kda_decode", "kda_prefill"]
+__all__ = ["gemm", "gemm_bias_gelu", "kmeans_assign", "kmeans", "csq_buffer", "gemm_route",
+           "kmeans_assign_route", "kda_decode", "kda_prefill"]

@@ -258,6 +258,9 @@ _P_BY_S = ("the softmax's wait on `p_empty` before it overwrites P is also impli
 _P_UNSWIZZLED = ("the P stage is written by `store` and read only by the MMA: unswizzled, the "
                  "store writes and the descriptor reads the same plain layout (docs/language.md, "
                  "stage.store); only bank conflicts differ")
+_STAGED_C = ("the C staging view is written by `store` and read only by the TMA store, whose "
+             "tensor map takes the view's swizzle: 64B-swizzled or plain rows, the store writes "
+             "and the copy reads the same layout; only bank conflicts differ")
 
 _O_STAGE = ("the O staging view is written by `store` and read only by the TMA store, whose "
             "tensor map takes the view's swizzle (and its column blocks): with any swizzle, or "
@@ -341,6 +344,12 @@ LEGAL: dict[str, str] = {
     **{f"examples/{f}.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for f in ("gemm_bias_gelu", "gemm_fp8") for n in (22, 23)},
     **{f"examples/gemm_bias_gelu.cake:retarget:12:{t}": _MMA_SYNC for t in ("sm_100a", "sm_103a")},
+    # gemm_bias_gelu's staged-epilogue schedule: the same ring, retarget; its C staging view.
+    **{f"examples/gemm_bias_gelu_staged.cake:swizzle:{n}:128b->64b": _SWIZZLE for n in (20, 21)},
+    **{f"examples/gemm_bias_gelu_staged.cake:swizzle:22:128b->{s}": _STAGED_C
+       for s in ("64b", "None")},
+    **{f"examples/gemm_bias_gelu_staged.cake:retarget:10:{t}": _MMA_SYNC
+       for t in ("sm_100a", "sm_103a")},
     **{f"examples/gemm_fp8.cake:retarget:12:{t}": _MMA_SYNC_F8 for t in ("sm_100a", "sm_103a")},
     **{f"examples/gemm_bias_gelu.cake:stage_index:{n}:stage=j % 2->0": _OWN_STAGE
        for n in (73, 75, 103)},

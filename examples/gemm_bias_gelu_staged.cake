@@ -1,0 +1,1 @@
+../cakec/kernels/gemm_bias_gelu_staged.cake
