@@ -1,7 +1,11 @@
 """The long fuzz run (issue 17): damaged example and corpus kernels through `cakec verify` and
 `cakec emit`, for each kernel's own target and every target of `cakec targets`.
 
-    python bench/fuzz.py [--inputs N] [--seed S] [--kernel NAME] [--show K]
+    python bench/fuzz.py [--inputs N] [--seed S] [--kernel NAME] [--show K] [--corpus WHICH]
+
+`--corpus examples` (the default) damages every .cake under examples/ (cakec/kernels/ is linked
+from there); `--corpus lit` the kernels of test/lit/ and test/distilled/ (valid and invalid:
+an invalid kernel damaged further must still get a diagnostic); `--corpus all` both.
 
 Prints the inputs tried, how many verified, the failures found (internal errors, uncaught
 exceptions, exit statuses other than 0/1, emits that fail after a clean verify) and their
@@ -22,6 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "unit"))
 
 import fuzzing  # noqa: E402
 
+#: The lit and distilled kernels: small, each aimed at one rule, many of them invalid on purpose.
+LIT_KERNELS = sorted([*(fuzzing.ROOT / "test" / "lit").rglob("*.cake"),
+                      *(fuzzing.ROOT / "test" / "distilled").glob("*.cake")])
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -29,10 +37,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kernel", default=None, help="only kernels whose name contains this")
     ap.add_argument("--show", type=int, default=3, help="reproducers printed per failure kind")
+    ap.add_argument("--corpus", choices=("examples", "lit", "all"), default="examples")
     args = ap.parse_args()
     from cakec.targets.sku import SKUS
 
-    kernels = [k for k in fuzzing.KERNELS if not args.kernel or args.kernel in k.name]
+    corpus = {"examples": fuzzing.KERNELS, "lit": LIT_KERNELS,
+              "all": [*fuzzing.KERNELS, *LIT_KERNELS]}[args.corpus]
+    kernels = [k for k in corpus if not args.kernel or args.kernel in k.name]
     targets: list[str | None] = [None, *SKUS]
     kinds: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
@@ -48,13 +59,14 @@ def main() -> int:
         if outcome.failure:
             kind = re.sub(r"\d+", "N", outcome.failure)[:160]
             kinds[kind] += 1
-            examples.setdefault(kind, []).append(
-                f"{kernel.relative_to(fuzzing.ROOT)} seed={seed} target={target or 'own'} "
-                f"ops={'+'.join(ops)}: {outcome.failure[:300]}")
+            found = (f"{kernel.relative_to(fuzzing.ROOT)} seed={seed} target={target or 'own'} "
+                     f"ops={'+'.join(ops)}: {outcome.failure[:300]}")
+            examples.setdefault(kind, []).append(found)
+            print(f"failure: {found}", file=sys.stderr, flush=True)  # seen while a long run runs
     elapsed = time.perf_counter() - start
     failures = sum(kinds.values())
-    print(f"inputs tried: {args.inputs} ({len(kernels)} kernels x {len(targets)} targets, "
-          f"seed {args.seed}) in {elapsed:.1f} s ({args.inputs / elapsed:.1f} inputs/s)")
+    print(f"inputs tried: {args.inputs} ({len(kernels)} {args.corpus} kernels x "
+          f"{len(targets)} targets, seed {args.seed}) in {elapsed:.1f} s ({args.inputs / elapsed:.1f} inputs/s)")
     print(f"verified: {verified}")
     print(f"failures: {failures} ({1000 * failures / max(args.inputs, 1):.2f} per 1000 inputs)")
     for kind, n in kinds.most_common():

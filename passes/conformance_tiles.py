@@ -49,7 +49,7 @@ def _packed(tile_ops: list[Operation]) -> Iterator[tuple[Operation, str, str]]:
         if isinstance(op, cake.TileAssignOp) and cake.dtype_name(
                 op.dest.type.element_type) in PACKED:
             yield (op, "a 16-bit register tile (held packed, two columns per register) is "
-                   "lowered in the wgmma layout only",
+                   "lowered only in the wgmma layout of sm_90a, not",
                    "keep the tile in f32 (`lm.regs(..., dtype=lm.f32)`) and convert where it "
                    "is used, or target sm_90a")
 
