@@ -2,6 +2,7 @@
 `cakec emit`, for each kernel's own target and every target of `cakec targets`.
 
     python bench/fuzz.py [--inputs N] [--seed S] [--kernel NAME] [--show K] [--corpus WHICH]
+                         [--ops number,...] [--own-target]
 
 `--corpus examples` (the default) damages every .cake under examples/ (cakec/kernels/ is linked
 from there); `--corpus lit` the kernels of test/lit/ and test/distilled/ (valid and invalid:
@@ -38,13 +39,22 @@ def main() -> int:
     ap.add_argument("--kernel", default=None, help="only kernels whose name contains this")
     ap.add_argument("--show", type=int, default=3, help="reproducers printed per failure kind")
     ap.add_argument("--corpus", choices=("examples", "lit", "all"), default="examples")
+    ap.add_argument("--ops", default="", help="comma-separated mutation operators (default: all "
+                    "of " + ", ".join(sorted(fuzzing.OPERATORS)) + "); `number` alone keeps "
+                    "most inputs parsing and many verifying, which tests verify-implies-emit")
+    ap.add_argument("--own-target", action="store_true",
+                    help="only each kernel's own target (no --target overrides)")
     args = ap.parse_args()
     from cakec.targets.sku import SKUS
 
     corpus = {"examples": fuzzing.KERNELS, "lit": LIT_KERNELS,
               "all": [*fuzzing.KERNELS, *LIT_KERNELS]}[args.corpus]
     kernels = [k for k in corpus if not args.kernel or args.kernel in k.name]
-    targets: list[str | None] = [None, *SKUS]
+    ops = tuple(o for o in args.ops.split(",") if o)
+    unknown = set(ops) - set(fuzzing.OPERATORS)
+    if unknown:
+        ap.error(f"unknown operators {sorted(unknown)}")
+    targets: list[str | None] = [None] if args.own_target else [None, *SKUS]
     kinds: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
     verified = 0
@@ -53,7 +63,7 @@ def main() -> int:
         seed = args.seed * 1_000_003 + i
         kernel = kernels[i % len(kernels)]
         target = targets[(i // len(kernels)) % len(targets)]
-        text, ops = fuzzing.mutate(kernel.read_text(encoding="utf-8"), seed)
+        text, ops = fuzzing.mutate(kernel.read_text(encoding="utf-8"), seed, ops=ops)
         outcome = fuzzing.check(text, target)
         verified += outcome.verified
         if outcome.failure:
@@ -66,7 +76,8 @@ def main() -> int:
     elapsed = time.perf_counter() - start
     failures = sum(kinds.values())
     print(f"inputs tried: {args.inputs} ({len(kernels)} {args.corpus} kernels x "
-          f"{len(targets)} targets, seed {args.seed}) in {elapsed:.1f} s ({args.inputs / elapsed:.1f} inputs/s)")
+          f"{len(targets)} targets, operators {args.ops or 'all'}, seed {args.seed}) in "
+          f"{elapsed:.1f} s ({args.inputs / elapsed:.1f} inputs/s)")
     print(f"verified: {verified}")
     print(f"failures: {failures} ({1000 * failures / max(args.inputs, 1):.2f} per 1000 inputs)")
     for kind, n in kinds.most_common():

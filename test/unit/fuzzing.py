@@ -128,12 +128,15 @@ OPERATORS: dict[str, Callable[[str, random.Random], str | None]] = {
 }
 
 
-def mutate(text: str, seed: int, steps: int = 0) -> tuple[str, list[str]]:
-    """`text` damaged by 1-3 operators drawn from `seed` (or exactly `steps` of them)."""
+def mutate(text: str, seed: int, steps: int = 0,
+           ops: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """`text` damaged by 1-3 operators drawn from `seed` (or exactly `steps` of them), from
+    all of OPERATORS or only those named in `ops`."""
     rnd = random.Random(seed)
     applied: list[str] = []
+    names = sorted(ops or OPERATORS)
     for _ in range(steps or rnd.choice([1, 1, 1, 2, 3])):
-        op = rnd.choice(sorted(OPERATORS))
+        op = rnd.choice(names)
         new = OPERATORS[op](text, rnd)
         if new is not None:
             text = new
