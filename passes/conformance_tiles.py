@@ -82,7 +82,8 @@ def _mma_sync(role: cake.RoleOp, ops: list[Operation], tile_ops: list[Operation]
         if isinstance(op, cake.ArgminOp):
             yield (op, "`lm.argmin` is not lowered in the mma.sync fragment layout",
                    "compute `t.min(axis=1)` and `t.argmin(axis=1)` of the tile instead")
-        elif isinstance(op, cake.TileReduceOp) and grid[1] > 1:
+        elif isinstance(op, cake.TileReduceOp) and op.axis.value.data == 1 and grid[1] > 1:
+            # (a column reduction, axis=0, meets the warps holding its rows in SMEM)
             yield (op, f"a row reduction of a tile whose columns role `{name}` splits over "
                    f"{grid[1]} warps (mma.sync warp grid {grid[0]}x{grid[1]}): a shuffle "
                    "reaches only the lanes of one warp",
