@@ -21,7 +21,7 @@ def k(lm, A: LM.tensor2d, B: LM.tensor2d, O: LM.tensor2d):
         lm.mma(acc, sa, sb, init=True)
         sr[0].store(acc.sum(axis=0))
         O.store(acc, coords=(0, 0))
-# CHECK: // colred_mma_sync_grid.cake:21: sr[0].store(acc.sum(axis=0))
+# CHECK: // colred_mma_sync_grid.cake:22: sr[0].store(acc.sum(axis=0))
 # CHECK: __shared__ float cake_colred_[4][64];
 # CHECK: cake_colred_[(i32)((cake_warp - 0u) % 2u)][((i32)((cake_warp - 0u) / 2u * 32u) + 8 * (cake_c / 2) + 2 * (i32)(cake_lane_id() % 4u) + cake_c % 2)] = tile[cake_c];
 # CHECK: for (int cake_w = 1; cake_w < 2; ++cake_w)
