@@ -49,7 +49,7 @@ def _packed(tile_ops: list[Operation]) -> Iterator[tuple[Operation, str, str]]:
         if isinstance(op, cake.TileAssignOp) and cake.dtype_name(
                 op.dest.type.element_type) in PACKED:
             yield (op, "a 16-bit register tile (held packed, two columns per register) is "
-                   "lowered in the wgmma layout only",
+                   "lowered only in the wgmma layout of sm_90a, not",
                    "keep the tile in f32 (`lm.regs(..., dtype=lm.f32)`) and convert where it "
                    "is used, or target sm_90a")
 
@@ -82,7 +82,8 @@ def _mma_sync(role: cake.RoleOp, ops: list[Operation], tile_ops: list[Operation]
         if isinstance(op, cake.ArgminOp):
             yield (op, "`lm.argmin` is not lowered in the mma.sync fragment layout",
                    "compute `t.min(axis=1)` and `t.argmin(axis=1)` of the tile instead")
-        elif isinstance(op, cake.TileReduceOp) and grid[1] > 1:
+        elif isinstance(op, cake.TileReduceOp) and op.axis.value.data == 1 and grid[1] > 1:
+            # (a column reduction, axis=0, meets the warps holding its rows in SMEM)
             yield (op, f"a row reduction of a tile whose columns role `{name}` splits over "
                    f"{grid[1]} warps (mma.sync warp grid {grid[0]}x{grid[1]}): a shuffle "
                    "reaches only the lanes of one warp",

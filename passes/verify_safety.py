@@ -87,7 +87,39 @@ def _partial(k: Kernel, why: str) -> Finding:
 
 def _declarations(k: Kernel) -> list[Finding]:
     return (_roles(k) + _views(k) + _tmem(k) + _coords(k) + _split_tensors(k)
-            + tile_definedness(k.op))
+            + _foreign_tiles(k.op) + tile_definedness(k.op))
+
+
+def _foreign_tiles(kernel: cake.KernelOp) -> list[Finding]:
+    """An `lm.regs` tile lives in its role's registers: another role cannot read it (its
+    threads hold other values there). Writes by another role are the frontend's CAKE-S017;
+    reads of an MMA accumulator are the protocol's (role_findings, at the traced read)."""
+    out: list[Finding] = []
+    seen: set[tuple[cake.RegsOp, Operation]] = set()
+    for on in kernel.body.block.ops:
+        if not isinstance(on, cake.OnRoleOp):
+            continue
+        role = on.role.owner
+        for op in on.walk():
+            for v in op.operands:
+                regs = v.owner
+                if (not isinstance(regs, cake.RegsOp) or regs.role.owner is role
+                        or (regs, role) in seen or _mma_written(regs)):
+                    continue
+                seen.add((regs, role))
+                owner, name = regs.role.owner.sym_name.data, regs.sym_name.data
+                out.append(Finding(
+                    "CAKE-S017", op,
+                    f"role {role.sym_name.data} reads register tile `{name}`, which lives in "
+                    f"the registers of role {owner}",
+                    [(regs, f"`{name}` is declared here for role {owner}")],
+                    help=f"do this inside `with {owner}:`, or hand the data over through SMEM "
+                         "or TMEM"))
+    return out
+
+
+def _mma_written(regs: cake.RegsOp) -> bool:
+    return any(isinstance(u.operation, cake.MmaOp) and u.index == 0 for u in regs.result.uses)
 
 
 def _roles(k: Kernel) -> list[Finding]:

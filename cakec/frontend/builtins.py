@@ -218,7 +218,7 @@ METHODS: dict[str, dict[str, Builtin]] = {
            "(bounds-checked).",
            "st.global with bounds", "role"),
         _b("split_store", [Arg("value", "tile"), Arg("coords", "coords"),
-                           Arg("part", "scalar"), Arg("parts", "scalar"),
+                           Arg("part", "scalar", min=0), Arg("parts", "scalar", min=1),
                            Arg("workspace", "tensor"), Arg("counters", "tensor"),
                            Arg("dtype", "dtype", required=False, default="f32"),
                            Arg("transpose", "bool", required=False, default=False)], None,

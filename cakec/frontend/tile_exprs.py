@@ -411,6 +411,11 @@ def _build_split_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> An
             raise error("CAKE-T007", f"`{arg.info['name']}` has rank {arg.info['rank']}, but "
                         f"a split_store's {'workspace' if rank == 3 else 'counters'} is rank "
                         f"{rank}: {what}", e.span, notes=[Note(arg.span, "declared here")])
+    part, parts = b["part"], b["parts"]
+    if part.is_const and parts.is_const and part.const >= parts.const:
+        raise error("CAKE-T010", f"`part` is {part.const}, but a tile split in {parts.const} "
+                    f"parts has parts 0..{parts.const - 1}", part.span,
+                    help="the part is this CTA's share of the tile's K range, in [0, parts)")
     transpose = b["transpose"]
     if not transpose.is_const:
         raise error("CAKE-T010", "`transpose` must be a constant (True or False): it decides "
@@ -420,7 +425,7 @@ def _build_split_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> An
     fe.note_tensor_dtype(work, "f32", e.span)
     fe.note_tensor_dtype(count, "i32", e.span)
     fe._add(cake.SplitStoreOp.build(operands=[
-        recv.ssa, value.ssa, work.ssa, count.ssa, fe._i32(b["part"]), fe._i32(b["parts"]),
+        recv.ssa, value.ssa, work.ssa, count.ssa, fe._i32(part), fe._i32(parts),
         [fe._i32(c) for c in coords]],
         properties={"transpose": UnitAttr()} if transpose.const else {}), e.span)
     return Value("none", e.span)

@@ -131,8 +131,8 @@ def _mismatches(k: Kernel, b: Barrier) -> list[Finding]:
         who = k.roles[r].name
         out.append(Finding(
             "CAKE-S006", ins.op,
-            f"role {who} waits on barrier `{b.name}` but is not one of its consumers "
-            f"{names(b.cons)}", [decl],
+            f"role {who} {'skips phases of' if ins.kind == SKIP else 'waits on'} barrier "
+            f"`{b.name}` but is not one of its consumers {names(b.cons)}", [decl],
             help=f"add {who} to cons=[...] of `{b.name}`, or wait on the barrier that role "
                  f"{who} consumes"))
     return out

@@ -1,6 +1,6 @@
 """When each `lm.regs` tile that the program assigns (`m_i = ...`) is defined: a read before
-its first assignment on some trip count is CAKE-S040, the register-tile counterpart of
-CAKE-S013 for MMA accumulators.
+its first assignment on some trip count (or of a tile nothing writes) is CAKE-S040, the
+register-tile counterpart of CAKE-S013 for MMA accumulators.
 
 Definite assignment over the role's structured code, in program order across its `with`
 blocks: a loop's body starts from the state before the loop (its first iteration) and,
@@ -19,8 +19,6 @@ from cakec.passes.protocol.model import Finding
 
 def tile_definedness(kernel: cake.KernelOp) -> list[Finding]:
     tracked = {op for op in kernel.body.block.ops if isinstance(op, cake.RegsOp)
-               and any(isinstance(u.operation, cake.TileAssignOp) and u.index == 0
-                       for u in op.result.uses)
                and not any(isinstance(u.operation, cake.ArgminOp)
                            or (isinstance(u.operation, cake.MmaOp) and u.index == 0)
                            for u in op.result.uses)}
@@ -31,7 +29,9 @@ def tile_definedness(kernel: cake.KernelOp) -> list[Finding]:
     for on in kernel.body.block.ops:
         if isinstance(on, cake.OnRoleOp):
             role = on.role.owner
-            states[role] = _block(on.body.block, set(states.get(role, set())), tracked, out)
+            # another role's tiles are not its own to read (CAKE-S017, verify_safety.py)
+            own = {t for t in tracked if t.role.owner is role}
+            states[role] = _block(on.body.block, set(states.get(role, set())), own, out)
     return out
 
 
@@ -73,7 +73,12 @@ def _finding(op: Operation, regs: cake.RegsOp) -> Finding:
         notes.append((first, f"`{name}` is first assigned here"))
     return Finding(
         "CAKE-S040", op,
-        f"register tile `{name}` is read before it is assigned on some trip count",
+        f"register tile `{name}` is read before it is assigned on some trip count"
+        if first is not None else
+        f"register tile `{name}` is read, but nothing writes it (no assignment, MMA or "
+        "`lm.argmin`)",
         notes, help=f"assign `{name}` before the read, e.g. `{name} = -lm.inf` for a running "
-                    "maximum or `0.0` for a running sum")
+                    "maximum or `0.0` for a running sum" if first is not None else
+                    f"write `{name}` before the read: assign it (`{name} = ...`) or make it the "
+                    "accumulator of an MMA")
 

@@ -35,7 +35,7 @@ from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState, role_of
 from cakec.targets.emit.tiles import (
     C, CP, Layout, Leaf, declare_regs, evaluate, load_row_vector, load_tile, load_vector, store_tile,
-    sum_sq_layout, tile_coords, tile_ctype, tile_dims, tile_role,
+    sum_sq_layout, tile_coords, tile_ctype, tile_dims, tile_heights, tile_role,
 )
 from cakec.targets.emit.unsupported import Unsupported
 from cakec.targets.sm80 import tiles as sm80
@@ -109,7 +109,10 @@ class RowLayout(Layout):
     col_lanes = (1, 2, 4, 8, 16)
 
     def __init__(self, em: KernelEmitter):
-        _check_role(em, _ROWS)
+        # Every (M, N) tile and (M, 1) vector of the role is one row per thread: 128 rows (a
+        # 64-row tile would be stored over 128, a 256-row one only half).
+        for rows in sorted(tile_heights(tile_role(em)) - {1}) or [_ROWS]:
+            _check_role(em, rows)
         self.chunks: dict[SSAValue, str] = {}
 
     def row_warps(self) -> tuple[int, str]:

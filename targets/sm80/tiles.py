@@ -114,7 +114,8 @@ class MmaSyncLayout(Layout):
         return self.ref(self.accs[v], (2, 2)) if v in self.accs else None
 
     def before_read(self, em: KernelEmitter, reader: Operation, v: SSAValue) -> None:
-        if isinstance(reader, TileReduceOp) and self.t.wn > 1:
+        # a column reduction (axis=0) meets the wm warps of each column block in SMEM
+        if isinstance(reader, TileReduceOp) and reader.axis.value.data == 1 and self.t.wn > 1:
             raise Unsupported("a row reduction of a tile split over warps along its columns")
 
 

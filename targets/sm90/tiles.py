@@ -27,7 +27,7 @@ from cakec.targets.emit.tiles import (
     C, CP, R, STAGE_STORE_TRAITS, Layout, column_pair, declare_regs, declare_row_vector,
     load_row_vector, load_tile, stage_geometry, store_stage, store_tile,
     sum_sq_layout, tile_coords,
-    load_other, tile_ctype, tile_dims, tile_role,
+    load_other, tile_ctype, tile_dims, tile_heights, tile_role,
 )
 from cakec.targets.emit.tiles import element as shared_element
 from cakec.targets.emit.unsupported import Unsupported
@@ -197,8 +197,7 @@ def _view_of(v: SSAValue) -> SSAValue | None:
 def tile_layout(em: KernelEmitter) -> WgmmaLayout:
     """The layout of the current role's tiles: fragments of its tallest tile's rows."""
     role = tile_role(em)
-    heights = {d[0] for op in role.ops for r in (*op.results, *op.operands)
-               if isinstance(r.type, TileType) for d in [r.type.dims()] if len(d) == 2}
+    heights = tile_heights(role)
     rows = max(heights, default=_FRAG_ROWS * _warpgroups(role))
     if len(heights - {1}) > 1:  # every loop runs over the fragments of the tallest tile
         raise Unsupported(f"register tiles of {' and '.join(map(str, sorted(heights - {1})))} "

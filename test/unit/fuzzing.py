@@ -128,12 +128,15 @@ OPERATORS: dict[str, Callable[[str, random.Random], str | None]] = {
 }
 
 
-def mutate(text: str, seed: int, steps: int = 0) -> tuple[str, list[str]]:
-    """`text` damaged by 1-3 operators drawn from `seed` (or exactly `steps` of them)."""
+def mutate(text: str, seed: int, steps: int = 0,
+           ops: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """`text` damaged by 1-3 operators drawn from `seed` (or exactly `steps` of them), from
+    all of OPERATORS or only those named in `ops`."""
     rnd = random.Random(seed)
     applied: list[str] = []
+    names = sorted(ops or OPERATORS)
     for _ in range(steps or rnd.choice([1, 1, 1, 2, 3])):
-        op = rnd.choice(sorted(OPERATORS))
+        op = rnd.choice(names)
         new = OPERATORS[op](text, rnd)
         if new is not None:
             text = new
@@ -142,6 +145,9 @@ def mutate(text: str, seed: int, steps: int = 0) -> tuple[str, list[str]]:
 
 
 # ---- the oracle ---------------------------------------------------------------------------------
+
+#: The name of each kernel of a file (`@cake.schedule(...)` then `def NAME(`).
+_KERNEL_NAME = re.compile(r"^@cake\.schedule\b.*\n\s*def\s+(\w+)", re.MULTILINE)
 
 
 @dataclass
@@ -164,11 +170,13 @@ def check(text: str, target: str | None) -> Outcome:
         path = Path(tmp) / "fuzz.cake"
         path.write_text(text, encoding="utf-8")
         extra = ["--target", target] if target else []
+        # a file of several kernels emits each by name (one translation unit per kernel)
+        names = _KERNEL_NAME.findall(text)
+        emits = [["emit", str(path), "--emit", "cuda", "-o", str(Path(tmp) / "k.cu"), *extra,
+                  *(["--kernel", n] if len(names) > 1 else [])] for n in names[:4] or [""]]
         verified = False
         for args in (["verify", str(path), *extra],
-                     ["verify", str(path), "--format", "json", *extra],
-                     ["emit", str(path), "--emit", "cuda", "-o", str(Path(tmp) / "k.cu"),
-                      *extra]):
+                     ["verify", str(path), "--format", "json", *extra], *emits):
             if args[0] == "emit" and not verified:
                 break  # emit of input that fails to verify only repeats verify's report
             result = runner.invoke(main, args, catch_exceptions=True)

@@ -19,7 +19,7 @@ def regs16(lm, A: LM.tma2d, B: LM.tma2d, O: LM.tensor2d):
         lm.mma(acc, sa, sb, init=True)
         p = (acc * 0.5).to(lm.bf16)
         O.store(p.to(lm.f32), coords=(0, 0))
-# CHECK: regs16_sm100.cake:20:9: error: a 16-bit register tile (held packed, two columns per register) is lowered in the wgmma layout only on sm_100a [CAKE-H020]
+# CHECK: regs16_sm100.cake:20:9: error: a 16-bit register tile (held packed, two columns per register) is lowered only in the wgmma layout of sm_90a, not on sm_100a [CAKE-H020]
 # CHECK-NEXT: {{^}}        p = (acc * 0.5).to(lm.bf16)
 # CHECK-NEXT: {{^}}        ^
 # CHECK-NEXT: help: keep the tile in f32 (`lm.regs(..., dtype=lm.f32)`) and convert where it is used, or target sm_90a
