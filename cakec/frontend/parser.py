@@ -14,6 +14,7 @@ construction on what they accept (test/unit/test_parser_engine.py).
 
 from __future__ import annotations
 
+import contextlib
 import keyword
 import os
 import re
@@ -172,9 +173,37 @@ def parser() -> "Lark":
     error (or a first run) imports Lark."""
     from lark import Lark
 
-    return Lark(GRAMMAR.read_text(), parser="lalr", lexer="basic", postlex=_INDENTER,
-                keep_all_tokens=True, maybe_placeholders=True, transformer=_TRANSFORMER,
-                cache=_cache_path("grammar.lark.cache"))
+    # Lark rewrites a missing or stale cache file in place (and keys its content by the
+    # file's name, so it cannot write a temporary file for us to rename): it runs under an
+    # exclusive lock, so a concurrent process (pytest -n, lit) never reads half a file.
+    path = _cache_path("grammar.lark.cache")
+    with _locked(path + ".lock"):
+        return Lark(GRAMMAR.read_text(), parser="lalr", lexer="basic", postlex=_INDENTER,
+                    keep_all_tokens=True, maybe_placeholders=True, transformer=_TRANSFORMER,
+                    cache=path)
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[None]:
+    """An exclusive advisory lock on `path` (none where the file cannot be opened: an
+    unwritable cache only costs a rebuild)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _private(path: str) -> str:
+    """A temporary name beside `path` that no other process or thread uses."""
+    return f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
 
 
 class _Reject(Exception):
@@ -264,13 +293,14 @@ def _load_tables() -> dict[str, Any]:
         pass
     tables = _tables(parser())
     tables["key"] = key
+    tmp = _private(path)
     try:
-        tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "wb") as f:
             marshal.dump(tables, f)
         os.replace(tmp, path)
-    except OSError:
-        pass  # an unwritable cache: the next process builds the tables again
+    except OSError:  # an unwritable cache: the next process builds the tables again
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
     return tables
 
 

@@ -197,6 +197,41 @@ def test_parser_is_built_once_and_cached_on_disk(tmp_path: Path,
         parser.parser.cache_clear()
 
 
+def test_lark_reads_and_writes_its_cache_under_the_lock(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lark rewrites its cache file in place; concurrent test workers (pytest -n) must never
+    read half of one: every open of the cache file happens while the cache's lock is held
+    (probed from a second descriptor, which cannot take it then)."""
+    import fcntl
+
+    from lark import lark as lark_module
+
+    from cakec.frontend import parser
+
+    monkeypatch.setenv("CAKEC_CACHE_DIR", str(tmp_path))
+    real_open = lark_module.FS.open
+    opens: list[tuple[str, bool]] = []
+
+    def probed(name: str, mode: str = "r", **kwargs: object) -> object:
+        with open(tmp_path / "grammar.lark.cache.lock", "a") as probe:
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                opens.append((mode, False))
+            except BlockingIOError:
+                opens.append((mode, True))
+        return real_open(name, mode, **kwargs)
+
+    monkeypatch.setattr(lark_module.FS, "open", staticmethod(probed))
+    parser.parser.cache_clear()
+    try:
+        parser.parser()  # no cache yet: Lark looks for one, builds the parser, writes it
+        parser.parser.cache_clear()
+        parser.parser()  # loads it
+    finally:
+        parser.parser.cache_clear()
+    assert opens == [("rb", True), ("wb", True), ("rb", True)]
+
+
 # ---- diagnostics rendering ---------------------------------------------------------------
 
 

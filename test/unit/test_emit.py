@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import shared_builds
 
 from cakec import api
 from cakec.runtime.args import Metadata
@@ -186,12 +187,10 @@ def test_gemm_signature_follows_the_metadata(gemm):
 
 
 def test_gemm_builds_with_nvrtc_without_spills(gemm):
-    from cakec.targets.host import nvrtc
-
+    report = shared_builds.ptxas_report(gemm)  # leaves the cubin in NVRTC's cache
+    assert "0 bytes spill stores, 0 bytes spill loads" in report
     cubin = api.binary(gemm, "cubin")
     assert cubin[:4] == b"\x7fELF"
-    report = nvrtc.ptxas_report(gemm.source, target="sm_90a")
-    assert "0 bytes spill stores, 0 bytes spill loads" in report
     ptx = api.binary(gemm, "ptx").decode()
     for instr in ("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
                   "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
@@ -204,14 +203,11 @@ def test_gemm_builds_with_nvrtc_without_spills(gemm):
 def test_pingpong_epilogues_store_at_once_without_spills(name):
     """The ping-pong examples store each tile where the store stands (the other warpgroup's
     MMAs run meanwhile, nothing is deferred) and their 232-register consumers do not spill."""
-    from cakec.targets.host import nvrtc
-
-    result = api.emit(api.load(str(ROOT / "examples" / f"{name}.cake")))
-    assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
-    src = result.unit.source
+    unit = shared_builds.unit(ROOT / "examples" / f"{name}.cake")
+    src = unit.source
     assert "cake_setmaxnreg_inc<232>();" in src and "C_tile" not in src
     assert "cake_ring_mask<u32>(" in src  # each consumer skips the other's ring positions
-    report = nvrtc.ptxas_report(src, target="sm_90a")
+    report = shared_builds.ptxas_report(unit)
     assert "0 bytes spill stores, 0 bytes spill loads" in report
 
 
@@ -220,14 +216,11 @@ def test_fused_epilogues_are_deferred_and_build_without_spills(name):
     """The epilogue expression is packed into the deferred tile (written under the next
     tile's wgmma groups) and the math role's 240 registers hold it without spills: the
     emitter's register rule (LOOP_/EPILOGUE_RESERVED_REGS) against ptxas itself."""
-    from cakec.targets.host import nvrtc
-
-    result = api.emit(api.load(str(ROOT / "examples" / f"{name}.cake")))
-    assert result.unit is not None, [d.message for d in result.comp.sink.diagnostics]
-    src = result.unit.source
+    unit = shared_builds.unit(ROOT / "examples" / f"{name}.cake")
+    src = unit.source
     assert "C_tile[cake_cp + cake_r] = CakeOutBf16::pack(cake_x[0], cake_x[1]);" in src
     assert "cake_store_pair<" not in src.split('extern "C"')[1]  # nothing stored at once
-    report = nvrtc.ptxas_report(src, target="sm_90a")
+    report = shared_builds.ptxas_report(unit)
     assert "0 bytes spill stores, 0 bytes spill loads" in report
 
 

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cakec import api
-from cakec.targets.host import nvrtc
+import shared_builds
 from kernel_files import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,9 +25,7 @@ SERIALISED = re.compile(r"C75\d\d\).*serialized")
 
 @pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.stem)
 def test_wgmmas_stay_pipelined(path: Path) -> None:
-    unit = api.emit(api.load(str(path)), "sm_90a").unit
-    assert unit is not None, path
-    log = nvrtc.ptxas_report(unit.source, target="sm_90a")
+    log = shared_builds.ptxas_report(shared_builds.unit(path, "sm_90a"))
     assert not SERIALISED.search(log), log
 
 
