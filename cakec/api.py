@@ -10,7 +10,7 @@ options, toolkit version), so recompiling an unchanged kernel costs only the fro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import os
 
@@ -173,12 +173,14 @@ def load_example(path: "str | os.PathLike[str]"):
     return module
 
 
-def alias_example(namespace: dict, path: "str | os.PathLike[str]") -> None:
+def alias_example(namespace: dict, path: "str | os.PathLike[str]") -> Any:
     """Make a schedule's sibling module (`namespace`: its globals()) the example contract of
     the example at `path`: another schedule of it takes the same parameters and computes the
-    same result, so it shares the inputs, reference and baselines."""
+    same result, so it shares the inputs, reference and baselines. Returns that example's
+    module, for a schedule that overrides part of the contract (its shapes, say)."""
     base = load_example(path)
     namespace.update({name: getattr(base, name) for name in _CONTRACT if hasattr(base, name)})
+    return base
 
 
 def example_generator(device: str, seed: int | None = None):
