@@ -94,9 +94,16 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CAKEC_CACHE_DIR") or Path.home() / ".cache" / "cakec")
 
 
-def _cache_path(source: str, target: str, output: str, options: Sequence[str]) -> Path:
-    """The cache entry: keyed by the source, target, output kind, options and NVRTC version,
-    so a toolkit upgrade or a changed flag never returns a stale binary."""
+def _options(target: str, output: str, extra_options: Sequence[str]) -> list[str]:
+    return [arch_option(target, output), *_BASE_OPTIONS, *extra_options]
+
+
+def cache_entry(source: str, target: str, output: str, extra_options: Sequence[str] = ()
+                ) -> Path:
+    """Where `compile_cuda` keeps this build: keyed by the source, target, output kind,
+    options and NVRTC version, so a toolkit upgrade or a changed flag never returns a stale
+    binary."""
+    options = _options(target, output, extra_options)
     key = hashlib.sha256("\0".join(
         [source, target, output, *options, "nvrtc-%d.%d" % nvrtc_version()]).encode()).hexdigest()
     return cache_dir() / f"{key}.{output}"
@@ -105,13 +112,12 @@ def _cache_path(source: str, target: str, output: str, options: Sequence[str]) -
 def compile_cuda(source: str, *, target: str, output: Literal["ptx", "cubin"],
                  name: str = "kernel.cu", extra_options: Sequence[str] = ()) -> bytes:
     """Compile one self-contained translation unit; cached on disk by content."""
-    options = [arch_option(target, output), *_BASE_OPTIONS, *extra_options]
-    path = _cache_path(source, target, output, options)
+    path = cache_entry(source, target, output, extra_options)
     try:
         return path.read_bytes()
     except OSError:
         pass
-    binary, _ = _compile(source, options, name, output)
+    binary, _ = _compile(source, _options(target, output, extra_options), name, output)
     write_atomic(path, binary)
     return binary
 
@@ -120,9 +126,9 @@ def compile_cubin_verbose(source: str, *, target: str, name: str = "kernel.cu",
                           extra_options: Sequence[str] = ()) -> tuple[bytes, str]:
     """(cubin, compiler log with `-Xptxas -v`: registers, smem, spills); always compiles,
     and leaves the cubin in the cache where `compile_cuda` with the same options finds it."""
-    options = [arch_option(target, "cubin"), *_BASE_OPTIONS, *extra_options]
-    binary, log = _compile(source, [*options, "-Xptxas", "-v"], name, "cubin")
-    write_atomic(_cache_path(source, target, "cubin", options), binary)
+    options = [*_options(target, "cubin", extra_options), "-Xptxas", "-v"]
+    binary, log = _compile(source, options, name, "cubin")
+    write_atomic(cache_entry(source, target, "cubin", extra_options), binary)
     return binary, log
 
 

@@ -38,9 +38,7 @@ def cubin_and_report(source: str, target: str) -> tuple[bytes, str]:
     """(cubin, ptxas's -v report) of `nvrtc.compile_cubin_verbose`, made once for all
     workers; it leaves the cubin in NVRTC's disk cache, where `api.binary(unit, "cubin")`
     then finds it."""
-    # The options compile_cubin_verbose keys its cubin with (its -Xptxas -v aside).
-    entry = nvrtc._cache_path(source, target, "cubin",
-                              [nvrtc.arch_option(target, "cubin"), *nvrtc._BASE_OPTIONS])
+    entry = nvrtc.cache_entry(source, target, "cubin")  # where compile_cubin_verbose puts it
     report = entry.with_suffix(".ptxas.log")
     entry.parent.mkdir(parents=True, exist_ok=True)
     with open(entry.with_suffix(".ptxas.lock"), "a") as lock:
