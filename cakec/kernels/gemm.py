@@ -16,8 +16,7 @@ from cakec.runtime import launch, routes
 from cakec.runtime.tuning import gemm_extents as extents
 
 _ENTRY = "cakec.kernels.gemm"
-#: (M, N, K, device index) -> the route's callable, so a repeated shape costs one dict get.
-_plans: dict[tuple[int, int, int, int], Callable[..., torch.Tensor]] = {}
+_compiling = torch.compiler.is_compiling
 _table: list[routes.Table] = []   # the route table, read on first use
 
 
@@ -33,28 +32,34 @@ def route_of(m: int, n: int, k: int) -> str:
     return table().choose(**extents(m, n, k))
 
 
-#: Argument signatures the torch route has checked (the runtime's key: pointers, shapes,
-#: strides, dtypes), oldest dropped first beyond the runtime's bind-cache size.
-_torch_checked: dict[tuple, None] = {}
-_SIG = {2: (True, True), 3: (True, True, True)}
+#: A plan: the steady-state call `run(a, b, out)` of one argument signature (`_key`).
+Plan = Callable[[torch.Tensor, torch.Tensor, "torch.Tensor | None"], torch.Tensor]
+#: Plans per argument signature, oldest dropped first beyond the runtime's bind-cache size.
+#: A repeated call is this one lookup and its plan: the checks, the route choice and the
+#: kernel's binding ran when the signature was first seen (they depend on nothing else).
+_plans: dict[tuple, Plan] = {}
 
 
-def _torch_route(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: int, n: int,
-                 k: int, check: Callable[[], None]) -> torch.Tensor:
-    """torch.matmul behind the entry's checks, which run on a new signature only, as for
-    the Cake routes: measured on the H200's host, checking on every call made this route
-    cost ~30 µs more than torch.matmul at small shapes."""
-    args = (a, b) if out is None else (a, b, out)
-    try:
-        key = launch.signature(_SIG[len(args)], args)
-    except Exception:  # noqa: BLE001 - not tensors: the checks say what is wrong
-        key = None
-    if key is None or key not in _torch_checked:
-        check()
-        if key is not None:
-            if len(_torch_checked) >= launch.BIND_CACHE_SIZE:
-                del _torch_checked[next(iter(_torch_checked))]
-            _torch_checked[key] = None
+def _key_one(a: Any, b: Any, out: Any) -> tuple:
+    """What identifies a plan with one GPU: a's and b's pointers, shapes, strides and dtypes,
+    and `out`'s shape, strides, dtype and device (its pointer is patched per call)."""
+    if out is None:
+        return (a.data_ptr(), a.shape, a.stride(), a.dtype, b.data_ptr(), b.shape, b.stride(),
+                b.dtype)
+    return (a.data_ptr(), a.shape, a.stride(), a.dtype, b.data_ptr(), b.shape, b.stride(),
+            b.dtype, out.shape, out.stride(), out.dtype, out.get_device())
+
+
+def _key_many(a: Any, b: Any, out: Any) -> tuple:
+    """With several GPUs, the devices of a and b too."""
+    return (a.get_device(), b.get_device(), *_key_one(a, b, out))
+
+
+_key: list[Callable[[Any, Any, Any], tuple]] = []   # _key_one or _key_many, set on first use
+
+
+def _torch_run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    """The torch route's plan: torch.matmul, called as a user would (no `out=` unless given)."""
     if out is None:
         return torch.matmul(a, b.t())
     torch.matmul(a, b.t(), out=out)
@@ -71,10 +76,9 @@ _SPLIT_CACHE = 64
 _sms: dict[int, int] = {}
 
 
-def _split_scratch(a: torch.Tensor, s: int, m: int, n: int, tiles: int
+def _split_scratch(a: torch.Tensor, handle: int, s: int, m: int, n: int, tiles: int
                    ) -> tuple[torch.Tensor, torch.Tensor]:
-    dev = a.get_device()
-    key = (dev, torch._C._cuda_getCurrentRawStream(dev), s, m, n, tiles)
+    key = (a.get_device(), handle, s, m, n, tiles)
     got = _split.get(key)
     if got is None:
         if len(_split) >= _SPLIT_CACHE:
@@ -84,69 +88,113 @@ def _split_scratch(a: torch.Tensor, s: int, m: int, n: int, tiles: int
     return got
 
 
-def launcher(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: int
-             ) -> Callable[..., None]:
-    """The Cake kernel of `route` as `run(a, b, c, m, n, k, check=None)` for this M, N, K
-    (a plan's): a split-K route also gets its K parts (split_parts, for this shape on a's
-    GPU) and the scratch of the current stream."""
+def _route_args(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: int
+                ) -> tuple[Any, Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], tuple]]:
+    """The Cake kernel of `route` and `args(a, b, c, stream_handle)`, its argument list for
+    this M, N, K: a split-K route's also holds its K parts (split_parts, for this shape on
+    a's GPU) and the scratch of that stream."""
     kern = build.kernel(tab.kernel(route), checks.target(_ENTRY, a))  # type: ignore[arg-type]
     tile = tab.split_tile(route)
     if tile is None:
-        return kern
+        return kern, lambda a, b, c, handle: (a, b, c, m, n, k)
     dev = a.get_device()
     if dev not in _sms:
         _sms[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
     tiles = -(-m // tile[0]) * -(-n // tile[1])
     s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile)
+    return kern, lambda a, b, c, handle: (a, b, c, *_split_scratch(a, handle, s, m, n, tiles),
+                                          m, n, k, s)
+
+
+def launcher(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: int
+             ) -> Callable[..., None]:
+    """The Cake kernel of `route` as `run(a, b, c, m, n, k, check=None)` for this M, N, K,
+    through the kernel's own binding cache (the route tests' entry point)."""
+    kern, args = _route_args(tab, route, a, m, n, k)
 
     def run(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, k: int,
             check: Callable[[], None] | None = None) -> None:
-        w, counters = _split_scratch(a, s, m, n, tiles)
-        kern(a, b, c, w, counters, m, n, k, s, check=check)
+        kern(*args(a, b, c, torch._C._cuda_getCurrentRawStream(a.get_device())), check=check)
     return run
 
 
-def _cake_route(kernel: Callable[..., None]) -> Callable[..., torch.Tensor]:
-    """A Cake kernel as a route: allocate the output when none is given, launch (the
-    kernel runs `check` before binding a new signature)."""
-    def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None, m: int, n: int,
-            k: int, check: Callable[[], None]) -> torch.Tensor:
+#: Streams a Cake plan keeps a binding for (it starts over beyond this many).
+_STREAMS = 16
+
+
+def _cake_plan(tab: routes.Table, route: str, a: torch.Tensor, b: torch.Tensor,
+               out: torch.Tensor | None, m: int, n: int, k: int) -> Plan:
+    """A Cake route as a plan for a's and b's signature (and out's, when given): per stream,
+    one private binding of the kernel with C open (Kernel.prepare), so a call allocates its
+    output when none is given and launches with that pointer patched in, without building
+    the kernel's signature again. The plan keeps no tensor of the call alive."""
+    kern, args = _route_args(tab, route, a, m, n, k)
+    dev, shape = a.get_device(), (m, n)
+    raw_stream = torch._C._cuda_getCurrentRawStream
+    per_stream: dict[int, Callable[[int, int], None]] = {}
+    held: dict[int, tuple] = {}   # per stream: the split scratch its binding points into
+
+    def prepare(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, handle: int
+                ) -> Callable[[int, int], None]:
+        if len(per_stream) >= _STREAMS:
+            per_stream.clear()
+            held.clear()
+        full = args(a, b, c, handle)
+        go = per_stream[handle] = kern.prepare(full, "C")
+        held[handle] = full[3:]  # alive while bound, even once _split lets them go
+        return go
+
+    def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
         if out is None:
-            out = a.new_empty((m, n))
-        kernel(a, b, out, m, n, k, check=check)
+            out = a.new_empty(shape)
+        handle = raw_stream(dev)
+        go = per_stream.get(handle) or prepare(a, b, out, handle)
+        go(out.data_ptr(), handle)
         return out
     return run
 
 
-def _plan(key: tuple[int, int, int, int], a: torch.Tensor) -> Callable[..., torch.Tensor]:
-    m, n, k, _ = key
-    route = route_of(m, n, k)
-    fn = (_torch_route if table().kernel(route) is None
-          else _cake_route(launcher(table(), route, a, m, n, k)))
-    _plans[key] = fn
-    return fn
+def plan(route: str, a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
+         tab: routes.Table | None = None) -> Plan:
+    """The plan of `route` (of `tab`, default gemm's table) for these arguments, checked
+    first, as gemm() runs it: what `cakec tune` times, so a route is chosen on the cost the
+    dispatcher pays. Call it as `run(a, b, out)` with tensors of this signature (any `out`
+    of [M, N] with out's strides, or None)."""
+    _check(a, b, out)
+    (m, k), n = a.shape, b.shape[0]
+    tab = tab or table()
+    if tab.kernel(route) is None:
+        return _torch_run
+    return _cake_plan(tab, route, a, b, out, m, n, k)
 
 
-def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
-    """a · bᵀ (into `out` when given) through the route of this shape: its checks run
-    only on an argument signature it has not seen (they depend on nothing else), so a
-    repeated call costs a plan lookup more than the route itself. Degenerate products
-    (an empty extent) are checked and computed here."""
-    try:
-        (m, k), n = a.shape, b.shape[0]
-    except (AttributeError, TypeError, ValueError, IndexError):
-        m = n = k = 0  # not 2-D tensors: the checks below say so
+def _first(a: Any, b: Any, out: Any) -> torch.Tensor:
+    """A call whose signature has no plan: check everything, compute degenerate products
+    (an empty extent) here, else make the plan of the table's route, keep it, run it."""
+    _check(a, b, out)
+    (m, k), n = a.shape, b.shape[0]
     if not (m and n and k):
-        _check(a, b, out)
-        (m, k), n = a.shape, b.shape[0]
         if out is None:
             out = a.new_empty((m, n))
         if m and n:
             out.zero_()  # K = 0: the empty sum
         return out
-    key = (m, n, k, a.get_device())
-    fn = _plans.get(key) or _plan(key, a)
-    return fn(a, b, out, m, n, k, lambda: _check(a, b, out))
+    if not _key:
+        _key.append(_key_many if torch.cuda.device_count() > 1 else _key_one)
+    fn = plan(route_of(m, n, k), a, b, out)
+    if len(_plans) >= launch.BIND_CACHE_SIZE:
+        del _plans[next(iter(_plans))]
+    _plans[_key[0](a, b, out)] = fn
+    return fn(a, b, out)
+
+
+def _run(a: Any, b: Any, out: Any) -> torch.Tensor:
+    """a · bᵀ (into `out` when given) through the plan of this signature."""
+    try:
+        fn = _plans.get(_key[0](a, b, out))
+    except Exception:  # noqa: BLE001 - no key yet, or not tensors: _first checks
+        fn = None
+    return _first(a, b, out) if fn is None else fn(a, b, out)
 
 
 def _check(a: Any, b: Any, out: Any) -> None:
@@ -197,10 +245,12 @@ def gemm(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None,
     contiguous tensors). `bias` ([N], any float dtype) is added afterwards by torch: the
     kernels have no bias epilogue. The variant that runs is the route table's choice for
     (M, N, K) (`route_of`)."""
+    if bias is None and not _compiling():
+        return _run(a, b, out)
     if bias is not None:  # checked before anything runs
         _check(a, b, out)
         _check_bias(bias, a, b.shape[0])
-    if torch.compiler.is_compiling():
+    if _compiling():
         _check(a, b, out)
         if out is None:
             out = torch.ops.cake.gemm(a, b)

@@ -32,9 +32,12 @@ def _time(fns: dict[str, Callable[[], Any]]) -> dict[str, float]:
 
 def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
                  log: Callable[[str], None]) -> list[Measured]:
+    """Every candidate route of every shape checked, then timed as gemm() runs it: its plan
+    (cakec.kernels.gemm.plan) called without `out`, so the output's allocation and the
+    route's host cost are in every time, torch.matmul's included."""
     import torch
 
-    from cakec.kernels.gemm import launcher
+    from cakec.kernels.gemm import plan
 
     torch.backends.cuda.matmul.allow_tf32 = False
     out: list[Measured] = []
@@ -46,21 +49,17 @@ def measure_gemm(table: routes.Table, shapes: list[tuple[int, int, int]],
         fns: dict[str, Callable[[], Any]] = {}
         wrong: dict[str, str] = {}
         for route in candidates(table, gemm_extents(m, n, k)):
-            kname = table.kernel(route)
-            if kname is None:
-                fns[route] = lambda: torch.matmul(a, b.t(), out=c)
-                continue
-            kern = launcher(table, route, a, m, n, k)
-            # The second launch is checked: a split-K route must find its counters at zero
+            run = plan(route, a, b, tab=table)
+            # The second call is checked: a split-K route must find its counters at zero
             # again after the first.
             for _ in range(2):
                 c.fill_(float("nan"))
-                kern(a, b, c, m, n, k)
+                run(a, b, c)
             err = float((c.float() - ref).norm() / ref.norm())
             if not err < GEMM_TOLERANCE:  # NaN (an unwritten element) fails too
                 wrong[route] = f"rel err {err:.2e}"
                 continue
-            fns[route] = (lambda kern: lambda: kern(a, b, c, m, n, k))(kern)
+            fns[route] = (lambda run: lambda: run(a, b, None))(run)
         ms = _time(fns)
         out.append(Measured((m, n, k), ms, wrong))
         log(f"{m}x{n}x{k}: " + ", ".join(f"{r} {t * 1e3:.1f} us" for r, t in ms.items())

@@ -250,14 +250,46 @@ class Kernel:
         buffers = [ctypes.create_string_buffer(blob, len(blob)) for blob in blobs]
         params = (ctypes.c_void_p * len(buffers))(*(ctypes.addressof(b) for b in buffers))
         _check(_drv().cuCtxSetCurrent(loaded.ctx), "cuCtxSetCurrent")
-        out = _Bound(bound.device, loaded,
-                     (loaded.fn, *grid, *meta.block, meta.dynamic_smem),
-                     ctypes.addressof(params), (params, buffers))
+        head = (loaded.fn, *grid, *meta.block, meta.dynamic_smem)
+        out = _Bound(bound.device, loaded, head, ctypes.addressof(params), (params, buffers),
+                     (*head, ctypes.addressof(params), bound.device))
         if key is not None:
             if len(self._binds) >= BIND_CACHE_SIZE:
                 del self._binds[next(iter(self._binds))]  # the oldest binding
             self._binds[key] = out
         return out
+
+    def prepare(self, args: tuple, open_param: str) -> Callable[[int, int], None]:
+        """A private binding of `args` (every check of `_bind`, none of the bind cache)
+        whose tensor `open_param` is left open: `go(ptr, stream_handle)` launches with that
+        tensor's data pointer replaced by `ptr` and nothing else looked at. The caller
+        guarantees the tensor at `ptr` has the bound one's shape, strides, dtype and device
+        (a library entry's fresh output of a fixed shape). Only a tensor without tensor
+        maps can be open (a map encodes its pointer). Its packed parameters are its own, so
+        patching them never changes what another binding launches; the driver copies them
+        at each launch (and into the node under graph capture)."""
+        index = 0
+        for p in self.meta.params:
+            if p.name == open_param:
+                break
+            index += len(p.tmaps) + 1 if p.kind == "tensor" else 1
+        else:
+            raise ValueError(f"{self.meta.kernel} has no parameter {open_param!r}")
+        if p.kind != "tensor" or p.tmaps:
+            raise ValueError(f"{self.meta.kernel}: {open_param!r} is not a tensor without "
+                             "tensor maps; its pointer cannot be patched")
+        bound = self._bind(args, None)
+        # CakeTensor<R> starts with its pointer (pack_tensor): the first 8 bytes of its blob.
+        slot = ctypes.c_uint64.from_buffer(bound.keep[1][index])
+        launch, head, address, relaunch = _drv().cuLaunchKernel, bound.head, bound.address, \
+            self._relaunch
+
+        def go(ptr: int, handle: int) -> None:
+            slot.value = ptr
+            err = launch(*head, handle, address, 0)[0]
+            if err:
+                relaunch(bound, handle, err)
+        return go
 
     def _relaunch(self, bound: "_Bound", handle: int, err: Any) -> None:
         """The launch failed: another context was current (or none, on a new thread), so
@@ -282,7 +314,7 @@ _WRONG_CONTEXT = (201, 709, 400)
 BIND_CACHE_SIZE = 1024
 
 
-@dataclass
+@dataclass(slots=True)
 class _Bound:
     """One argument signature, checked and packed: what a matching call replays."""
 
@@ -291,6 +323,7 @@ class _Bound:
     head: tuple          # cuLaunchKernel's leading arguments: function, grid, block, smem
     address: int         # of the void*[] kernelParams
     keep: tuple          # the ctypes buffers `address` points into
+    call: tuple          # (*head, address, device): what the replay unpacks in one step
 
 
 def signature(tensor_mask: tuple[bool, ...], args: tuple, with_device: bool = True) -> tuple:
@@ -334,7 +367,8 @@ def _replay_fn(tensor_mask: tuple[bool, ...], with_device: bool = True
     launch. Straight-line code with everything it touches in closure cells: the
     method-based path (a `signature` call, attribute lookups on the kernel) measured
     6.51 µs per call on the H200's host against the driver floor of 4.15 µs
-    (bench/launch_overhead.py)."""
+    (bench/launch_overhead.py). The launch's arguments come from one tuple (`_Bound.call`)
+    unpacked into locals and passed by position: no `*` splice into a new tuple."""
     unpack, key = _key_source(tensor_mask, with_device)
     source = f"""def make(get, miss, launch, raw_stream, relaunch):
     def call(self, *args, stream=None, check=None):
@@ -345,8 +379,9 @@ def _replay_fn(tensor_mask: tuple[bool, ...], with_device: bool = True
             bound = None
         if bound is None:
             bound = miss(args, check)
-        handle = raw_stream(bound.device) if stream is None else handle_of(stream)
-        err = launch(*bound.head, handle, bound.address, 0)[0]
+        fn, gx, gy, gz, bx, by, bz, smem, address, device = bound.call
+        handle = raw_stream(device) if stream is None else handle_of(stream)
+        err = launch(fn, gx, gy, gz, bx, by, bz, smem, handle, address, 0)[0]
         if err:
             relaunch(bound, handle, err)
     return call

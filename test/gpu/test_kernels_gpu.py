@@ -221,7 +221,7 @@ GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1
 
 @pytest.mark.parametrize("route", ["persistent_128x256", "persistent_128x128", "skinny_64x32",
                                    "skinny_64x64", "splitk_128x128", "splitk_64x64",
-                                   "splitk_swap_16x64"])
+                                   "splitk_64x128", "splitk_swap_16x64"])
 def test_every_gemm_route_computes_every_shape(K, route):
     """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
     shape to any of them): tails in every dimension, every element written, twice (a
@@ -235,6 +235,60 @@ def test_every_gemm_route_computes_every_shape(K, route):
             run(a, b, c, m, n, k)
             assert not c.isnan().any(), (route, m, n, k)
             assert _rel(c, a.float() @ b.float().t()) < 5e-3, (route, m, n, k)
+
+
+@pytest.mark.parametrize("route", ["torch", "persistent_128x256", "skinny_64x64",
+                                   "splitk_64x64", "splitk_64x128", "splitk_swap_16x64",
+                                   "splitk_128x128"])
+def test_gemm_plan_patches_each_output(K, route):
+    """A plan (what a repeated signature runs) writes every fresh output at its own address
+    (the binding's C pointer patched per call), a given `out` of the same layout, and on
+    another stream (its own binding and split-K scratch), with fresh inputs each time."""
+    G = importlib.import_module("cakec.kernels.gemm")
+    m, n, k = 48, 1000, 2056
+    a, b = torch.randn(m, k, **BF), torch.randn(n, k, **BF)
+    run = G.plan(route, a, b)
+    for _ in range(2):
+        a.copy_(torch.randn_like(a))
+        ref = a.float() @ b.float().t()
+        outs = [run(a, b, None) for _ in range(3)]
+        assert len({o.data_ptr() for o in outs}) == 3
+        given = torch.full((m, n), float("nan"), **BF)
+        assert run(a, b, given) is given
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            outs.append(run(a, b, None))
+        torch.cuda.current_stream().wait_stream(side)
+        for o in [*outs, given]:
+            assert not o.isnan().any() and _rel(o, ref) < 5e-3, route
+
+
+def test_gemm_plans_follow_the_signature_and_hold_no_tensor(K):
+    """gemm() keeps one plan per signature: a repeat adds none; an `out` of another layout
+    (a row-padded view) gets its own plan and is written in place; a plan keeps neither
+    input alive (its binding holds pointers, not tensors)."""
+    import gc
+    import weakref
+
+    G = importlib.import_module("cakec.kernels.gemm")
+    m, n, k = 16, 4096, 4096
+    a, b = torch.randn(m, k, **BF), torch.randn(n, k, **BF)
+    ref = a.float() @ b.float().t()
+    before = len(G._plans)
+    first = K.gemm(a, b)
+    assert len(G._plans) == before + 1
+    again = K.gemm(a, b)
+    assert len(G._plans) == before + 1 and first.data_ptr() != again.data_ptr()
+    big = torch.full((m, n + 8), 7.0, **BF)
+    padded = big[:, :n]
+    assert K.gemm(a, b, out=padded) is padded and len(G._plans) == before + 2
+    assert _rel(first, ref) < 5e-3 and _rel(again, ref) < 5e-3 and _rel(padded, ref) < 5e-3
+    assert (big[:, n:] == 7.0).all()
+    alive = weakref.ref(a)
+    del a, first, again
+    gc.collect()
+    assert alive() is None
 
 
 def test_gemm_follows_its_route_table(K, tmp_path, monkeypatch):
@@ -272,13 +326,14 @@ def test_gemm_follows_its_route_table(K, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel_name", ["kmeans_assign", "kmeans_assign_d64",
-                                         "kmeans_assign_r128", "kmeans_assign_k32"])
+                                         "kmeans_assign_r128", "kmeans_assign_k32",
+                                         "kmeans_assign_k32_d64"])
 def test_every_kmeans_route_by_distance(K, example, kernel_name):
     from cakec.kernels import build
 
     kernel = build.kernel(kernel_name, "sm_90a")
     for b, n, k, d in [(1, 1, 1, 8), (3, 1000, 300, 64), (2, 4096, 1111, 128), (2, 300, 130, 96),
-                       (4, 3000, 16, 128), (2, 777, 33, 64)]:
+                       (4, 3000, 16, 128), (2, 777, 33, 64), (5, 9000, 16, 64), (3, 2000, 7, 40)]:
         if kernel_name.endswith("d64") and d > 64:
             continue
         x, c = torch.randn(b, n, d, **BF), torch.randn(b, k, d, **BF)

@@ -1,4 +1,4 @@
-"""Split-K on an sm_90a GPU: the three `T.split_store` kernels (examples/gemm_bf16_splitk*.cake,
+"""Split-K on an sm_90a GPU: the four `T.split_store` kernels (cakec/kernels/gemm_bf16_splitk*.cake,
 the swap-AB one storing transposed)
 against a float32 product, with fresh random inputs per case, tails in M, N and K, K not a
 multiple of the parts, more parts than K stages, M = 1; the counters back at zero after every
@@ -21,7 +21,7 @@ pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) 
 BF = dict(device="cuda", dtype=torch.bfloat16)
 #: kernel -> its tile of C (the swap-AB kernel computes Cᵀ by (64, 16) tiles).
 KERNELS = {"gemm_bf16_splitk": (128, 128), "gemm_bf16_splitk_decode": (64, 64),
-           "gemm_bf16_splitk_swap": (16, 64)}
+           "gemm_bf16_splitk_n128": (64, 128), "gemm_bf16_splitk_swap": (16, 64)}
 #: (M, N, K, S): K tiles of 64 split into S parts (7 tiles in 3 or 4: uneven; S above the K
 #: tiles: clamped), tails everywhere, M = 1.
 CASES = [(1, 256, 4096, 2), (1, 4096, 4096, 4), (3, 300, 448, 3), (64, 4096, 1024, 16),
@@ -85,7 +85,8 @@ def test_gemm_split_routes_reuse_their_scratch_per_stream():
     assert len(keys) == 2  # one per stream
 
 
-@pytest.mark.parametrize("route", ["splitk_64x64", "splitk_swap_16x64", "splitk_128x128"])
+@pytest.mark.parametrize("route", ["splitk_64x64", "splitk_64x128", "splitk_swap_16x64",
+                                   "splitk_128x128"])
 def test_split_route_under_cuda_graph_replay(route):
     """Captured once (the scratch of the capture stream is allocated, zeroed, inside the
     capture), replayed with new data in the same buffers: the counters are back at zero

@@ -396,7 +396,7 @@ def test_replay_launches_a_bound_signature_and_binds_anything_else():
 
     mask = (True, False)
     t = KeyedTensor((4, 8))
-    bound = SimpleNamespace(device=0, head=("fn", 1, 1, 1, 128, 1, 1, 0), address=0xABC)
+    bound = SimpleNamespace(call=("fn", 1, 1, 1, 128, 1, 1, 0, 0xABC, 0))
     binds = {signature(mask, (t, 3)): bound}
     launched, missed, relaunched = [], [], []
 
@@ -426,3 +426,13 @@ def test_replay_launches_a_bound_signature_and_binds_anything_else():
         call(*args, check=check)
     assert [len(m[0]) for m in missed] == [2, 2, 1, 2, 3]
     assert all(m[1] is check for m in missed)
+
+
+def test_prepare_opens_only_a_tensor_without_tensor_maps():
+    """Kernel.prepare patches one tensor's pointer per launch: a tensor-mapped operand (its
+    map encodes the pointer), a scalar or an unknown name is refused before anything binds
+    (no GPU needed: the refusal comes first)."""
+    kern = Kernel(b"\x7fELF", gemm_meta())
+    for name, why in [("A", "tensor maps"), ("M", "tensor maps"), ("Z", "no parameter 'Z'")]:
+        with pytest.raises(ValueError, match=why):
+            kern.prepare((), name)
