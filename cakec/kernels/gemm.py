@@ -140,7 +140,7 @@ def _cake_plan(tab: routes.Table, route: str, a: torch.Tensor, b: torch.Tensor,
             per_stream.clear()
             held.clear()
         full = args(a, b, c, handle)
-        go = per_stream[handle] = kern.prepare(full, "C")
+        go = per_stream[handle] = kern.prepare(full, ("C",))
         held[handle] = full[3:]  # alive while bound, even once _split lets them go
         return go
 
@@ -149,7 +149,7 @@ def _cake_plan(tab: routes.Table, route: str, a: torch.Tensor, b: torch.Tensor,
             out = a.new_empty(shape)
         handle = raw_stream(dev)
         go = per_stream.get(handle) or prepare(a, b, out, handle)
-        go(out.data_ptr(), handle)
+        go(handle, out.data_ptr())
         return out
     return run
 

@@ -11,13 +11,14 @@ from typing import Any, Callable
 import torch
 
 from cakec.kernels import build, checks, ops
-from cakec.runtime import routes
+from cakec.runtime import launch, routes
 
 _ENTRY = "cakec.kernels.kmeans_assign"
+_compiling = torch.compiler.is_compiling
 #: The widest D the assignment kernels' tiles cover.
 MAX_D = 128
 #: (B·N, K, D) -> the assignment kernel's name.
-_plans: dict[tuple[int, int, int], str] = {}
+_names: dict[tuple[int, int, int], str] = {}
 _table: list[routes.Table] = []
 
 
@@ -35,9 +36,9 @@ def route_of(b: int, n: int, k: int, d: int) -> str:
 
 def _kernel_name(b: int, n: int, k: int, d: int) -> str:
     key = (b * n, k, d)
-    name = _plans.get(key)
+    name = _names.get(key)
     if name is None:
-        name = _plans[key] = table().kernel(route_of(b, n, k, d))
+        name = _names[key] = table().kernel(route_of(b, n, k, d))
     return name
 
 
@@ -87,19 +88,106 @@ def _csq_scratch(x: torch.Tensor, b: int, k: int) -> torch.Tensor:
     return buf
 
 
-def _assign_direct(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None,
-                   check: Callable[[], None] | None = None
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    idx, dist = _outputs(x)
-    csq = c_sq if c_sq is not None else _csq_scratch(x, x.shape[0], c.shape[1])
-    assign_into(x, c, csq, idx, dist, csq_ready=c_sq is not None, check=check)
-    return idx, dist
+#: Plans per argument signature (`_key`): `run(x, c, c_sq)` -> (idx, dist). The checks, the
+#: route and the kernels' bindings ran when the signature was first seen (they depend on
+#: nothing else); a repeat is one key, one lookup, the two outputs' allocation and the
+#: launches with their pointers patched in (Kernel.prepare).
+_plans: dict[tuple, Callable[..., tuple[torch.Tensor, torch.Tensor]]] = {}
+#: Streams a plan keeps bindings for (it starts over beyond this many).
+_STREAMS = 16
+
+
+def _key_one(x: Any, c: Any, c_sq: Any) -> tuple:
+    """With one GPU: x's, c's (and c_sq's) pointers, shapes, strides and dtypes."""
+    if c_sq is None:
+        return (x.data_ptr(), x.shape, x.stride(), x.dtype, c.data_ptr(), c.shape, c.stride(),
+                c.dtype)
+    return (x.data_ptr(), x.shape, x.stride(), x.dtype, c.data_ptr(), c.shape, c.stride(),
+            c.dtype, c_sq.data_ptr(), c_sq.shape, c_sq.stride(), c_sq.dtype)
+
+
+def _key_many(x: Any, c: Any, c_sq: Any) -> tuple:
+    """With several GPUs, the devices too."""
+    return (x.get_device(), c.get_device(), c_sq is None or c_sq.get_device(),
+            *_key_one(x, c, c_sq))
+
+
+_key: list[Callable[[Any, Any, Any], tuple]] = []   # _key_one or _key_many, set on first use
+
+
+def _plan(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None
+          ) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
+    """The plan of checked, non-empty arguments (2-D or 3-D). A 2-D call's outputs are
+    allocated 1-D: their memory is the [1, N] rows the kernel is bound to."""
+    batched = x.dim() == 3
+    b, n, d = x.shape if batched else (1, *x.shape)
+    k = c.shape[-2]
+    target = checks.target(_ENTRY, x)
+    assign = build.kernel(_kernel_name(b, n, k, d), target)
+    csq_kernel = build.kernel("kmeans_csq", target) if c_sq is None else None
+    dev, device, shape = x.get_device(), x.device, ((b, n) if batched else (n,))
+    raw_stream, empty, i32, f32 = (torch._C._cuda_getCurrentRawStream, torch.empty,
+                                   torch.int32, torch.float32)
+    per_stream: dict[int, tuple[Any, Any, torch.Tensor]] = {}
+
+    def prepare(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None,
+                idx: torch.Tensor, dist: torch.Tensor, handle: int) -> tuple:
+        x3, c3, idx3, dist3 = ((x, c, idx, dist) if batched
+                               else (x[None], c[None], idx[None], dist[None]))
+        if c_sq is None:
+            csq = _csq_scratch(x3, b, k)
+            first = csq_kernel.prepare((c3, csq, b, k))  # type: ignore[union-attr]
+        else:
+            csq, first = (c_sq if batched else c_sq[None]), None
+        second = assign.prepare((x3, c3, csq, idx3, dist3, b, n, k), ("Idx", "Dist"))
+        if len(per_stream) >= _STREAMS:
+            per_stream.clear()
+        # the scratch stays alive while a binding points into it
+        got = per_stream[handle] = (first, second, csq if c_sq is None else None)
+        return got
+
+    def run(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+        idx = empty(shape, dtype=i32, device=device)
+        dist = empty(shape, dtype=f32, device=device)
+        handle = raw_stream(dev)
+        first, second, _ = per_stream.get(handle) or prepare(x, c, c_sq, idx, dist, handle)
+        if first is not None:
+            first(handle)
+        second(handle, idx.data_ptr(), dist.data_ptr())
+        return idx, dist
+    return run
+
+
+def _first(x: Any, c: Any, c_sq: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """A call whose signature has no plan: check everything; an empty problem gets empty
+    outputs here, anything else a plan, kept and run."""
+    _check(x, c, c_sq)
+    if x.shape[-2] == 0 or x.dim() == 3 and x.shape[0] == 0:
+        shape = x.shape[:-1]
+        return (torch.empty(shape, device=x.device, dtype=torch.int32),
+                torch.empty(shape, device=x.device, dtype=torch.float32))
+    if not _key:
+        _key.append(_key_many if torch.cuda.device_count() > 1 else _key_one)
+    fn = _plan(x, c, c_sq)
+    if len(_plans) >= launch.BIND_CACHE_SIZE:
+        del _plans[next(iter(_plans))]
+    _plans[_key[0](x, c, c_sq)] = fn
+    return fn(x, c, c_sq)
+
+
+def _run(x: Any, c: Any, c_sq: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    try:
+        fn = _plans.get(_key[0](x, c, c_sq))
+    except Exception:  # noqa: BLE001 - no key yet, or not tensors: _first checks
+        fn = None
+    return _first(x, c, c_sq) if fn is None else fn(x, c, c_sq)
 
 
 def _assign_impl(x: torch.Tensor, c: torch.Tensor,
                  c_sq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """cake::kmeans_assign's kernel: 3-D operands, the entry's checks on a new signature."""
-    return _assign_direct(x, c, c_sq, check=lambda: _check(x, c, c_sq))
+    """cake::kmeans_assign's kernel (3-D operands; the checks run on a new signature)."""
+    return _run(x, c, c_sq)
 
 
 def _assign_fake(x: torch.Tensor, c: torch.Tensor,
@@ -144,21 +232,13 @@ def kmeans_assign(x: torch.Tensor, c: torch.Tensor,
     The checks (`_check`) run in full on a call whose argument signature (pointers, shapes,
     strides, dtypes) the kernels have not bound before, and are skipped on a repeat, like
     the runtime's own: they depend on nothing else."""
-    try:
-        batched = x.dim() == 3
-        x3, c3 = (x, c) if batched else (x[None], c[None])
-        unchecked = x3.dim() != 3 or c3.dim() != 3 or x3.shape[0] * x3.shape[1] == 0
-    except Exception:  # noqa: BLE001 - not tensors, wrong ranks: _check says what is wrong
-        unchecked = True
-    if unchecked or torch.compiler.is_compiling():
-        _check(x, c, c_sq)
-        batched = x.dim() == 3
-        x3, c3 = (x, c) if batched else (x[None], c[None])
+    if not _compiling():
+        return _run(x, c, c_sq)
+    _check(x, c, c_sq)
+    batched = x.dim() == 3
+    x3, c3 = (x, c) if batched else (x[None], c[None])
     csq3 = None if c_sq is None or batched else c_sq[None]
-    if torch.compiler.is_compiling():
-        idx, dist = torch.ops.cake.kmeans_assign(x3, c3, csq3)
-    else:
-        idx, dist = _assign_direct(x3, c3, csq3, check=lambda: _check(x, c, c_sq))
+    idx, dist = torch.ops.cake.kmeans_assign(x3, c3, csq3)
     return (idx, dist) if batched else (idx[0], dist[0])
 
 

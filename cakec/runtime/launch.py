@@ -259,37 +259,51 @@ class Kernel:
             self._binds[key] = out
         return out
 
-    def prepare(self, args: tuple, open_param: str) -> Callable[[int, int], None]:
+    def prepare(self, args: tuple, open_params: tuple[str, ...] = ()
+                ) -> Callable[..., None]:
         """A private binding of `args` (every check of `_bind`, none of the bind cache)
-        whose tensor `open_param` is left open: `go(ptr, stream_handle)` launches with that
-        tensor's data pointer replaced by `ptr` and nothing else looked at. The caller
-        guarantees the tensor at `ptr` has the bound one's shape, strides, dtype and device
-        (a library entry's fresh output of a fixed shape). Only a tensor without tensor
-        maps can be open (a map encodes its pointer). Its packed parameters are its own, so
-        patching them never changes what another binding launches; the driver copies them
-        at each launch (and into the node under graph capture)."""
-        index = 0
+        whose tensors named in `open_params` are left open: `go(stream_handle, *ptrs)`
+        launches with those tensors' data pointers replaced by `ptrs` (in that order) and
+        nothing else looked at. The caller guarantees each tensor at a new pointer has the
+        bound one's shape, strides, dtype and device (a library entry's fresh outputs of a
+        fixed shape). Only a tensor without tensor maps can be open (a map encodes its
+        pointer). The packed parameters are the binding's own, so patching them never
+        changes what another binding launches; the driver copies them at each launch (and
+        into the node under graph capture)."""
+        blobs, where = 0, {}
         for p in self.meta.params:
-            if p.name == open_param:
-                break
-            index += len(p.tmaps) + 1 if p.kind == "tensor" else 1
-        else:
-            raise ValueError(f"{self.meta.kernel} has no parameter {open_param!r}")
-        if p.kind != "tensor" or p.tmaps:
-            raise ValueError(f"{self.meta.kernel}: {open_param!r} is not a tensor without "
-                             "tensor maps; its pointer cannot be patched")
+            if p.name in open_params:
+                if p.kind != "tensor" or p.tmaps:
+                    raise ValueError(f"{self.meta.kernel}: {p.name!r} is not a tensor without "
+                                     "tensor maps; its pointer cannot be patched")
+                where[p.name] = blobs
+            blobs += len(p.tmaps) + 1 if p.kind == "tensor" else 1
+        for name in open_params:
+            if name not in where:
+                raise ValueError(f"{self.meta.kernel} has no parameter {name!r}")
         bound = self._bind(args, None)
         # CakeTensor<R> starts with its pointer (pack_tensor): the first 8 bytes of its blob.
-        slot = ctypes.c_uint64.from_buffer(bound.keep[1][index])
+        slots = [ctypes.c_uint64.from_buffer(bound.keep[1][where[n]]) for n in open_params]
         launch, head, address, relaunch = _drv().cuLaunchKernel, bound.head, bound.address, \
             self._relaunch
 
-        def go(ptr: int, handle: int) -> None:
+        def go(handle: int, *ptrs: int) -> None:
+            for slot, ptr in zip(slots, ptrs):
+                slot.value = ptr
+            err = launch(*head, handle, address, 0)[0]
+            if err:
+                relaunch(bound, handle, err)
+
+        if len(slots) != 1:
+            return go
+        (slot,) = slots
+
+        def go1(handle: int, ptr: int) -> None:  # one open tensor: no loop
             slot.value = ptr
             err = launch(*head, handle, address, 0)[0]
             if err:
                 relaunch(bound, handle, err)
-        return go
+        return go1
 
     def _relaunch(self, bound: "_Bound", handle: int, err: Any) -> None:
         """The launch failed: another context was current (or none, on a new thread), so

@@ -345,6 +345,45 @@ def test_every_kmeans_route_by_distance(K, example, kernel_name):
         assert example.check(x, c, idx, dist) == {"choice": 0, "dist": 0}, (kernel_name, b, n, k, d)
 
 
+def test_kmeans_assign_plan_patches_each_output(K, example):
+    """A repeated signature runs its plan: fresh idx/dist at new addresses each call, 2-D and
+    3-D, with c_sq given or computed into the stream's scratch, on another stream too, with
+    new data in the same inputs; the plan keeps neither input alive."""
+    import gc
+    import weakref
+
+    for b, n, k, d, given in [(2, 3000, 16, 64, False), (2, 3000, 300, 128, True),
+                              (None, 5000, 40, 96, False), (None, 700, 16, 64, True)]:
+        shape_x, shape_c = ((n, d), (k, d)) if b is None else ((b, n, d), (b, k, d))
+        x, c = torch.randn(*shape_x, **BF), torch.randn(*shape_c, **BF)
+        csq = None
+        if given:
+            csq = K.csq_buffer(1 if b is None else b, k, "cuda")
+            csq = csq[0] if b is None else csq
+        for _ in range(2):
+            x.copy_(torch.randn_like(x))
+            c.copy_(torch.randn_like(c))
+            if csq is not None:
+                csq.copy_((c.float() ** 2).sum(-1))
+            outs = [K.kmeans_assign(x, c, csq) for _ in range(2)]
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                outs.append(K.kmeans_assign(x, c, csq))
+            torch.cuda.current_stream().wait_stream(side)
+            torch.cuda.synchronize()
+            assert len({o[0].data_ptr() for o in outs}) == 3
+            x3, c3 = (x[None], c[None]) if b is None else (x, c)
+            for idx, dist in outs:
+                assert idx.shape == x.shape[:-1] and dist.shape == x.shape[:-1]
+                got = (idx[None], dist[None]) if b is None else (idx, dist)
+                assert example.check(x3, c3, *got) == {"choice": 0, "dist": 0}, (b, n, k, d)
+    alive = weakref.ref(x)
+    del x, x3, outs
+    gc.collect()
+    assert alive() is None
+
+
 def test_kmeans_assign_checks_run_on_a_new_signature_only(K):
     """A repeated call skips the entry's checks (they depend on the signature alone); any
     change of pointer, shape or dtype runs them again, so bad input is still refused."""

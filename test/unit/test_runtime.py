@@ -433,6 +433,7 @@ def test_prepare_opens_only_a_tensor_without_tensor_maps():
     map encodes the pointer), a scalar or an unknown name is refused before anything binds
     (no GPU needed: the refusal comes first)."""
     kern = Kernel(b"\x7fELF", gemm_meta())
-    for name, why in [("A", "tensor maps"), ("M", "tensor maps"), ("Z", "no parameter 'Z'")]:
+    for names, why in [(("A",), "tensor maps"), (("M",), "tensor maps"),
+                       (("Z",), "no parameter 'Z'"), (("C", "Z"), "no parameter 'Z'")]:
         with pytest.raises(ValueError, match=why):
-            kern.prepare((), name)
+            kern.prepare((), names)
