@@ -373,26 +373,44 @@ def _signature_fn(tensor_mask: tuple[bool, ...], with_device: bool = True
     return scope["key"]
 
 
+#: The default of the replay's parameters: an argument the caller did not give.
+_NONE = object()
+
+
+def _given_args(head: tuple, rest: tuple) -> tuple:
+    """The arguments a replay call was given: its parameters up to the first one left at
+    its default, then any extra ones."""
+    for i, a in enumerate(head):
+        if a is _NONE:  # by identity: a tensor's == is elementwise
+            return head[:i] + rest
+    return head + rest
+
+
 @lru_cache(maxsize=None)
 def _replay_fn(tensor_mask: tuple[bool, ...], with_device: bool = True
                ) -> Callable[..., Callable[..., None]]:
-    """A factory of the steady-state `__call__` for one parameter list: unpack the
-    arguments, build the signature as one tuple literal (`_signature_fn`'s), look it up,
-    launch. Straight-line code with everything it touches in closure cells: the
+    """A factory of the steady-state `__call__` for one parameter list: the arguments as
+    positional parameters, the signature as one tuple literal over them (`_signature_fn`'s),
+    look it up, launch. Straight-line code with everything it touches in closure cells: the
     method-based path (a `signature` call, attribute lookups on the kernel) measured
     6.51 µs per call on the H200's host against the driver floor of 4.15 µs
-    (bench/launch_overhead.py). The launch's arguments come from one tuple (`_Bound.call`)
-    unpacked into locals and passed by position: no `*` splice into a new tuple."""
-    unpack, key = _key_source(tensor_mask, with_device)
+    (bench/launch_overhead.py). The parameters take the arguments without building an
+    `*args` tuple; each defaults to a private marker and extra ones land in `rest`, so a
+    call of the wrong length never matches a binding and goes to `miss` with the arguments
+    it was given. The launch's arguments come from one tuple (`_Bound.call`) unpacked into
+    locals and passed by position: no `*` splice into a new tuple."""
+    _, key = _key_source(tensor_mask, with_device)
+    names = [f"a{i}" for i in range(len(tensor_mask))]
+    params = "".join(f"{a}=_NONE, " for a in names)
+    given = f"({', '.join(names)},)" if names else "()"
     source = f"""def make(get, miss, launch, raw_stream, relaunch):
-    def call(self, *args, stream=None, check=None):
+    def call(self, {params}*rest, stream=None, check=None):
         try:
-            {unpack}
-            bound = get({key})
+            bound = None if rest else get({key})
         except Exception:
             bound = None
         if bound is None:
-            bound = miss(args, check)
+            bound = miss(given_args({given}, rest), check)
         fn, gx, gy, gz, bx, by, bz, smem, address, device = bound.call
         handle = raw_stream(device) if stream is None else handle_of(stream)
         err = launch(fn, gx, gy, gz, bx, by, bz, smem, handle, address, 0)[0]
@@ -400,6 +418,6 @@ def _replay_fn(tensor_mask: tuple[bool, ...], with_device: bool = True
             relaunch(bound, handle, err)
     return call
 """
-    scope: dict[str, Any] = {"handle_of": _handle}
+    scope: dict[str, Any] = {"handle_of": _handle, "_NONE": _NONE, "given_args": _given_args}
     exec(compile(source, "<cake replay>", "exec"), scope)  # noqa: S102 - positions only
     return scope["make"]

@@ -425,6 +425,7 @@ def test_replay_launches_a_bound_signature_and_binds_anything_else():
     for args in [(KeyedTensor((8, 8)), 3), (t, 4), (t,), (3, 3), (t, 3, 1)]:
         call(*args, check=check)
     assert [len(m[0]) for m in missed] == [2, 2, 1, 2, 3]
+    assert missed[2][0] == (t,) and missed[4][0] == (t, 3, 1)  # the arguments as given
     assert all(m[1] is check for m in missed)
 
 
