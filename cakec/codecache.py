@@ -1,7 +1,7 @@
 """Start-up cache: the compiled methods that `dataclasses` generates, kept between processes.
 
-Each `@dataclass` (xDSL defines some 250 on the verify path, Cake's syntax tree 28) has its
-`__init__`, `__repr__`, `__eq__`, ... written as source text and compiled with
+Each `@dataclass` (some 340 on the verify path: xDSL's attributes and ops, Cake's syntax
+tree) has its `__init__`, `__repr__`, `__eq__`, ... written as source text and compiled with
 `exec(text, globals, ns)` when its module is imported: about 100 ms of every fresh `cakec`
 process, a quarter of `cakec verify`. Python caches the bytecode of modules (`__pycache__`),
 not of text compiled at run time, so this module does it for that text: `install()` gives
@@ -12,7 +12,8 @@ namespace are the caller's, as before), and at exit writes what was compiled to 
 The file (`dataclass-code.<cache tag>.marshal` in Cake's cache directory) maps each text to
 its marshalled code object and is read once, entries unmarshalled on first use. Like
 `__pycache__`, it is not written when `sys.dont_write_bytecode` is set (`python -B`,
-PYTHONDONTWRITEBYTECODE); a missing, unreadable or foreign file only costs the compiles.
+PYTHONDONTWRITEBYTECODE); a missing, unreadable or foreign file only costs the compiles,
+and without a cache directory of its own (one that cannot be created) nothing is read.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import os
 import sys
 from importlib.util import MAGIC_NUMBER
 
-#: entries kept in the file; past it, only those this process used are written
-MAX_ENTRIES = 8192
+#: entries kept in the file (~1 KB each; the verify path uses ~950); past it, only those this
+#: process used or compiled are written
+MAX_ENTRIES = 4096
 
 
 def cache_root() -> str:
@@ -59,7 +61,12 @@ class _Cache:
         """The file's entries (read at the first compile: a process that defines no
         dataclass never opens it)."""
         self.stored = {}
-        self.path = cache_path(self.name)
+        root = cache_root()
+        try:
+            os.makedirs(root, exist_ok=True)
+        except OSError:
+            return self.stored  # no cache directory: never code from a shared temporary one
+        self.path = os.path.join(root, self.name)
         try:
             with open(self.path, "rb") as f:
                 magic, stored = marshal.loads(f.read())
@@ -91,7 +98,7 @@ class _Cache:
         exec(code, globals, locals)  # noqa: S102
 
     def save(self) -> None:
-        if not self.new or sys.dont_write_bytecode:
+        if not self.new or not self.path or sys.dont_write_bytecode:
             return
         keep = self.stored or {}
         if len(keep) + len(self.new) > MAX_ENTRIES:

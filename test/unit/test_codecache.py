@@ -35,8 +35,8 @@ try:
 except dataclasses.FrozenInstanceError:
     frozen = True
 c = codecache._installed
-print(json.dumps({"repr": repr(p), "eq": P(1, "b") == p, "lt": P(0) < p, "hash": hash(p) == hash(P(1, "b")),
-                  "frozen": frozen, "q": repr(q), "total": q.total(), "default": Q().items,
+print(json.dumps({"repr": repr(p), "eq": P(1, "b") == p, "lt": P(0) < p,
+                  "hash": hash(p) == hash(P(1, "b")), "frozen": frozen, "q": repr(q), "total": q.total(), "default": Q().items,
                   "used": len(c.used), "new": len(c.new)}))
 """
 
