@@ -142,7 +142,8 @@ class Simulation:
             self.waits[ev[2]].setdefault(r, []).append(0)
             self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
         elif kind == TMA:
-            self._drain(r, ev[1].view)
+            if self.bulk[r]:
+                self._drain(r, ev[1].view)
             self._tma(r, ev)
             self._arrive(r, ev, vc[:])
         elif kind == ARRIVE:
@@ -569,8 +570,10 @@ class Simulation:
             for opnd in (ev[2], ev[3]):
                 if opnd is not None:
                     self._stale_copy(r, ins, opnd, ev[6])
-        fills = [self._read_stage(r, ins, *opnd) if opnd is not None else None
-                 for opnd in (ev[2], ev[3])]
+        a, b = ev[2], ev[3]
+        if a is not None:
+            self._read_stage(r, ins, *a)
+        fill_b = self._read_stage(r, ins, *b) if b is not None else None
         acc = ins.acc
         if acc is None:
             return
@@ -599,7 +602,7 @@ class Simulation:
                        if self.assigned.get(t.index, (0, None))[0] > prev[1]]
             if changed:
                 self._repack(r, ins, ev[5], changed[0][1])
-        rec = [r, vc[r], None, ins, ev[4], fills[1]]
+        rec = [r, vc[r], None, ins, ev[4], fill_b]
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
