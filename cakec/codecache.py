@@ -8,6 +8,7 @@ not of text compiled at run time, so this module does it for that text: `install
 the `dataclasses` module an `exec` that looks the text up in a cache file and compiles it
 only when it is not there (identical text compiles to identical code; the globals and
 namespace are the caller's, as before), and at exit writes what was compiled to the file.
+Only the dataclasses of Cake and xDSL go through the cache.
 
 The file (`dataclass-code.<cache tag>.marshal` in Cake's cache directory) maps each text to
 its marshalled code object and is read once, entries unmarshalled on first use. Like
@@ -23,6 +24,10 @@ import marshal
 import os
 import sys
 from importlib.util import MAGIC_NUMBER
+
+#: the packages whose dataclasses are cached (dataclasses passes the class's module globals);
+#: another library's, or a user's, compile as they always do
+_CACHED = ("cakec.", "xdsl.")
 
 #: entries kept in the file (~1 KB each; the verify path uses ~950); past it, only those this
 #: process used or compiled are written
@@ -78,7 +83,8 @@ class _Cache:
 
     def exec(self, source: object, globals: dict | None = None,
              locals: dict | None = None) -> None:
-        if not isinstance(source, str):
+        module = (globals or {}).get("__name__") or ""
+        if not isinstance(source, str) or not module.startswith(_CACHED):
             exec(source, globals, locals)  # noqa: S102 - what dataclasses asked for
             return
         code = None

@@ -16,6 +16,7 @@ _PROGRAM = r"""
 import dataclasses, json, sys
 import cakec
 from cakec import codecache
+from cakec.frontend import ast  # Cake's syntax tree: 28 frozen dataclasses
 
 @dataclasses.dataclass(frozen=True, order=True)
 class P:
@@ -24,9 +25,9 @@ class P:
 
 @dataclasses.dataclass
 class Q:
-    items: list = dataclasses.field(default_factory=list)
+    zq_items: list = dataclasses.field(default_factory=list)
     def total(self) -> int:
-        return sum(self.items)
+        return sum(self.zq_items)
 
 p, q = P(1, "b"), Q([1, 2])
 try:
@@ -34,10 +35,21 @@ try:
     frozen = False
 except dataclasses.FrozenInstanceError:
     frozen = True
+span = ast.Span("k.cake", 3, 4)
+name = ast.Name(span, "x")
+try:
+    name.id = "y"
+    ast_frozen = False
+except dataclasses.FrozenInstanceError:
+    ast_frozen = True
 c = codecache._installed
+texts = [*c.new, *(c.stored or {})]
 print(json.dumps({"repr": repr(p), "eq": P(1, "b") == p, "lt": P(0) < p,
-                  "hash": hash(p) == hash(P(1, "b")), "frozen": frozen, "q": repr(q), "total": q.total(), "default": Q().items,
-                  "used": len(c.used), "new": len(c.new)}))
+                  "hash": hash(p) == hash(P(1, "b")), "frozen": frozen,
+                  "q": repr(q), "total": q.total(), "default": Q().zq_items,
+                  "ast": repr(name), "ast_eq": name == ast.Name(span, "x"),
+                  "ast_frozen": ast_frozen, "used": len(c.used), "new": len(c.new),
+                  "foreign": sum("zq_items" in t for t in texts)}))
 """
 
 
@@ -57,7 +69,10 @@ def _file(cache: Path) -> Path:
 
 def _same_behaviour(r: dict) -> None:
     assert r["repr"] == "P(x=1, y='b')" and r["eq"] and r["lt"] and r["hash"] and r["frozen"]
-    assert r["q"] == "Q(items=[1, 2])" and r["total"] == 3 and r["default"] == []
+    assert r["q"] == "Q(zq_items=[1, 2])" and r["total"] == 3 and r["default"] == []
+    assert r["ast"].startswith("Name(span=Span(") and r["ast"].endswith("id='x')")
+    assert r["ast_eq"] and r["ast_frozen"]
+    assert r["foreign"] == 0  # a dataclass of another module is never cached
 
 
 def test_a_second_process_reuses_the_compiled_methods(tmp_path: Path) -> None:
