@@ -5,7 +5,6 @@ one mistake yields one error and later statements are still checked.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable
@@ -72,6 +71,8 @@ def _arith_op(cls: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str | None:
+    import difflib  # only a misspelt name needs it (heapq and all: not on every start)
+
     close = difflib.get_close_matches(name, list(options), n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else None
 

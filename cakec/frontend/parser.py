@@ -18,7 +18,6 @@ import contextlib
 import keyword
 import os
 import re
-import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import marshal
 import sys
 
+from cakec.codecache import cache_path
 from cakec.frontend import ast
 from cakec.diagnostics import CompileError, Note, Span, error
 
@@ -156,16 +156,6 @@ def _synthetic(kind: str, value: str, line: int, col: int) -> Token:
 _INDENTER = CakeIndenter()
 
 
-def _cache_path(name: str) -> str:
-    root = os.environ.get("CAKEC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cakec")
-    try:
-        os.makedirs(root, exist_ok=True)
-        return os.path.join(root, name)
-    except OSError:
-        return os.path.join(tempfile.gettempdir(), "cakec-" + name)
-
-
 @lru_cache(maxsize=1)
 def parser() -> "Lark":
     """Lark's LALR parser of the grammar: its tables are the engine's, and it parses input the
@@ -176,7 +166,7 @@ def parser() -> "Lark":
     # Lark rewrites a missing or stale cache file in place (and keys its content by the
     # file's name, so it cannot write a temporary file for us to rename): it runs under an
     # exclusive lock, so a concurrent process (pytest -n, lit) never reads half a file.
-    path = _cache_path("grammar.lark.cache")
+    path = cache_path("grammar.lark.cache")
     with _locked(path + ".lock"):
         return Lark(GRAMMAR.read_text(), parser="lalr", lexer="basic", postlex=_INDENTER,
                     keep_all_tokens=True, maybe_placeholders=True, transformer=_TRANSFORMER,
@@ -283,7 +273,7 @@ def _load_tables() -> dict[str, Any]:
     `marshal` (plain data only) and the grammar's own text as the key: importing pickle and
     hashlib would cost more than reading the file."""
     key = f"{_TABLES_FORMAT} {sys.version}\n{GRAMMAR.read_text()}"
-    path = _cache_path("grammar.engine.cache")
+    path = cache_path("grammar.engine.cache")
     try:
         with open(path, "rb") as f:
             cached = marshal.load(f)

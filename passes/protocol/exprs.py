@@ -117,7 +117,10 @@ def _interval(name: str, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, i
 #: Source of each binary operation on two operand names, and whether it may give None.
 _BINARY_CODE: dict[str, tuple[str, bool]] = {
     "+": ("{a} + {b}", False), "-": ("{a} - {b}", False), "*": ("{a} * {b}", False),
-    "//": ("(None if {b} == 0 else {a} // {b})", True), "%": ("_c_rem({a}, {b})", True),
+    "//": ("(None if {b} == 0 else {a} // {b})", True),
+    # remsi truncates; on a non-negative dividend and a positive divisor (every stage index
+    # `k % stages`) that is Python's `%`, without a call
+    "%": ("({a} % {b} if {a} >= 0 and {b} > 0 else _c_rem({a}, {b}))", True),
     "lm.cdiv": ("(None if {b} == 0 else -(-{a} // {b}))", True),
     "lm.min": ("min({a}, {b})", False), "lm.max": ("max({a}, {b})", False),
     "and": ("{a} & {b}", False), "or": ("{a} | {b}", False), "^": ("{a} ^ {b}", False),

@@ -158,6 +158,8 @@ class Kernel:
         self.programs: list[list[Instr]] = []
         self.traced: list | None = None  # the programs compiled for tracing (trace.py)
         self.undecidable: list[Instr] = []  # instructions whose operands never evaluate
+        #: facts derived from the programs alone, computed once by whichever pass asks first
+        self.memo: dict[str, object] = {}
         self._role_of: dict[Operation, Role] = {}
         self._barrier_of: dict[Operation, Barrier] = {}
         self._view_of: dict[Operation, View] = {}

@@ -40,9 +40,7 @@ class Simulation:
         # accumulator read) only as a wgmma; mma.sync has read its operands when it returns.
         self.async_reg_mma = wgmma
         # Roles whose `lm.commit` is a tcgen05.commit (sm_100a: a role issuing MMAs into TMEM).
-        self.tc_commit = [tcgen05 and any(i.kind == MMA and isinstance(i.acc.op, cake.TmemOp)
-                                          for i in walk(prog) if i.acc is not None)
-                          for prog in k.programs]
+        self.tc_commit = [tcgen05 and t for t in _tmem_mma_roles(k)]
         R, E = len(k.roles), k.n_elems
         self.R, self.E, self.D = R, E, 2 * R + E
         self.fwf = [int(fwf[k.barriers.index(b)]) for b, _ in k.elem_barrier]
@@ -75,8 +73,7 @@ class Simulation:
         #: role next writes bytes of their view: the emitter waits for its stores there)
         self.bulk: list[list[list]] = [[] for _ in range(R)]
         #: per role: the views it writes (an arrival on a barrier of theirs drains too)
-        self.writes = [[v for v in map(cake.written_view, (i.op for i in walk(prog))) if v]
-                       for prog in k.programs]
+        self.writes = _written_views(k)
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         #: per accumulator and running tile: its writes (instruction, innermost loop step)
@@ -96,6 +93,7 @@ class Simulation:
 
     def run(self) -> list[Finding]:
         traces, pos = self.traces, self.pos
+        waits, completed, fwf, step = self.waits, self.completed, self.fwf, self._step
         progress = True
         while progress:
             progress = False
@@ -103,9 +101,11 @@ class Simulation:
                 i, n = pos[r], len(tr)
                 while i < n:
                     ev = tr[i]
-                    if ev[0] == WAIT and not self._ready(r, ev[2]):
-                        break
-                    self._step(r, ev)
+                    if ev[0] == WAIT:  # ready: its phase completed (`_ready`, inlined)
+                        e = ev[2]
+                        if completed[e] < len(waits[e].get(r, ())) + 1 - fwf[e]:
+                            break
+                    step(r, ev)
                     i += 1
                 if i != pos[r]:
                     pos[r] = i
@@ -132,10 +132,6 @@ class Simulation:
             found[(f.code, id(other))] = f
         found.setdefault((f.code, id(f.op)), f)
 
-    def _ready(self, r: int, e: int) -> bool:
-        n = len(self.waits[e].get(r, ()))
-        return self.completed[e] >= n + 1 - self.fwf[e]
-
     def _step(self, r: int, ev: tuple) -> None:
         vc = self.vc[r]
         vc[r] += 1
@@ -146,7 +142,8 @@ class Simulation:
             self.waits[ev[2]].setdefault(r, []).append(0)
             self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
         elif kind == TMA:
-            self._drain(r, ev[1].view)
+            if self.bulk[r]:
+                self._drain(r, ev[1].view)
             self._tma(r, ev)
             self._arrive(r, ev, vc[:])
         elif kind == ARRIVE:
@@ -464,6 +461,8 @@ class Simulation:
         """Role r writes bytes of `views` (or arrives for a role that does): first its leader
         waits until its TMA stores from overlapping views have read their stages
         (targets/emit: drain_bulk_stores), so those reads end here, in r's program order."""
+        if not self.bulk[r]:
+            return
         ops = [v.op if isinstance(v, View) else v for v in views]
         left = []
         for rec in self.bulk[r]:
@@ -571,8 +570,10 @@ class Simulation:
             for opnd in (ev[2], ev[3]):
                 if opnd is not None:
                     self._stale_copy(r, ins, opnd, ev[6])
-        fills = [self._read_stage(r, ins, *opnd) if opnd is not None else None
-                 for opnd in (ev[2], ev[3])]
+        a, b = ev[2], ev[3]
+        if a is not None:
+            self._read_stage(r, ins, *a)
+        fill_b = self._read_stage(r, ins, *b) if b is not None else None
         acc = ins.acc
         if acc is None:
             return
@@ -594,13 +595,14 @@ class Simulation:
         prev = st[0][-1] if st[0] else None
         if prev is not None and prev[0] != r and not self._after_end(vc, prev):
             self._acc_race(r, ins, prev, acc, "overwrites")
-        prev = next((rec for rec in reversed(self.inflight[r]) if rec[3] is ins), None)
-        if prev is not None and ins.tiles:
+        prev = next((rec for rec in reversed(self.inflight[r]) if rec[3] is ins), None) \
+            if ins.tiles else None
+        if prev is not None:
             changed = [self.assigned[t.index] for t in ins.tiles
                        if self.assigned.get(t.index, (0, None))[0] > prev[1]]
             if changed:
                 self._repack(r, ins, ev[5], changed[0][1])
-        rec = [r, vc[r], None, ins, ev[4], fills[1]]
+        rec = [r, vc[r], None, ins, ev[4], fill_b]
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
@@ -663,8 +665,10 @@ class Simulation:
             self.unwritten.append(rec)
             return None
         # The newest fill this read is ordered after; a newer one is a refill that raced it.
-        seen = next((i for i in range(len(writes) - 1, -1, -1)
-                     if self._fill_seen(vc, writes[i])), None)
+        seen = len(writes) - 1
+        if not self._fill_seen(vc, writes[seen]):
+            seen = next((i for i in range(seen - 1, -1, -1)
+                         if self._fill_seen(vc, writes[i])), None)
         if seen == len(writes) - 1:
             if ins.kind == READ_STAGE and type(ins.op) is cake.StageLoadOp:
                 self.vec_fill[r][ins.op] = writes[seen]
@@ -969,6 +973,27 @@ class Simulation:
         return (f"no role ever arrives on `{b.name}`",
                 f"complete `{b.name}` in a producer role (`lm.arrive`, `lm.commit` or a TMA "
                 f"load with barrier={b.name})")
+
+
+def _tmem_mma_roles(k: Kernel) -> list[bool]:
+    """Per role: whether it issues MMAs into TMEM (computed once per kernel: every launch's
+    simulation asks)."""
+    got = k.memo.get("tmem_mma_roles")
+    if got is None:
+        got = k.memo["tmem_mma_roles"] = [
+            any(i.kind == MMA and isinstance(i.acc.op, cake.TmemOp)
+                for i in walk(prog) if i.acc is not None) for prog in k.programs]
+    return got
+
+
+def _written_views(k: Kernel) -> list[list[cake.ViewOp]]:
+    """Per role: the views whose bytes it writes (once per kernel; read-only)."""
+    got = k.memo.get("written_views")
+    if got is None:
+        got = k.memo["written_views"] = [
+            [v for v in map(cake.written_view, (i.op for i in walk(prog))) if v]
+            for prog in k.programs]
+    return got
 
 
 def _loop_of(op: Operation) -> Operation:

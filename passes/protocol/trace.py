@@ -72,6 +72,14 @@ def _tick(t: "_Tracer", ins: Instr) -> None:
         t.shortened.add(ins.op)
 
 
+def _constant(e: ExprInfo | None) -> int | None:
+    """The value of an operand that no launch or loop variable feeds (None otherwise, and for
+    a constant that cannot be evaluated: the tracer then stops at it, as for any other)."""
+    if e is None or e.runtime or e.ivdep:
+        return None
+    return e.fn({})
+
+
 def _step(ins: Instr) -> Step:
     kind = ins.kind
     if kind == "loop":
@@ -113,18 +121,13 @@ def _step(ins: Instr) -> Step:
         return read_acc
     b = ins.barrier
     stages = ins.view.stages if kind == TMA else b.count
-
-    def barrier_event(t: _Tracer) -> None:
-        _tick(t, ins)
-        s = t.value(ins.stage, ins)
-        # Ranges checked here: the messages are only built for a finding.
-        if kind == TMA and not 0 <= s < stages:
-            t.index(ins, s, stages, f"view `{ins.view.name}`", ins.view.op)
-            return
-        if not 0 <= s < b.count:
-            t.index(ins, s, b.count, f"barrier `{b.name}`", b.op)
-            return
-        if kind == SKIP:
+    if kind == SKIP:
+        def skip(t: _Tracer) -> None:
+            _tick(t, ins)
+            s = t.value(ins.stage, ins)
+            if not 0 <= s < b.count:
+                t.index(ins, s, b.count, f"barrier `{b.name}`", b.op)
+                return
             # One event per ring position passed over: stage, stage + 1, ... (wrapping).
             n = t.value(ins.count, ins)
             t.budget[0] -= max(n, 0)
@@ -132,9 +135,35 @@ def _step(ins: Instr) -> Step:
                 raise _Stop()
             t.events.extend((SKIP, ins, b.base + (s + i) % b.count, t.seg, (s + i) % b.count)
                             for i in range(max(n, 0)))
+        return skip
+    # Waits, arrivals, commits and TMA loads are most of every trace: their step inlines the
+    # budget tick and the stage's evaluation (a constant stage is evaluated here, once).
+    op, expr, fixed, count, base = ins.op, ins.stage, _constant(ins.stage), b.count, b.base
+    tma, wait = kind == TMA, kind == WAIT
+
+    def barrier_event(t: _Tracer) -> None:
+        budget = t.budget
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _Stop()
+        if t.inside_short and t.shortened is not None:
+            t.shortened.add(op)
+        if fixed is None:
+            s = expr.fn(t.env)
+            if s is None:
+                t.k.undecidable.append(ins)
+                raise _Stop()
+        else:
+            s = fixed
+        # Ranges checked here: the messages are only built for a finding.
+        if tma and not 0 <= s < stages:
+            t.index(ins, s, stages, f"view `{ins.view.name}`", ins.view.op)
             return
-        t.events.append((kind, ins, b.base + s, t.seg, s))
-        if kind == WAIT:
+        if not 0 <= s < count:
+            t.index(ins, s, count, f"barrier `{b.name}`", b.op)
+            return
+        t.events.append((kind, ins, base + s, t.seg, s))
+        if wait:
             t.seg += 1
     return barrier_event
 
@@ -218,7 +247,7 @@ class _Tracer:
             help="the step must be at least 1 for every launch, e.g. `lm.max(step, 1)`"))
 
     def loop(self, ins: Instr, body: list[Step]) -> None:
-        lb, ub, step = (self.value(x, ins) for x in (ins.lb, ins.ub, ins.step))
+        lb, ub, step = self.value(ins.lb, ins), self.value(ins.ub, ins), self.value(ins.step, ins)
         if step <= 0:
             if lb < ub:
                 self.never_ends(ins, step)
@@ -239,13 +268,16 @@ class _Tracer:
         key = id(iv)
         self.loops.append((iv, lb))
         outer, values, its = self.it, self.values, self.iterations
+        loops, env = self.loops, self.env
         for j in iterations:
-            self.loops[-1] = (iv, lb + j * step)
-            self.values = (*values, lb + j * step)
-            self.it = its.setdefault(self.values, len(its))
-            self.env[key] = lb + j * step
+            v = lb + j * step
+            loops[-1] = (iv, v)
+            self.values = now = (*values, v)
+            self.it = its.setdefault(now, len(its))
+            env[key] = v
             self.seg += 1
-            self.run(body)
+            for f in body:
+                f(self)
         self.loops.pop()
         self.it, self.values = outer, values
         self.inside_short -= short

@@ -314,8 +314,8 @@ def test_fresh_process_prints_no_traceback_on_internal_errors() -> None:
 def test_verify_path_does_not_import_heavy_modules() -> None:
     code = ("import sys; from cakec.cli import main; sys.argv = ['cakec', 'verify', sys.argv[1]]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('torch', 'cuda', 'cuda.bindings', 'triton', 'numpy') "
-            "if m in sys.modules))")
+            "print(sorted(m for m in ('torch', 'cuda', 'cuda.bindings', 'triton', 'numpy', "
+            "'cakec.runtime.launch') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code, str(CANONICAL)], capture_output=True,
                        text=True)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr

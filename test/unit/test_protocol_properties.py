@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from cakec.dialects.cake import KernelOp
 from cakec.driver import build, read_source
+from cakec.passes.protocol import exprs
 from cakec.passes.protocol.accounting import first_wait_free
 from cakec.passes.protocol.model import Kernel
 from cakec.passes.protocol.parity import parities
@@ -75,3 +76,20 @@ def test_missing_empty_wait_races_once_the_ring_laps(stages, trips):
         "            lm.wait(empty, stage=k % {s})\n".format(s=stages), "")
     got = codes(mutant)
     assert got == (["CAKE-S003"] if trips > stages else []), got
+
+
+# ---- compiled scalar expressions ------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(exprs._BINARY_CODE)), st.integers(-2**33, 2**33),
+       st.integers(-70, 70))
+def test_compiled_binary_source_agrees_with_the_closure(name: str, a: int, b: int) -> None:
+    """The source a hot stage expression is compiled to (exprs.py `_BINARY_CODE`, e.g. `%`
+    with its fast path for a non-negative dividend) gives what the closure gives, on every
+    sign and on a zero divisor (None)."""
+    closure = next(f for n, f in exprs._BINARY.values() if n == name)
+    template, nullable = exprs._BINARY_CODE[name]
+    compiled = eval(f"lambda a, b: {template.format(a='a', b='b')}", exprs.Exprs().ns)
+    want = closure(a, b)
+    assert compiled(a, b) == want
+    assert nullable or want is not None
