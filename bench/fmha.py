@@ -136,6 +136,11 @@ def main() -> int:
         flop = 4.0 * b * h * s * s * d / (2 if causal else 1)
         rows.append(sh | err | {"ok": good(err), "ms": ms, "variants": var_err,
                                 "tflops": {n: flop / t / 1e9 for n, t in ms.items()}})
+        # One line per shape as soon as it is measured (a later fault keeps these).
+        print(f"measured B={b} S={s} H={h} Hkv={h_kv} D={d} causal={causal}: "
+              + " ".join(f"{n}={t:.3f}ms" for n, t in ms.items())
+              + ("" if good(err) and all(map(good, var_err.values())) else " WRONG"),
+              flush=True)
         del q, k, v
     print(f"fmha forward on {torch.cuda.get_device_name()}: B·S = {TOKENS} tokens, bf16, "
           "median of CUDA-event timings; ratios are ours / theirs (> 1: we are faster)")
@@ -170,6 +175,7 @@ def main() -> int:
                   + ("" if good(e) else "  WRONG"))
     print("correctness:", "ok at every shape" if ok else "FAILED (see WRONG rows)")
     if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
         Path(args.out, "fmha.json").write_text(json.dumps(
             {"device": torch.cuda.get_device_name(), "rows": rows, "ok": ok}, indent=1))
     return 0 if ok else 1

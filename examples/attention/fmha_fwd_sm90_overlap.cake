@@ -135,8 +135,9 @@ def fmha_fwd_sm90_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d
             # for tile t − num_blocks): O normalised, staged in `so` and copied out by TMA (not
             # waited for: the next `store` into `so` waits for the copy to have read it), lse
             # stored. Tile 0 has none: its copy and lse rows are aimed past the tensors' ends
-            # (TMA and the bounds-checked store write nothing there), so no branch holds the
-            # accumulator's read (with one, ptxas serialises every wgmma: C7514).
+            # (a TMA store box that starts outside O is not issued, the lse store is
+            # bounds-checked: nothing is written), so no branch holds the accumulator's read
+            # (with one, ptxas serialises every wgmma: C7514).
             tp = lm.max(t - lm.num_blocks(0), 0)           # (tile 0: any tile in range)
             up = ((i * lm.num_blocks(0) - 1 - lm.block_id(0)) if (i % 2 == 0 and
                   i * lm.num_blocks(0) <= tiles) else tp) % tiles

@@ -4,13 +4,19 @@ both ways; causal on and off; GQA; D = 64 and 128), fully masked rows (causal wi
 S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and lse,
 and the argument checks; the head-dim-128 shapes also through fmha_fwd_sm90_overlap.cake (the
 schedule with its epilogue under the next tile's MMAs) while `fmha` does not run it by
-default. Skipped without torch or an sm_90 GPU.
+default. Those cases run in worker processes (`_worker`): a kernel that faults loses its CUDA
+context, and in this process that would fail every later test; there a fault is one failed
+case, reported with its error, and the next case starts in a fresh process. Skipped without
+torch or an sm_90 GPU.
 
     pytest -m gpu test/gpu/test_fmha_gpu.py
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,28 +53,34 @@ SHAPES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def ex():
+def _load_example():
     from cakec.api import load_example
 
     return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
-def _cases() -> list:
-    """(shape, kernel file or None for `fmha`'s own): every shape, and the head-dim-128 ones
-    through the overlapped schedule too."""
+@pytest.fixture(scope="module")
+def ex():
+    return _load_example()
+
+
+def _overlap_by_default() -> bool:
     from importlib.util import module_from_spec, spec_from_file_location
 
     spec = spec_from_file_location("fmha_example", ROOT / "examples" / "attention" /
                                    "fmha_fwd_sm90.py")
     mod = module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    extra = [] if mod.OVERLAP_BY_DEFAULT else [(s, mod.OVERLAP) for s in SHAPES if s[5] == 128]
-    return [(s, None) for s in SHAPES] + extra
+    return mod.OVERLAP_BY_DEFAULT
 
 
-@pytest.mark.parametrize("shape,variant", _cases(), ids=lambda v: str(v))
-def test_matches_f32_reference(ex, shape, variant):
+#: The overlapped schedule's cases while `fmha` does not run it (each in a worker process):
+#: ("match", shape) against the reference, ("outside", d) for writes outside O and lse.
+OVERLAP_CASES = [] if _overlap_by_default() else (
+    [("match", s) for s in SHAPES if s[5] == 128] + [("outside", 128)])
+
+
+def check_matches_reference(ex, shape, variant) -> None:
     b, s_q, s_k, h, h_kv, d, causal = shape
     gen = torch.Generator(device="cuda").manual_seed(s_q * 7919 + s_k * 31 + h * 7 + d)
     q = torch.randn(b, s_q, h, d, device="cuda", generator=gen).to(torch.bfloat16)
@@ -79,16 +91,108 @@ def test_matches_f32_reference(ex, shape, variant):
     ref_o, ref_lse = ex.reference_fmha(q, k, v, causal=causal)
     of = o.float()
     assert not torch.isnan(of).any() and not torch.isnan(lse).any()
-    assert float((of - ref_o).abs().max()) <= MAX_ABS
+    err = float((of - ref_o).abs().max())
+    assert err <= MAX_ABS, f"max abs error {err:.3e}"
     norm = float(ref_o.norm())
-    assert float((of - ref_o).norm()) <= MAX_REL * max(norm, 1.0)
+    rel = float((of - ref_o).norm()) / max(norm, 1.0)
+    assert rel <= MAX_REL, f"relative Frobenius error {rel:.3e}"
     seen = torch.isfinite(ref_lse)
     assert torch.equal(torch.isfinite(lse), seen)
     if bool(seen.any()):
-        assert float((lse - ref_lse)[seen].abs().max()) <= MAX_LSE
+        lerr = float((lse - ref_lse)[seen].abs().max())
+        assert lerr <= MAX_LSE, f"lse error {lerr:.3e}"
     assert bool((lse[~seen] == float("-inf")).all())
     if causal and s_q > s_k:  # rows that see no key: exactly zero
         assert bool((o[:, :s_q - s_k] == 0).all())
+
+
+def check_no_write_outside(ex, d: int, run=None) -> None:
+    """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end (the
+    overlapped schedule's first epilogue aims its empty copy past both ends); `run` is the
+    kernel (None: `fmha`'s for head dim d)."""
+    b, s, h = 2, 77, 2
+    q, k, v = (torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16) for _ in range(3))
+    rows = b * ex.padded(s)
+    obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
+    lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
+    (run or ex.kernel(d))(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
+                          b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
+    torch.cuda.synchronize()
+    assert bool((obuf[rows:] == 7.0).all())
+    assert bool((lbuf[:, s:] == 7.0).all())
+    ref_o, _ = ex.reference_fmha(q, k, v)
+    got = obuf[:rows].view(b, ex.padded(s), h, d)[:, :s].float()
+    assert float((got - ref_o).abs().max()) <= MAX_ABS
+
+
+def _run_case(ex, case) -> None:
+    if case[0] == "match":
+        check_matches_reference(ex, tuple(case[1]), ex.OVERLAP)
+    else:
+        check_no_write_outside(ex, 128, ex.compiled(ex.OVERLAP))
+
+
+def _worker(first: str) -> int:
+    """Run OVERLAP_CASES[first:] in this process, one `CAKE_CASE i ok|fail message` line
+    each; returns 3 after a failure that lost the CUDA context (the caller goes on in a new
+    process)."""
+    ex = _load_example()
+    for i in range(int(first), len(OVERLAP_CASES)):
+        try:
+            _run_case(ex, OVERLAP_CASES[i])
+            print(f"CAKE_CASE {i} ok", flush=True)
+        except Exception as e:  # noqa: BLE001 (reported to the test that owns the case)
+            print(f"CAKE_CASE {i} fail {json.dumps(f'{type(e).__name__}: {e}')}", flush=True)
+            try:
+                torch.zeros(1, device="cuda").add_(1)
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001 (the context is gone)
+                return 3
+    return 0
+
+
+@pytest.fixture(scope="module")
+def overlap_results() -> dict[int, str]:
+    """Case index -> "ok" or the failure, from as many worker processes as faults need."""
+    results: dict[int, str] = {}
+    first = 0
+    while first < len(OVERLAP_CASES):
+        cmd = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+               "import test_fmha_gpu as t; sys.exit(t._worker(sys.argv[2]))",
+               str(Path(__file__).parent), str(first)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
+            out, code, err = r.stdout, r.returncode, r.stderr
+        except subprocess.TimeoutExpired as t:
+            out, code, err = t.stdout or "", "timeout after 900 s", t.stderr or ""
+            out, err = (x.decode() if isinstance(x, bytes) else x for x in (out, err))
+        for line in out.splitlines():
+            if line.startswith("CAKE_CASE "):
+                _, i, verdict, *msg = line.split(" ", 3)
+                results[int(i)] = "ok" if verdict == "ok" else json.loads(msg[0])
+        nxt = next((i for i in range(first, len(OVERLAP_CASES)) if i not in results), None)
+        if nxt is None:
+            break
+        if code == 3:
+            first = nxt
+            continue
+        results[nxt] = f"the worker process ended in this case (exit {code}): {err[-2000:]}"
+        first = nxt + 1
+    return results
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda v: str(v))
+def test_matches_f32_reference(ex, shape):
+    check_matches_reference(ex, shape, None)
+
+
+@pytest.mark.parametrize("index", range(len(OVERLAP_CASES)),
+                         ids=[str(c[1]) for c in OVERLAP_CASES])
+def test_overlap_schedule(overlap_results, index):
+    """fmha_fwd_sm90_overlap.cake on the case, in a worker process."""
+    verdict = overlap_results.get(index, "not run")
+    if verdict != "ok":
+        pytest.fail(f"{OVERLAP_CASES[index]}: {verdict}", pytrace=False)
 
 
 def test_scale_and_non_contiguous_inputs(ex):
@@ -102,24 +206,9 @@ def test_scale_and_non_contiguous_inputs(ex):
     assert float((lse - ref_lse).abs().max()) <= MAX_LSE
 
 
-@pytest.mark.parametrize("d,name", [(64, None), (128, None), (128, "overlap")])
-def test_no_write_outside_outputs(ex, d, name):
-    """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end (the
-    overlapped schedule's first epilogue aims its empty copy past both ends)."""
-    b, s, h = 2, 77, 2
-    q, k, v = (torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16) for _ in range(3))
-    rows = b * ex.padded(s)
-    obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
-    lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
-    run = ex.compiled(ex.OVERLAP) if name else ex.kernel(d)
-    run(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
-        b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
-    torch.cuda.synchronize()
-    assert bool((obuf[rows:] == 7.0).all())
-    assert bool((lbuf[:, s:] == 7.0).all())
-    ref_o, _ = ex.reference_fmha(q, k, v)
-    got = obuf[:rows].view(b, ex.padded(s), h, d)[:, :s].float()
-    assert float((got - ref_o).abs().max()) <= MAX_ABS
+@pytest.mark.parametrize("d", [64, 128])
+def test_no_write_outside_outputs(ex, d):
+    check_no_write_outside(ex, d)
 
 
 @pytest.mark.parametrize("bad,match", [

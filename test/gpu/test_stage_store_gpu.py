@@ -162,3 +162,37 @@ def test_tma_store_of_a_staged_view(m: int, n: int) -> None:
     assert err < 1e-2, f"max error {err:.2e} relative to max |O|"
     assert torch.isnan(buf[m:]).all() and torch.isnan(buf[:m, n:]).all(), \
         "the TMA store wrote outside O"
+
+
+@pytest.mark.parametrize("m,n", [(300, 200), (257, 1000), (129, 136), (1, 8)])
+def test_tma_store_of_a_tile_outside_writes_nothing(m: int, n: int) -> None:
+    """Each CTA stores its tile at the tile before its own, (mt − 1, nt − 1): the first row
+    and column of CTAs aim at coordinate −1, which the TMA unit faults on; those boxes are
+    not issued (test/distilled/tma_store_outside.cake), the others land one tile up-left."""
+    import cakec
+    src = TMA_STORE_SOURCE.replace("coords=(mt, nt))", "coords=(mt - 1, nt - 1))")
+    assert src != TMA_STORE_SOURCE
+    kernel = cakec.compile(source=src)
+    gen = torch.Generator(device="cuda").manual_seed(m * 17 + n)
+    a = torch.randn(m, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn(n, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    buf = torch.full((m + 1, n + 8), float("nan"), device="cuda", dtype=torch.bfloat16)
+    o = buf[:m, :n]
+    kernel(a, b, o, m, n)
+    torch.cuda.synchronize()
+    tm, tn = -(-m // 128), -(-n // 128)
+    ap = torch.zeros(tm * 128, 64, device="cuda", dtype=torch.float64)
+    bp = torch.zeros(tn * 128, 64, device="cuda", dtype=torch.float64)
+    ap[:m], bp[:n] = a.double(), b.double()
+    full = (ap @ bp.t() + 1).to(torch.bfloat16).double()  # what every CTA computes
+    rows, cols = min(m, (tm - 1) * 128), min(n, (tn - 1) * 128)  # the tiles written
+    got = o[:rows, :cols].double()
+    want = full[128:128 + rows, 128:128 + cols]
+    assert not torch.isnan(got).any(), "an element of O was never written"
+    if rows and cols:
+        err = float((got - want).abs().max() / want.abs().max())
+        assert err < 1e-2, f"max error {err:.2e} relative to max |O|"
+    assert torch.isnan(o[rows:]).all() and torch.isnan(o[:, cols:]).all(), \
+        "a tile nobody stores to was written"
+    assert torch.isnan(buf[m:]).all() and torch.isnan(buf[:m, n:]).all(), \
+        "the TMA store wrote outside O"
