@@ -65,7 +65,11 @@ def probe(row: int, col: int) -> str:
 
 def main(argv: list[str]) -> int:
     if argv:
-        print(probe(int(argv[0]), int(argv[1])), flush=True)
+        try:
+            print(probe(int(argv[0]), int(argv[1])), flush=True)
+        except Exception as e:  # noqa: BLE001 (the launch's fault is the measurement)
+            print(f"fault: {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
+            return 1
         return 0
     for row, col in STARTS:
         r = subprocess.run([sys.executable, __file__, str(row), str(col)], capture_output=True,

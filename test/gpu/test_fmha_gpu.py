@@ -1,13 +1,16 @@
-"""examples/attention/fmha_fwd_sm90.cake on an sm_90a GPU, through `fmha` in its sibling .py:
-O and lse against the float32 reference at ragged shapes (S = 1, 77, 1000, 4097; S_q ≠ S_k
-both ways; causal on and off; GQA; D = 64 and 128), fully masked rows (causal with
-S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and lse,
-and the argument checks; the head-dim-128 shapes also through fmha_fwd_sm90_overlap.cake (the
-schedule with its epilogue under the next tile's MMAs) while `fmha` does not run it by
-default. Those cases run in worker processes (`_worker`): a kernel that faults loses its CUDA
-context, and in this process that would fail every later test; there a fault is one failed
-case, reported with its error, and the next case starts in a fresh process. Skipped without
-torch or an sm_90 GPU.
+"""The attention kernels of examples/attention on an sm_90a GPU, through `fmha` in
+fmha_fwd_sm90.py: O and lse against the float32 reference at ragged shapes (S = 1, 77, 1000,
+4097; S_q ≠ S_k both ways; causal on and off; GQA; D = 64 and 128), fully masked rows (causal
+with S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and
+lse, a scale and non-contiguous inputs, and the argument checks. The head-dim-128 shapes run
+through both hd128 schedules: `fmha`'s (fmha_fwd_sm90_overlap.cake, the epilogue under the
+next tile's MMAs, while OVERLAP_BY_DEFAULT) and the other one (fmha_fwd_sm90.cake, the
+README's example).
+
+Every case that launches a kernel runs in a worker process (`_worker`): a kernel that faults
+loses its CUDA context, and in this process that would fail every later test (a fault of the
+overlap kernel once failed 21 tests here); there a fault is one failed case, reported with
+its error, and the next case starts in a fresh process. Skipped without torch or an sm_90 GPU.
 
     pytest -m gpu test/gpu/test_fmha_gpu.py
 """
@@ -64,20 +67,27 @@ def ex():
     return _load_example()
 
 
-def _overlap_by_default() -> bool:
+def _example_module():
+    """fmha_fwd_sm90.py (KERNELS, OVERLAP, OVERLAP_BY_DEFAULT), without torch or a GPU."""
     from importlib.util import module_from_spec, spec_from_file_location
 
     spec = spec_from_file_location("fmha_example", ROOT / "examples" / "attention" /
                                    "fmha_fwd_sm90.py")
     mod = module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod.OVERLAP_BY_DEFAULT
+    return mod
 
 
-#: The overlapped schedule's cases while `fmha` does not run it (each in a worker process):
-#: ("match", shape) against the reference, ("outside", d) for writes outside O and lse.
-OVERLAP_CASES = [] if _overlap_by_default() else (
-    [("match", s) for s in SHAPES if s[5] == 128] + [("outside", 128)])
+_MOD = _example_module()
+#: The head-dim-128 schedule `fmha` does not run, checked beside it.
+OTHER_128 = _MOD.KERNELS[128] if _MOD.OVERLAP_BY_DEFAULT else _MOD.OVERLAP
+
+#: What the worker processes run, in order: ("match", shape, kernel file or None for
+#: `fmha`'s), ("outside", D, kernel file or None), ("scale",).
+CASES = ([("match", s, None) for s in SHAPES]
+         + [("match", s, OTHER_128) for s in SHAPES if s[5] == 128]
+         + [("outside", 64, None), ("outside", 128, None), ("outside", 128, OTHER_128),
+            ("scale",)])
 
 
 def check_matches_reference(ex, shape, variant) -> None:
@@ -106,17 +116,17 @@ def check_matches_reference(ex, shape, variant) -> None:
         assert bool((o[:, :s_q - s_k] == 0).all())
 
 
-def check_no_write_outside(ex, d: int, run=None) -> None:
+def check_no_write_outside(ex, d: int, variant) -> None:
     """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end (the
-    overlapped schedule's first epilogue aims its empty copy past both ends); `run` is the
-    kernel (None: `fmha`'s for head dim d)."""
+    overlapped schedule's first epilogue aims its empty copy past both ends); `variant` is
+    the kernel file (None: `fmha`'s for head dim d)."""
     b, s, h = 2, 77, 2
     q, k, v = (torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16) for _ in range(3))
     rows = b * ex.padded(s)
     obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
     lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
-    (run or ex.kernel(d))(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
-                          b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
+    (ex.compiled(variant) if variant else ex.kernel(d))(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
+        b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
     torch.cuda.synchronize()
     assert bool((obuf[rows:] == 7.0).all())
     assert bool((lbuf[:, s:] == 7.0).all())
@@ -125,21 +135,34 @@ def check_no_write_outside(ex, d: int, run=None) -> None:
     assert float((got - ref_o).abs().max()) <= MAX_ABS
 
 
+def check_scale_and_non_contiguous_inputs(ex) -> None:
+    """q, k, v as the [B, H, S, D] → [B, S, H, D] transposes SDPA users hold, and a scale."""
+    b, s, h, d = 2, 300, 4, 128
+    q, k, v = (torch.randn(b, h, s, d, device="cuda").to(torch.bfloat16).transpose(1, 2)
+               for _ in range(3))
+    o, lse = ex.fmha(q, k, v, causal=False, scale=0.3)
+    ref_o, ref_lse = ex.reference_fmha(q, k, v, causal=False, scale=0.3)
+    assert float((o.float() - ref_o).abs().max()) <= MAX_ABS
+    assert float((lse - ref_lse).abs().max()) <= MAX_LSE
+
+
 def _run_case(ex, case) -> None:
     if case[0] == "match":
-        check_matches_reference(ex, tuple(case[1]), ex.OVERLAP)
+        check_matches_reference(ex, tuple(case[1]), case[2])
+    elif case[0] == "outside":
+        check_no_write_outside(ex, case[1], case[2])
     else:
-        check_no_write_outside(ex, 128, ex.compiled(ex.OVERLAP))
+        check_scale_and_non_contiguous_inputs(ex)
 
 
 def _worker(first: str) -> int:
-    """Run OVERLAP_CASES[first:] in this process, one `CAKE_CASE i ok|fail message` line
+    """Run CASES[first:] in this process, one `CAKE_CASE i ok|fail message` line
     each; returns 3 after a failure that lost the CUDA context (the caller goes on in a new
     process)."""
     ex = _load_example()
-    for i in range(int(first), len(OVERLAP_CASES)):
+    for i in range(int(first), len(CASES)):
         try:
-            _run_case(ex, OVERLAP_CASES[i])
+            _run_case(ex, CASES[i])
             print(f"CAKE_CASE {i} ok", flush=True)
         except Exception as e:  # noqa: BLE001 (reported to the test that owns the case)
             print(f"CAKE_CASE {i} fail {json.dumps(f'{type(e).__name__}: {e}')}", flush=True)
@@ -152,11 +175,11 @@ def _worker(first: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def overlap_results() -> dict[int, str]:
+def results() -> dict[int, str]:
     """Case index -> "ok" or the failure, from as many worker processes as faults need."""
     results: dict[int, str] = {}
     first = 0
-    while first < len(OVERLAP_CASES):
+    while first < len(CASES):
         cmd = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
                "import test_fmha_gpu as t; sys.exit(t._worker(sys.argv[2]))",
                str(Path(__file__).parent), str(first)]
@@ -170,7 +193,7 @@ def overlap_results() -> dict[int, str]:
             if line.startswith("CAKE_CASE "):
                 _, i, verdict, *msg = line.split(" ", 3)
                 results[int(i)] = "ok" if verdict == "ok" else json.loads(msg[0])
-        nxt = next((i for i in range(first, len(OVERLAP_CASES)) if i not in results), None)
+        nxt = next((i for i in range(first, len(CASES)) if i not in results), None)
         if nxt is None:
             break
         if code == 3:
@@ -181,34 +204,17 @@ def overlap_results() -> dict[int, str]:
     return results
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda v: str(v))
-def test_matches_f32_reference(ex, shape):
-    check_matches_reference(ex, shape, None)
+def _case_id(case) -> str:
+    name = Path(case[2]).stem if len(case) > 2 and case[2] else "fmha"
+    return "-".join([case[0], *(str(x) for x in case[1:2]), name])
 
 
-@pytest.mark.parametrize("index", range(len(OVERLAP_CASES)),
-                         ids=[str(c[1]) for c in OVERLAP_CASES])
-def test_overlap_schedule(overlap_results, index):
-    """fmha_fwd_sm90_overlap.cake on the case, in a worker process."""
-    verdict = overlap_results.get(index, "not run")
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[_case_id(c) for c in CASES])
+def test_kernel_case(results, index):
+    """One case of CASES, as a worker process ran it."""
+    verdict = results.get(index, "not run")
     if verdict != "ok":
-        pytest.fail(f"{OVERLAP_CASES[index]}: {verdict}", pytrace=False)
-
-
-def test_scale_and_non_contiguous_inputs(ex):
-    """q, k, v as the [B, H, S, D] → [B, S, H, D] transposes SDPA users hold, and a scale."""
-    b, s, h, d = 2, 300, 4, 128
-    q, k, v = (torch.randn(b, h, s, d, device="cuda").to(torch.bfloat16).transpose(1, 2)
-               for _ in range(3))
-    o, lse = ex.fmha(q, k, v, causal=False, scale=0.3)
-    ref_o, ref_lse = ex.reference_fmha(q, k, v, causal=False, scale=0.3)
-    assert float((o.float() - ref_o).abs().max()) <= MAX_ABS
-    assert float((lse - ref_lse).abs().max()) <= MAX_LSE
-
-
-@pytest.mark.parametrize("d", [64, 128])
-def test_no_write_outside_outputs(ex, d):
-    check_no_write_outside(ex, d)
+        pytest.fail(f"{CASES[index]}: {verdict}", pytrace=False)
 
 
 @pytest.mark.parametrize("bad,match", [
