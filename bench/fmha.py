@@ -12,9 +12,9 @@ causal), ours / cuDNN and ours / FA2, and the share of the 989 TFLOP/s dense bf1
 
 `--also 128:old.cake` times another kernel with the example's parameters (a variant of the
 schedule) in the same rounds at the shapes of its head dim, checked like ours, and prints it
-in a second table beside ours and cuDNN. The head-dim-128 schedule `fmha` does not run
-(examples/attention/fmha_fwd_sm90.cake while OVERLAP_BY_DEFAULT, else the overlapped one) is
-always one of them.
+in a second table beside ours and cuDNN. The schedules `fmha` does not run at a head dim
+(fmha_fwd_sm90.py `alternatives`: the one-role fmha_fwd_sm90.cake at 128, the overlapped
+ping-pong fmha_fwd_sm90_d64_overlap.cake at 64) are always among them.
 """
 
 from __future__ import annotations
@@ -106,8 +106,9 @@ def main() -> int:
     for d in ex.KERNELS:
         ex.kernel(d)  # compile outside the timings
     extra = variants(args.also)
-    other = ex.KERNELS[128] if ex.OVERLAP_BY_DEFAULT else ex.OVERLAP
-    extra[Path(other).stem + "@128"] = (128, ex.compiled(other))
+    for d in ex.KERNELS:
+        for other in ex.alternatives(d):
+            extra[f"{Path(other).stem}@{d}"] = (d, ex.compiled(other))
     rows, ok = [], True
     for sh in shapes(args.quick):
         b, s, h, h_kv, d, causal = sh["B"], sh["S"], sh["H"], sh["HKV"], sh["D"], sh["causal"]

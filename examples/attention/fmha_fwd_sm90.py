@@ -40,6 +40,9 @@ KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
 OVERLAP = "fmha_fwd_sm90_overlap.cake"
 #: Whether `fmha` runs OVERLAP at head dim 128 (measured faster at every bench shape).
 OVERLAP_BY_DEFAULT = True
+#: The head-dim-64 ping-pong with the same overlapped epilogue: not yet run on a GPU, so
+#: only checked and timed beside `fmha`'s (test/gpu/test_fmha_gpu.py, bench/fmha.py).
+OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128
@@ -75,9 +78,21 @@ def compiled(name: str):
     return _kernels[name]
 
 
+def kernel_file(d: int) -> str:
+    """The file of the kernel `fmha` runs for head dim `d`."""
+    return OVERLAP if d == 128 and OVERLAP_BY_DEFAULT else KERNELS[d]
+
+
 def kernel(d: int):
     """The kernel `fmha` runs for head dim `d`."""
-    return compiled(OVERLAP if d == 128 and OVERLAP_BY_DEFAULT else KERNELS[d])
+    return compiled(kernel_file(d))
+
+
+def alternatives(d: int) -> list[str]:
+    """The other schedules for head dim `d` (same parameters and result), which the GPU
+    tests check and bench/fmha.py times beside `fmha`'s."""
+    every = {128: [KERNELS[128], OVERLAP], 64: [KERNELS[64], OVERLAP_D64]}[d]
+    return [f for f in every if f != kernel_file(d)]
 
 
 def _check(q, k, v, scale) -> float:

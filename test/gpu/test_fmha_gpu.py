@@ -2,10 +2,10 @@
 fmha_fwd_sm90.py: O and lse against the float32 reference at ragged shapes (S = 1, 77, 1000,
 4097; S_q ≠ S_k both ways; causal on and off; GQA; D = 64 and 128), fully masked rows (causal
 with S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and
-lse, a scale and non-contiguous inputs, and the argument checks. The head-dim-128 shapes run
-through both hd128 schedules: `fmha`'s (fmha_fwd_sm90_overlap.cake, the epilogue under the
-next tile's MMAs, while OVERLAP_BY_DEFAULT) and the other one (fmha_fwd_sm90.cake, the
-README's example).
+lse, a scale and non-contiguous inputs, and the argument checks. Each shape runs through
+every schedule of its head dim: `fmha`'s and the others (fmha_fwd_sm90.py `alternatives`:
+at 128 the one-role fmha_fwd_sm90.cake, the README's example, beside the overlapped one; at
+64 the overlapped ping-pong, not yet `fmha`'s, beside fmha_fwd_sm90_d64.cake).
 
 Every case that launches a kernel runs in a worker process (`_worker`): a kernel that faults
 loses its CUDA context, and in this process that would fail every later test (a fault of the
@@ -79,15 +79,15 @@ def _example_module():
 
 
 _MOD = _example_module()
-#: The head-dim-128 schedule `fmha` does not run, checked beside it.
-OTHER_128 = _MOD.KERNELS[128] if _MOD.OVERLAP_BY_DEFAULT else _MOD.OVERLAP
 
 #: What the worker processes run, in order: ("match", shape, kernel file or None for
-#: `fmha`'s), ("outside", D, kernel file or None), ("scale",).
+#: `fmha`'s), ("outside", D, kernel file or None), ("scale",); every shape through `fmha`,
+#: then through each other schedule of its head dim (`alternatives` there).
 CASES = ([("match", s, None) for s in SHAPES]
-         + [("match", s, OTHER_128) for s in SHAPES if s[5] == 128]
-         + [("outside", 64, None), ("outside", 128, None), ("outside", 128, OTHER_128),
-            ("scale",)])
+         + [("match", s, f) for d in (128, 64) for f in _MOD.alternatives(d)
+            for s in SHAPES if s[5] == d]
+         + [("outside", d, f) for d in (64, 128) for f in (None, *_MOD.alternatives(d))]
+         + [("scale",)])
 
 
 def check_matches_reference(ex, shape, variant) -> None:
