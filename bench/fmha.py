@@ -1,5 +1,5 @@
-"""examples/attention/fmha_fwd_sm90.cake against torch SDPA under cuDNN and under
-FlashAttention-2, on the same fresh random inputs, in one process.
+"""`fmha` (examples/attention/fmha_fwd_sm90.py: its kernel for each head dim) against torch
+SDPA under cuDNN and under FlashAttention-2, on the same fresh random inputs, in one process.
 
 Shapes (issue 14): B·S = 16k tokens and H·D = 2048, S ∈ {1k, 2k, 4k, 8k, 16k}, D ∈ {64, 128},
 causal and non-causal, plus grouped-query attention (H_q = 32, H_kv = 8, D = 128, S = 4k).
@@ -8,13 +8,14 @@ relative Frobenius ≤ 1e-2, lse within 1e-3, no NaN), then the three contenders
 interleaved rounds with CUDA events. Prints ms, TFLOP/s (4·B·H·S_q·S_k·D, halved for
 causal), ours / cuDNN and ours / FA2, and the share of the 989 TFLOP/s dense bf16 peak.
 
-    python3 bench/fmha.py [--out DIR] [--quick] [--also D:FILE.cake ...]   (torch, an sm_90a GPU)
+    python3 bench/fmha.py [--out DIR] [--quick] [--also D:FILE.cake ...] [--no-alternatives]
+                                                                    (torch, an sm_90a GPU)
 
 `--also 128:old.cake` times another kernel with the example's parameters (a variant of the
 schedule) in the same rounds at the shapes of its head dim, checked like ours, and prints it
-in a second table beside ours and cuDNN. The head-dim-128 overlapped-epilogue schedule
-(examples/attention/fmha_fwd_sm90_overlap.cake) is always one of them while `fmha` does not
-run it by default.
+in a second table beside ours and cuDNN. The schedules `fmha` does not run at a head dim
+(fmha_fwd_sm90.py `alternatives`: the one-role fmha_fwd_sm90.cake at 128, the overlapped
+ping-pong fmha_fwd_sm90_d64_overlap.cake at 64) are among them unless --no-alternatives.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="S ∈ {1k, 4k, 16k} only")
     ap.add_argument("--also", action="append", default=[], metavar="D:FILE.cake",
                     help="another kernel for head dim D, timed and checked beside ours")
+    ap.add_argument("--no-alternatives", action="store_true",
+                    help="leave out the schedules fmha does not run (e.g. one that faults)")
     args = ap.parse_args()
 
     import torch
@@ -106,8 +109,9 @@ def main() -> int:
     for d in ex.KERNELS:
         ex.kernel(d)  # compile outside the timings
     extra = variants(args.also)
-    if not ex.OVERLAP_BY_DEFAULT:
-        extra[Path(ex.OVERLAP).stem + "@128"] = (128, ex.compiled(ex.OVERLAP))
+    for d in () if args.no_alternatives else ex.KERNELS:
+        for other in ex.alternatives(d):
+            extra[f"{Path(other).stem}@{d}"] = (d, ex.compiled(other))
     rows, ok = [], True
     for sh in shapes(args.quick):
         b, s, h, h_kv, d, causal = sh["B"], sh["S"], sh["H"], sh["HKV"], sh["D"], sh["causal"]
@@ -136,6 +140,11 @@ def main() -> int:
         flop = 4.0 * b * h * s * s * d / (2 if causal else 1)
         rows.append(sh | err | {"ok": good(err), "ms": ms, "variants": var_err,
                                 "tflops": {n: flop / t / 1e9 for n, t in ms.items()}})
+        # One line per shape as soon as it is measured (a later fault keeps these).
+        print(f"measured B={b} S={s} H={h} Hkv={h_kv} D={d} causal={causal}: "
+              + " ".join(f"{n}={t:.3f}ms" for n, t in ms.items())
+              + ("" if good(err) and all(map(good, var_err.values())) else " WRONG"),
+              flush=True)
         del q, k, v
     print(f"fmha forward on {torch.cuda.get_device_name()}: B·S = {TOKENS} tokens, bf16, "
           "median of CUDA-event timings; ratios are ours / theirs (> 1: we are faster)")
@@ -170,6 +179,7 @@ def main() -> int:
                   + ("" if good(e) else "  WRONG"))
     print("correctness:", "ok at every shape" if ok else "FAILED (see WRONG rows)")
     if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
         Path(args.out, "fmha.json").write_text(json.dumps(
             {"device": torch.cuda.get_device_name(), "rows": rows, "ok": ok}, indent=1))
     return 0 if ok else 1

@@ -104,44 +104,65 @@ def _tma_copies(em: KernelEmitter, op: TmaLoadOp, bar: str) -> list[str]:
             for rank, smem, tmap, cs in _boxes(em, op, view, dst)]
 
 
-def _boxes(em: KernelEmitter, op: TmaLoadOp | TmaStoreStageOp, view: ViewOp,
-           stage: str) -> list[tuple[int, str, str, str]]:
-    """(rank, SMEM address, tensor map, element coordinates) of each box of a copy between the
-    stage at `stage` and the tensor: one per swizzle column block (`cake.copies`)."""
+def _element_coords(em: KernelEmitter, op: TmaLoadOp | TmaStoreStageOp,
+                    view: ViewOp) -> list[str]:
+    """A copy's element coordinates, innermost first: tile coordinate × tile extent
+    (derive-tma's rule)."""
     rank = len(op.coords)
     if not 1 <= rank <= 5:
         raise Unsupported(f"a rank-{rank} TMA copy")
     dims = view.result.type.dims()
     tile = (1,) * (rank - len(dims)) + dims
+    return [scaled(em.val(c), extent) for c, extent in zip(op.coords, tile)][::-1]
+
+
+def _boxes(em: KernelEmitter, op: TmaLoadOp | TmaStoreStageOp, view: ViewOp,
+           stage: str, coords: list[str] | None = None) -> list[tuple[int, str, str, str]]:
+    """(rank, SMEM address, tensor map, element coordinates) of each box of a copy between the
+    stage at `stage` and the tensor: one per swizzle column block (`cake.copies`), at
+    `coords` (default: the op's element coordinates)."""
+    coords = coords or _element_coords(em, op, view)
     copies, step = em.attr_int(op, "cake.copies"), em.attr_int(op, "cake.copy_step")
     atom_bytes = em.attr_int(view, "cake.atom_bytes")
-    # Element coordinates: tile coordinate × tile extent (derive-tma's rule), innermost first.
-    coords = [scaled(em.val(c), extent) for c, extent in zip(op.coords, tile)][::-1]
     tmap = em.tmap_param(op)
-    return [(rank, stage if j == 0 else f"{stage} + {j * atom_bytes}u", tmap,
+    return [(len(coords), stage if j == 0 else f"{stage} + {j * atom_bytes}u", tmap,
              ", ".join([plus(coords[0], j * step), *coords[1:]])) for j in range(copies)]
 
 
 def tma_store_stage(em: KernelEmitter, op: TmaStoreStageOp) -> None:
-    """`T.tma_store(view[s], coords)`: one thread issues a bulk tensor store per box (the TMA
-    unit clips the tensor's edges) and commits them as a group; nothing waits here. The copy
-    reads the stage asynchronously: the role's next write into those bytes first waits for
-    its store groups to have read their stages (KernelEmitter.drain_bulk_stores), and so does
-    the end of the role, so the epilogue's copy runs under whatever the role does next."""
+    """`T.tma_store(view[s], coords)`: one thread issues a bulk tensor store per box and
+    commits them as a group; nothing waits here. The TMA unit clips a box that crosses the
+    tensor's far edges, but a box that starts outside the tensor is never issued: a bulk
+    tensor store at a negative coordinate faults (illegal instruction, on the H200), so the
+    "nothing written outside" the language promises is the emitted test (one unsigned compare
+    per dimension against the tensor's extent). The copy reads the stage asynchronously: the
+    role's next write into those bytes first waits for its store groups to have read their
+    stages (KernelEmitter.drain_bulk_stores), and so does the end of the role, so the
+    epilogue's copy runs under whatever the role does next."""
     view = op.source.owner.view.owner  # type: ignore[union-attr]
     assert isinstance(view, ViewOp)
     em.source_comment(op)
-    if len(op.coords) not in (2, 3):
-        raise Unsupported(f"a rank-{len(op.coords)} TMA store")
-    lines = [f"cake_tma_store_{rank}d(&{tmap}, {smem}, {cs});"
-             for rank, smem, tmap, cs in _boxes(em, op, view, unparen(em.val(op.source)))]
+    rank = len(op.coords)
+    if rank not in (2, 3):
+        raise Unsupported(f"a rank-{rank} TMA store")
+    tensor = em.tensor_name(op.tensor)
+    names = [f"cake_x{k}" for k in range(rank)]  # element coordinates, innermost first
+    lines = ["const i32 " + ", ".join(f"{n} = {unparen(c)}" for n, c in
+                                      zip(names, _element_coords(em, op, view))) + ";"]
+    # Dimension k (innermost first) is the tensor's shape[rank - 1 - k].
+    inside = [f"(u64){n} < (u64){tensor}.shape[{rank - 1 - k}]" for k, n in enumerate(names)]
+    lines.append(f"const bool cake_in = {' && '.join(inside[1:])};  // the box's outer "
+                 "dimensions start inside the tensor")
+    step = em.attr_int(op, "cake.copy_step")
+    for j, (rank_, smem, tmap, cs) in enumerate(_boxes(em, op, view,
+                                                       unparen(em.val(op.source)), names)):
+        start = plus(names[0], j * step)
+        lines.append(f"if (cake_in && (u64){paren(start)} < (u64){tensor}.shape[{rank - 1}]) "
+                     f"cake_tma_store_{rank_}d(&{tmap}, {smem}, {cs});")
     lines.append("cake_tma_store_commit();")
     role = em.role
-    if role is None or role.single_thread:
-        for text in lines:
-            em.line(text)
-        return
-    with em.block("if (cake_leader)"):
+    head = "" if role is None or role.single_thread else "if (cake_leader)"
+    with em.block(head):
         for text in lines:
             em.line(text)
 

@@ -1,16 +1,25 @@
-"""examples/attention/fmha_fwd_sm90.cake on an sm_90a GPU, through `fmha` in its sibling .py:
-O and lse against the float32 reference at ragged shapes (S = 1, 77, 1000, 4097; S_q ≠ S_k
-both ways; causal on and off; GQA; D = 64 and 128), fully masked rows (causal with
-S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and lse,
-and the argument checks; the head-dim-128 shapes also through fmha_fwd_sm90_overlap.cake (the
-schedule with its epilogue under the next tile's MMAs) while `fmha` does not run it by
-default. Skipped without torch or an sm_90 GPU.
+"""The attention kernels of examples/attention on an sm_90a GPU, through `fmha` in
+fmha_fwd_sm90.py: O and lse against the float32 reference at ragged shapes (S = 1, 77, 1000,
+4097; S_q ≠ S_k both ways; causal on and off; GQA; D = 64 and 128), fully masked rows (causal
+with S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and
+lse, a scale and non-contiguous inputs, and the argument checks. Each shape runs through
+every schedule of its head dim: `fmha`'s and the others (fmha_fwd_sm90.py `alternatives`:
+at 128 the one-role fmha_fwd_sm90.cake, the README's example, beside the overlapped one; at
+64 the overlapped ping-pong, not yet `fmha`'s, beside fmha_fwd_sm90_d64.cake).
+
+Every case that launches a kernel runs in a worker process (`_worker`): a kernel that faults
+loses its CUDA context, and in this process that would fail every later test (a fault of the
+overlap kernel once failed 21 tests here); there a fault is one failed case, reported with
+its error, and the next case starts in a fresh process. Skipped without torch or an sm_90 GPU.
 
     pytest -m gpu test/gpu/test_fmha_gpu.py
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,28 +56,41 @@ SHAPES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def ex():
+def _load_example():
     from cakec.api import load_example
 
     return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
-def _cases() -> list:
-    """(shape, kernel file or None for `fmha`'s own): every shape, and the head-dim-128 ones
-    through the overlapped schedule too."""
+@pytest.fixture(scope="module")
+def ex():
+    return _load_example()
+
+
+def _example_module():
+    """fmha_fwd_sm90.py (KERNELS, OVERLAP, OVERLAP_BY_DEFAULT), without torch or a GPU."""
     from importlib.util import module_from_spec, spec_from_file_location
 
     spec = spec_from_file_location("fmha_example", ROOT / "examples" / "attention" /
                                    "fmha_fwd_sm90.py")
     mod = module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    extra = [] if mod.OVERLAP_BY_DEFAULT else [(s, mod.OVERLAP) for s in SHAPES if s[5] == 128]
-    return [(s, None) for s in SHAPES] + extra
+    return mod
 
 
-@pytest.mark.parametrize("shape,variant", _cases(), ids=lambda v: str(v))
-def test_matches_f32_reference(ex, shape, variant):
+_MOD = _example_module()
+
+#: What the worker processes run, in order: ("match", shape, kernel file or None for
+#: `fmha`'s), ("outside", D, kernel file or None), ("scale",); every shape through `fmha`,
+#: then through each other schedule of its head dim (`alternatives` there).
+CASES = ([("match", s, None) for s in SHAPES]
+         + [("match", s, f) for d in (128, 64) for f in _MOD.alternatives(d)
+            for s in SHAPES if s[5] == d]
+         + [("outside", d, f) for d in (64, 128) for f in (None, *_MOD.alternatives(d))]
+         + [("scale",)])
+
+
+def check_matches_reference(ex, shape, variant) -> None:
     b, s_q, s_k, h, h_kv, d, causal = shape
     gen = torch.Generator(device="cuda").manual_seed(s_q * 7919 + s_k * 31 + h * 7 + d)
     q = torch.randn(b, s_q, h, d, device="cuda", generator=gen).to(torch.bfloat16)
@@ -79,19 +101,41 @@ def test_matches_f32_reference(ex, shape, variant):
     ref_o, ref_lse = ex.reference_fmha(q, k, v, causal=causal)
     of = o.float()
     assert not torch.isnan(of).any() and not torch.isnan(lse).any()
-    assert float((of - ref_o).abs().max()) <= MAX_ABS
+    err = float((of - ref_o).abs().max())
+    assert err <= MAX_ABS, f"max abs error {err:.3e}"
     norm = float(ref_o.norm())
-    assert float((of - ref_o).norm()) <= MAX_REL * max(norm, 1.0)
+    rel = float((of - ref_o).norm()) / max(norm, 1.0)
+    assert rel <= MAX_REL, f"relative Frobenius error {rel:.3e}"
     seen = torch.isfinite(ref_lse)
     assert torch.equal(torch.isfinite(lse), seen)
     if bool(seen.any()):
-        assert float((lse - ref_lse)[seen].abs().max()) <= MAX_LSE
+        lerr = float((lse - ref_lse)[seen].abs().max())
+        assert lerr <= MAX_LSE, f"lse error {lerr:.3e}"
     assert bool((lse[~seen] == float("-inf")).all())
     if causal and s_q > s_k:  # rows that see no key: exactly zero
         assert bool((o[:, :s_q - s_k] == 0).all())
 
 
-def test_scale_and_non_contiguous_inputs(ex):
+def check_no_write_outside(ex, d: int, variant) -> None:
+    """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end (the
+    overlapped schedule's first epilogue aims its empty copy past both ends); `variant` is
+    the kernel file (None: `fmha`'s for head dim d)."""
+    b, s, h = 2, 77, 2
+    q, k, v = (torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16) for _ in range(3))
+    rows = b * ex.padded(s)
+    obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
+    lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
+    (ex.compiled(variant) if variant else ex.kernel(d))(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
+        b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
+    torch.cuda.synchronize()
+    assert bool((obuf[rows:] == 7.0).all())
+    assert bool((lbuf[:, s:] == 7.0).all())
+    ref_o, _ = ex.reference_fmha(q, k, v)
+    got = obuf[:rows].view(b, ex.padded(s), h, d)[:, :s].float()
+    assert float((got - ref_o).abs().max()) <= MAX_ABS
+
+
+def check_scale_and_non_contiguous_inputs(ex) -> None:
     """q, k, v as the [B, H, S, D] → [B, S, H, D] transposes SDPA users hold, and a scale."""
     b, s, h, d = 2, 300, 4, 128
     q, k, v = (torch.randn(b, h, s, d, device="cuda").to(torch.bfloat16).transpose(1, 2)
@@ -102,24 +146,75 @@ def test_scale_and_non_contiguous_inputs(ex):
     assert float((lse - ref_lse).abs().max()) <= MAX_LSE
 
 
-@pytest.mark.parametrize("d,name", [(64, None), (128, None), (128, "overlap")])
-def test_no_write_outside_outputs(ex, d, name):
-    """lse rows stop at S_q (bounds-checked), O rows at its padded buffer's end (the
-    overlapped schedule's first epilogue aims its empty copy past both ends)."""
-    b, s, h = 2, 77, 2
-    q, k, v = (torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16) for _ in range(3))
-    rows = b * ex.padded(s)
-    obuf = torch.full((rows + 64, h * d), 7.0, device="cuda", dtype=torch.bfloat16)
-    lbuf = torch.full((b * h, s + 64), 7.0, device="cuda", dtype=torch.float32)
-    run = ex.compiled(ex.OVERLAP) if name else ex.kernel(d)
-    run(ex._rows(q), ex._rows(k), ex._rows(v), obuf[:rows], lbuf[:, :s],
-        b, s, s, h, 1, ex.LOG2E / d ** 0.5, 0)
-    torch.cuda.synchronize()
-    assert bool((obuf[rows:] == 7.0).all())
-    assert bool((lbuf[:, s:] == 7.0).all())
-    ref_o, _ = ex.reference_fmha(q, k, v)
-    got = obuf[:rows].view(b, ex.padded(s), h, d)[:, :s].float()
-    assert float((got - ref_o).abs().max()) <= MAX_ABS
+def _run_case(ex, case) -> None:
+    if case[0] == "match":
+        check_matches_reference(ex, tuple(case[1]), case[2])
+    elif case[0] == "outside":
+        check_no_write_outside(ex, case[1], case[2])
+    else:
+        check_scale_and_non_contiguous_inputs(ex)
+
+
+def _worker(first: str) -> int:
+    """Run CASES[first:] in this process, one `CAKE_CASE i ok|fail message` line
+    each; returns 3 after a failure that lost the CUDA context (the caller goes on in a new
+    process)."""
+    ex = _load_example()
+    for i in range(int(first), len(CASES)):
+        try:
+            _run_case(ex, CASES[i])
+            print(f"CAKE_CASE {i} ok", flush=True)
+        except Exception as e:  # noqa: BLE001 (reported to the test that owns the case)
+            print(f"CAKE_CASE {i} fail {json.dumps(f'{type(e).__name__}: {e}')}", flush=True)
+            try:
+                torch.zeros(1, device="cuda").add_(1)
+                torch.cuda.synchronize()
+            except Exception:  # noqa: BLE001 (the context is gone)
+                return 3
+    return 0
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[int, str]:
+    """Case index -> "ok" or the failure, from as many worker processes as faults need."""
+    results: dict[int, str] = {}
+    first = 0
+    while first < len(CASES):
+        cmd = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+               "import test_fmha_gpu as t; sys.exit(t._worker(sys.argv[2]))",
+               str(Path(__file__).parent), str(first)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
+            out, code, err = r.stdout, r.returncode, r.stderr
+        except subprocess.TimeoutExpired as t:
+            out, code, err = t.stdout or "", "timeout after 900 s", t.stderr or ""
+            out, err = (x.decode() if isinstance(x, bytes) else x for x in (out, err))
+        for line in out.splitlines():
+            if line.startswith("CAKE_CASE "):
+                _, i, verdict, *msg = line.split(" ", 3)
+                results[int(i)] = "ok" if verdict == "ok" else json.loads(msg[0])
+        nxt = next((i for i in range(first, len(CASES)) if i not in results), None)
+        if nxt is None:
+            break
+        if code == 3:
+            first = nxt
+            continue
+        results[nxt] = f"the worker process ended in this case (exit {code}): {err[-2000:]}"
+        first = nxt + 1
+    return results
+
+
+def _case_id(case) -> str:
+    name = Path(case[2]).stem if len(case) > 2 and case[2] else "fmha"
+    return "-".join([case[0], *(str(x) for x in case[1:2]), name])
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[_case_id(c) for c in CASES])
+def test_kernel_case(results, index):
+    """One case of CASES, as a worker process ran it."""
+    verdict = results.get(index, "not run")
+    if verdict != "ok":
+        pytest.fail(f"{CASES[index]}: {verdict}", pytrace=False)
 
 
 @pytest.mark.parametrize("bad,match", [

@@ -143,22 +143,56 @@ def staged(lm, A: LM.tma2d, B: LM.tma2d, O: LM.tma2d, M: LM.i32, N: LM.i32):
 '''
 
 
+def _staged_store(source: str, m: int, n: int, seed: int):
+    """(A, B, the NaN-filled buffer whose [:m, :n] view was O) after one launch of `source`
+    (TMA_STORE_SOURCE's parameters) on fresh random A [m, 64] and B [n, 64]."""
+    import cakec
+    kernel = cakec.compile(source=source)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn(m, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn(n, 64, device="cuda", generator=gen).to(torch.bfloat16)
+    buf = torch.full((m + 1, n + 8), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel(a, b, buf[:m, :n], m, n)
+    torch.cuda.synchronize()
+    return a, b, buf
+
+
 @pytest.mark.parametrize("m,n", [(128, 128), (300, 200), (1, 8), (257, 1000)])
 def test_tma_store_of_a_staged_view(m: int, n: int) -> None:
     """O through SMEM: the tile stored into a 128b-swizzled stage, then one TMA store per
     64-column block, clipped by the TMA unit at the tensor's edges (row and column tails)."""
-    import cakec
-    kernel = cakec.compile(source=TMA_STORE_SOURCE)
-    gen = torch.Generator(device="cuda").manual_seed(m * 31 + n)
-    a = torch.randn(m, 64, device="cuda", generator=gen).to(torch.bfloat16)
-    b = torch.randn(n, 64, device="cuda", generator=gen).to(torch.bfloat16)
-    buf = torch.full((m + 1, n + 8), float("nan"), device="cuda", dtype=torch.bfloat16)
+    a, b, buf = _staged_store(TMA_STORE_SOURCE, m, n, m * 31 + n)
     o = buf[:m, :n]
-    kernel(a, b, o, m, n)
-    torch.cuda.synchronize()
     want = (a.double() @ b.double().t() + 1).to(torch.bfloat16).double()
     assert not torch.isnan(o).any(), "an element of O was never written"
     err = float((o.double() - want).abs().max() / want.abs().max())
     assert err < 1e-2, f"max error {err:.2e} relative to max |O|"
+    assert torch.isnan(buf[m:]).all() and torch.isnan(buf[:m, n:]).all(), \
+        "the TMA store wrote outside O"
+
+
+@pytest.mark.parametrize("m,n", [(300, 200), (257, 1000), (129, 136), (1, 8)])
+def test_tma_store_of_a_tile_outside_writes_nothing(m: int, n: int) -> None:
+    """Each CTA stores its tile at the tile before its own, (mt − 1, nt − 1): the first row
+    and column of CTAs aim at coordinate −1, which the TMA unit faults on; those boxes are
+    not issued (test/distilled/tma_store_outside.cake), the others land one tile up-left."""
+    src = TMA_STORE_SOURCE.replace("coords=(mt, nt))", "coords=(mt - 1, nt - 1))")
+    assert src != TMA_STORE_SOURCE
+    a, b, buf = _staged_store(src, m, n, m * 17 + n)
+    o = buf[:m, :n]
+    tm, tn = -(-m // 128), -(-n // 128)
+    ap = torch.zeros(tm * 128, 64, device="cuda", dtype=torch.float64)
+    bp = torch.zeros(tn * 128, 64, device="cuda", dtype=torch.float64)
+    ap[:m], bp[:n] = a.double(), b.double()
+    full = (ap @ bp.t() + 1).to(torch.bfloat16).double()  # what every CTA computes
+    rows, cols = min(m, (tm - 1) * 128), min(n, (tn - 1) * 128)  # the tiles written
+    got = o[:rows, :cols].double()
+    want = full[128:128 + rows, 128:128 + cols]
+    assert not torch.isnan(got).any(), "an element of O was never written"
+    if rows and cols:
+        err = float((got - want).abs().max() / want.abs().max())
+        assert err < 1e-2, f"max error {err:.2e} relative to max |O|"
+    assert torch.isnan(o[rows:]).all() and torch.isnan(o[:, cols:]).all(), \
+        "a tile nobody stores to was written"
     assert torch.isnan(buf[m:]).all() and torch.isnan(buf[:m, n:]).all(), \
         "the TMA store wrote outside O"

@@ -379,6 +379,13 @@ LEGAL: dict[str, str] = {
     **{f"examples/attention/fmha_fwd_sm90_overlap.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (58, 59, 60)},
     "examples/attention/fmha_fwd_sm90_overlap.cake:delete_wait:99": _Q_BY_K_RING,
+    # The overlapped D64 ping-pong: fmha_fwd_sm90_d64.cake's views and waits, and its O stages.
+    **{f"examples/attention/fmha_fwd_sm90_d64_overlap.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (26, 27, 28, 29)},
+    "examples/attention/fmha_fwd_sm90_d64_overlap.cake:delete_wait:74": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm90_d64_overlap.cake:delete_wait:197": _TRANSITIVE_Q,
+    **{f"examples/attention/fmha_fwd_sm90_d64_overlap.cake:swizzle:{n}:128b->{to}": _O_STAGE
+       for n in (30, 31) for to in ("64b", "None")},
     **{f"examples/attention/fmha_fwd_sm90_overlap.cake:swizzle:61:128b->{to}": _O_STAGE
        for to in ("64b", "None")},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,

@@ -25,9 +25,13 @@ def relay(lm, C: LM.tma2d, O: LM.tma2d, N: LM.i32):
             O.tma_store(so[0], coords=(t, 0))
             lm.arrive(empty)
 # CHECK: // relay_ok.cake:25: O.tma_store(so[0], coords=(t, 0))
-# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so, 0, t * 128);
-# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so + 16384u, 64, t * 128);
+# CHECK-NEXT: {
+# CHECK-NEXT: const i32 cake_x0 = 0, cake_x1 = t * 128;
+# CHECK-NEXT: const bool cake_in = (u64)cake_x1 < (u64)O.shape[0];  // the box's outer dimensions start inside the tensor
+# CHECK-NEXT: if (cake_in && (u64)cake_x0 < (u64)O.shape[1]) cake_tma_store_2d(&O_tmap0, so, cake_x0, cake_x1);
+# CHECK-NEXT: if (cake_in && (u64)(cake_x0 + 64) < (u64)O.shape[1]) cake_tma_store_2d(&O_tmap0, so + 16384u, cake_x0 + 64, cake_x1);
 # CHECK-NEXT: cake_tma_store_commit();
+# CHECK-NEXT: }
 # CHECK-NEXT: cake_tma_store_wait_read<0>();  // the TMA stores of `out` have read the bytes `so` rewrites
 # CHECK-NEXT: // relay_ok.cake:26: lm.arrive(empty)
 # CHECK-NEXT: cake_mbar_arrive(empty);

@@ -38,8 +38,10 @@ def epi(lm, A: LM.tma2d, B: LM.tma2d, O: LM.tma2d, T: LM.i32):
 # CHECK-NEXT: // tma_store_epilogue_loop.cake:30: so[0].store(acc.to(lm.bf16))
 # CHECK: // tma_store_epilogue_loop.cake:32: O.tma_store(so[0], coords=(t, 0))
 # CHECK-NEXT: if (cake_leader) {
-# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so, 0, t * 128);
-# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so + 16384u, 64, t * 128);
+# CHECK-NEXT: const i32 cake_x0 = 0, cake_x1 = t * 128;
+# CHECK-NEXT: const bool cake_in = (u64)cake_x1 < (u64)O.shape[0];  // the box's outer dimensions start inside the tensor
+# CHECK-NEXT: if (cake_in && (u64)cake_x0 < (u64)O.shape[1]) cake_tma_store_2d(&O_tmap0, so, cake_x0, cake_x1);
+# CHECK-NEXT: if (cake_in && (u64)(cake_x0 + 64) < (u64)O.shape[1]) cake_tma_store_2d(&O_tmap0, so + 16384u, cake_x0 + 64, cake_x1);
 # CHECK-NEXT: cake_tma_store_commit();
 # CHECK-NEXT: }
 # CHECK-NEXT: }

@@ -32,8 +32,10 @@ def tmast(lm, A: LM.tma2d, B: LM.tma2d, O: LM.tma2d, M: LM.i32, N: LM.i32):
 # CHECK-NOT: cake_tma_store_wait
 # CHECK: // tma_store_staged.cake:30: O.tma_store(so[0], coords=(mt, nt))
 # CHECK-NEXT: if (cake_leader) {
-# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so, nt * 128, mt * 128);
-# CHECK-NEXT: cake_tma_store_2d(&O_tmap0, so + 16384u, nt * 128 + 64, mt * 128);
+# CHECK-NEXT: const i32 cake_x0 = nt * 128, cake_x1 = mt * 128;
+# CHECK-NEXT: const bool cake_in = (u64)cake_x1 < (u64)O.shape[0];  // the box's outer dimensions start inside the tensor
+# CHECK-NEXT: if (cake_in && (u64)cake_x0 < (u64)O.shape[1]) cake_tma_store_2d(&O_tmap0, so, cake_x0, cake_x1);
+# CHECK-NEXT: if (cake_in && (u64)(cake_x0 + 64) < (u64)O.shape[1]) cake_tma_store_2d(&O_tmap0, so + 16384u, cake_x0 + 64, cake_x1);
 # CHECK-NEXT: cake_tma_store_commit();
 # CHECK-NEXT: }
 # CHECK-NEXT: if (cake_leader) cake_tma_store_wait_read<0>();  // the role's TMA stores have read their stages before the CTA's SMEM goes
