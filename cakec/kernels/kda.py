@@ -233,7 +233,6 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     if cu is not None:
         t_max = max(y - x for x, y in zip(cu, cu[1:]))
         q, k, v, g, beta = (_padded(x, cu, t_max) for x in (q, k, v, g, beta))
-    t = q.shape[1]
     if kernel is None:
         kernel = default_kernel(g, v.shape[2])
     run = {"kda_prefill_chunked": _chunked, "kda_prefill_split": _split,
