@@ -233,11 +233,18 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     if cu is not None:
         t_max = max(y - x for x, y in zip(cu, cu[1:]))
         q, k, v, g, beta = (_padded(x, cu, t_max) for x in (q, k, v, g, beta))
+    target = checks.target(_PREFILL, q)
     if kernel is None:
-        kernel = default_kernel(g, v.shape[2])
-    run = {"kda_prefill_chunked": _chunked, "kda_prefill_split": _split,
-           "kda_prefill_recurrent": _recurrent}[kernel]
-    o, final = run(q, k, v, g, beta, initial_state, scale, checks.target(_PREFILL, q))
+        kernel = _by_length(q.shape[0], q.shape[1], v.shape[2])
+        # The decay check is queued ahead of the chunked-form kernels and read after they
+        # were launched: the host waits for the check's reduction only (an event), not for
+        # the kernels, and a batch beyond the range is redone by the recurrent kernel.
+        in_range = None if kernel == "kda_prefill_recurrent" else _decay_in_range(g)
+        o, final = _RUN[kernel](q, k, v, g, beta, initial_state, scale, target)
+        if in_range is not None and not in_range():
+            o, final = _recurrent(q, k, v, g, beta, initial_state, scale, target)
+    else:
+        o, final = _RUN[kernel](q, k, v, g, beta, initial_state, scale, target)
     if cu is not None:
         o = torch.cat([o[i, :hi - lo] for i, (lo, hi) in enumerate(zip(cu, cu[1:]))])[None]
     return o, (final if output_final_state else None)
@@ -246,9 +253,17 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
 def default_kernel(g: torch.Tensor, hv: int) -> str:
     """kda_prefill's pick for gates g [B, T, HV, 128] (after varlen padding): by T
     (CHUNKED_MIN_T, SPLIT_MIN_T), the chunked-form kernels only while every chunk's decay
-    stays above CHUNK_DECAY_MIN, the split one only while its workspace rows fit 32 bits."""
-    b, t = g.shape[:2]
-    if not CHUNKED_BY_DEFAULT or t < CHUNKED_MIN_T or _chunk_decay_min(g) < CHUNK_DECAY_MIN:
+    stays above CHUNK_DECAY_MIN (this asks the device and waits), the split one only while
+    its workspace rows fit 32 bits."""
+    pick = _by_length(g.shape[0], g.shape[1], hv)
+    if pick != "kda_prefill_recurrent" and not _decay_in_range(g)():
+        return "kda_prefill_recurrent"
+    return pick
+
+
+def _by_length(b: int, t: int, hv: int) -> str:
+    """The default kernel for B sequences of T tokens and HV value heads, the gates aside."""
+    if not CHUNKED_BY_DEFAULT or t < CHUNKED_MIN_T:
         return "kda_prefill_recurrent"
     if t >= SPLIT_MIN_T and _split_rows(b, t, hv) < 2**31:
         return "kda_prefill_split"
@@ -260,15 +275,26 @@ def _split_rows(b: int, t: int, hv: int) -> int:
     return b * hv * -(-t // _CHUNK) * _CHUNK
 
 
-def _chunk_decay_min(g: torch.Tensor) -> float:
-    """The smallest total log-decay of one channel over one 64-token chunk (the last one
-    ragged), one pass over g and one host sync."""
+def _decay_in_range(g: torch.Tensor):
+    """Queue the smallest total log-decay of one channel over one 64-token chunk (the last
+    one ragged) and its copy to the host; returns a callable that waits for that copy only
+    (an event recorded after it) and says whether it is at least CHUNK_DECAY_MIN."""
     b, t, hv, d = g.shape
     full = t // _CHUNK * _CHUNK
     parts = [g[:, full:].sum(dim=1).amin()] if full < t else []
     if full:
         parts.append(g[:, :full].reshape(b, t // _CHUNK, _CHUNK, hv, d).sum(dim=2).amin())
-    return float(torch.stack(parts).amin())
+    low = torch.stack(parts).amin() if len(parts) > 1 else parts[0]
+    host = torch.empty((), dtype=torch.float32, pin_memory=True)
+    host.copy_(low, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+
+    def in_range() -> bool:
+        done.synchronize()
+        return bool(host.item() >= CHUNK_DECAY_MIN)
+
+    return in_range
 
 
 _levels: dict[torch.device, torch.Tensor] = {}
@@ -340,8 +366,10 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str):
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel='kda_prefill_split' needs a "
                                        f"workspace of {rows} rows (B·HV·64·chunks), more than "
                                        "its 32-bit rows address; use the default kernel")
-    ws = [torch.empty(rows, width, device=q.device, dtype=torch.bfloat16)
-          for width in (64, 64, DIM, DIM, DIM)]              # WA, WM, WW, WQ, WK
+    widths = (64, 64, DIM, DIM, DIM)                         # WA, WM, WW, WQ, WK
+    flat = torch.empty(rows * sum(widths), device=q.device, dtype=torch.bfloat16)  # one alloc
+    ends = [rows * sum(widths[:i + 1]) for i in range(len(widths))]
+    ws = [flat[end - rows * w:end].view(rows, w) for w, end in zip(widths, ends)]
     dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)  # WD
     o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
     views = (_heads(q), _heads(k), _heads(g), v.reshape(b, t, hv * DIM), _heads(o))
@@ -371,3 +399,8 @@ def _recurrent(q, k, v, g, beta, initial_state, scale: float, target: str):
         s0.view(-1, DIM), final.view(-1, DIM), o.view(-1, DIM), b * hv, t, hv, h, scale,
         int(initial_state is not None))
     return o, final
+
+
+#: The prefill kernels' entries by name.
+_RUN = {"kda_prefill_chunked": _chunked, "kda_prefill_split": _split,
+        "kda_prefill_recurrent": _recurrent}

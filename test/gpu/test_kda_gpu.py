@@ -291,16 +291,20 @@ def test_prefill_strong_gates(kernel):
 
 def test_prefill_gates_beyond_the_chunk_range():
     """A chunk decaying by more than CHUNK_DECAY_MIN in some channel would overflow the
-    chunked form's scaled keys: kda_prefill runs the recurrent kernel, exact as ever."""
-    from cakec.kernels.kda import CHUNK_DECAY_MIN, kda_prefill
+    chunked form's scaled keys: kda_prefill's speculative split launch is redone by the
+    recurrent kernel (its result bit for bit), exact as ever."""
+    from cakec.kernels.kda import CHUNK_DECAY_MIN, default_kernel, kda_prefill
 
     x = _sequence(1, 130, 2, 2, seed=8)
     x["g"] = x["g"] * 30.0
     assert float(x["g"][:, :64].sum(dim=1).amin()) < CHUNK_DECAY_MIN
-    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
-                       output_final_state=True)
-    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
-                                            initial_state=x["state"])
+    assert default_kernel(x["g"], 2) == "kda_prefill_recurrent"
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
+    ro, rs = kda_prefill(*args, initial_state=x["state"], output_final_state=True,
+                         kernel="kda_prefill_recurrent")
+    assert torch.equal(o, ro) and torch.equal(s, rs)
+    ref_o, ref_s = _example().reference_kda(*args, initial_state=x["state"])
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
