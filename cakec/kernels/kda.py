@@ -182,12 +182,14 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
 #: synccheck 0 errors at a ragged small shape).
 CHUNKED_BY_DEFAULT = True
 #: Where each kernel is the default, from bench/kda.py's short rows (B = 8, H = 16, ms
-#: chunked / split / recurrent, H200 2026-12-02, main 4cb69c0): T = 1 0.126 / 0.121 / 0.055;
-#: T = 16 0.139 / 0.146 / 0.097; T = 64 0.151 / 0.158 / 0.310; T = 256 0.603 / 0.335 /
-#: 1.531; T = 1024 2.060 / 1.165 / 6.195. The recurrent kernel grows by ≈ 4 µs a token and
-#: the fused chunked one by ≈ 150 µs a chunk, the split one by ≈ 60 µs a chunk: the
-#: recurrent kernel below CHUNKED_MIN_T tokens (its line meets the chunked kernel's one-chunk
-#: cost near 26 tokens), the fused chunked kernel for one chunk, the split pair from two.
+#: chunked / split / recurrent). H200 2026-12-02, main 4cb69c0: T = 1 0.126 / 0.121 /
+#: 0.055; T = 16 0.139 / 0.146 / 0.097; T = 64 0.151 / 0.158 / 0.310; T = 256 0.603 / 0.335
+#: / 1.531; T = 1024 2.060 / 1.165 / 6.195. The same day with one bounds decision per block
+#: (branch kda16): T = 1 0.137 / 0.204 / 0.097; 16 0.149 / 0.220 / 0.106; 32 0.150 / 0.215
+#: / 0.157; 64 0.147 / 0.208 / 0.308; 128 0.241 / 0.218 / 0.637; 256 0.459 / 0.216 /
+#: 1.502; 1024 1.627 / 0.425 / 6.077. The recurrent kernel grows by ≈ 4 µs a token and
+#: meets the fused chunked kernel's one-chunk cost at 32 tokens; the split pair costs ≈ 0.21
+#: ms up to 256 tokens (its launches and workspace, host-bound) and wins from two chunks.
 CHUNKED_MIN_T = 32
 SPLIT_MIN_T = 65
 #: The chunked kernel scales keys by 2^(±(γ − γ_C/2)) (γ the within-chunk cumulative log2
