@@ -60,11 +60,20 @@ def k(lm, X: LM.tensor2d, W: LM.tensor3d, A: LM.tensor1d, Y: LM.tensor2d, Z: LM.
 # SM90: cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_load_block_elem<2, CakeInF32>(X, block_at_1,
 # SM90: cake_store_pair<CakeOutF32>(Z,
 # sm_100a: one row per thread, every column; a column spans all 32 lanes and the 4 warps.
+# Every family decides once per block (plain accesses inside): the load, then the store.
 # SM100: float s[32];  // (128, 32) lm.regs
+# SM100: if (cake_pb.whole) {
+# SM100: cake_whole_pair<2, CakeInF32>(X, cake_pb, (i32)(32u * (cake_warp % 4u) + cake_lane_id()), cake_c, cake_x)
 # SM100: __shfl_xor_sync(0xffffffffu, cake_a, 1);
 # SM100: __shared__ float cake_colred_[4][32];
 # SM100: cake_colred_[(i32)(cake_warp % 4u)]
+# SM100: if (cake_b.whole && block_at_1_b.whole) {
+# SM100: cake_whole_store_pair<2, CakeOutF32>(Z, cake_b,
 # sm_80: mma.sync fragments, each warp 32 rows of the block.
 # SM80: float s[2][4][4];  // (128, 32) lm.regs
+# SM80: if (cake_pb.whole) {
+# SM80: cake_whole_pair<2, CakeInF32>(X, cake_pb,
 # SM80: __shared__ float cake_colred_[4][32];
 # SM80: cake_colred_[(i32)((cake_warp - 0u) % 4u)]
+# SM80: if (cake_b.whole && block_at_1_b.whole) {
+# SM80: cake_whole_store_pair<2, CakeOutF32>(Z, cake_b,
