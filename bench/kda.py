@@ -16,8 +16,9 @@ final state) and, at 8x2048x16, the float32 recurrence. Prints ms, fla / ours an
 the chunked-form count of ../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and
 head). First, short sequences (T ∈ SHORT_T, B = 8, H = 16) for every prefill kernel, the
 recurrent one included, kda_prefill's default pick and fla side by side
-(cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows). Every row is printed as soon as
-it is measured.
+(cakec.kernels.kda.CHUNKED_MIN_T and SPLIT_MIN_T are chosen from these rows). At the long
+shapes the split kernel's two launches are also timed alone (prep / state). Every row is
+printed as soon as it is measured.
 
     python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only]
     compute-sanitizer --tool racecheck python3 bench/kda.py --sanitize
@@ -111,6 +112,8 @@ FLOP_PER_TOKEN = 6 * 128 * 128 + 8 * 64 * 128
 SLOW = "kda_prefill_recurrent"
 
 
+#: The split kernel's two launches, timed alone at the long shapes beside the whole entry.
+PHASES = ("split:prep", "split:state")
 #: The prefill kernels a run measures (--kernels narrows it).
 KERNELS: list[str] = []
 
@@ -146,7 +149,8 @@ def prefill_rows(ex, started: float) -> list[dict]:
     from fla.ops.kda import chunk_kda
 
     from cakec.api import time_ms
-    from cakec.kernels.kda import kda_prefill
+    from cakec.kernels import checks
+    from cakec.kernels.kda import kda_prefill, split_launches
 
     kernels = long_kernels()
     cases = [(f"{b}x{t}x{h}", (b, t, h), None, b * t * h) for b, t, h in PREFILL_SHAPES]
@@ -172,7 +176,17 @@ def prefill_rows(ex, started: float) -> list[dict]:
                                  "err_o_fla_ref": rel(fo, ref[0])}
             fns[kernel] = (lambda kernel=kernel: kda_prefill(
                 **x, cu_seqlens=cu_seqlens, output_final_state=True, kernel=kernel))
+        if "kda_prefill_split" in kernels and cu_seqlens is None:
+            prep, state, _ = split_launches(x["q"], x["k"], x["v"], x["g"], x["beta"], None,
+                                            128 ** -0.5, checks.target("bench", x["q"]))
+            prep()  # the state pass reads what the prep wrote: time it on real tiles
+            fns |= {PHASES[0]: prep, PHASES[1]: state}
         ms = time_ms(fns, rounds=3)
+        if PHASES[0] in ms:
+            say(f"{name:>14} {'split: prep / state':>22} | {ms[PHASES[0]]:8.3f} / "
+                f"{ms[PHASES[1]]:.3f} ms alone (the kernels without the entry's host work)")
+            rows.append({"shape": name, "kernel": "split_phases", "prep_ms": ms[PHASES[0]],
+                         "state_ms": ms[PHASES[1]], "ok": True})
         flop = token_heads * FLOP_PER_TOKEN
         for kernel in kernels:
             row = {"shape": name, "kernel": kernel, **errs[kernel], "cake_ms": ms[kernel],
@@ -188,16 +202,16 @@ def prefill_rows(ex, started: float) -> list[dict]:
                 say(f"{'':>14}   vs the f32 recurrence: o {row['err_o_ref']:.1e}, S "
                     f"{row['err_s_ref']:.1e} (chunk_kda's o: {row['err_o_fla_ref']:.1e})")
     for kernel in kernels:
-        mine = [r for r in rows if r["kernel"] == kernel]
+        mine = [r for r in rows if r["kernel"] == kernel]  # not the phase rows
         geo = math.exp(sum(math.log(r["x_fla"]) for r in mine) / len(mine))
         say(f"{kernel}: geomean fla/ours {geo:.3f}x, lowest {min(r['x_fla'] for r in mine):.3f}x "
             "(issue 15 asks ≥ 2.5x, none below 1.5x)")
     return rows
 
 
-#: Short sequences (B = 8, H = 16): where the token-by-token kernel may beat the chunked one
-#: (cakec.kernels.kda.CHUNKED_MIN_T is chosen from these rows).
-SHORT_T = [1, 16, 64, 256, 1024]
+#: Short sequences (B = 8, H = 16): where each kernel wins (cakec.kernels.kda.CHUNKED_MIN_T
+#: and SPLIT_MIN_T are chosen from these rows).
+SHORT_T = [1, 16, 32, 64, 128, 256, 1024]
 
 
 def short_rows(started: float) -> list[dict]:
@@ -206,11 +220,11 @@ def short_rows(started: float) -> list[dict]:
     from fla.ops.kda import chunk_kda
 
     from cakec.api import time_ms
-    from cakec.kernels.kda import kda_prefill
+    from cakec.kernels.kda import default_kernel, kda_prefill
 
     say("\nshort sequences, B = 8, H = 16 (ms; the default is what kda_prefill picks)")
     say(f"{'T':>6} | " + " ".join(f"{k:>22}" for k in KERNELS)
-        + f" {'default':>9} {'fla':>9}")
+        + f" {'default':>9} {'fla':>9}  picks")
     rows = []
     for t in SHORT_T:
         x = prefill_inputs(8, t, 16)
@@ -218,10 +232,11 @@ def short_rows(started: float) -> list[dict]:
                for name in KERNELS}
         fns["default"] = lambda: kda_prefill(**x, output_final_state=True)
         fns["fla"] = lambda: chunk_kda(**x, output_final_state=True)
-        row = {"T": t, **time_ms(fns, rounds=3)}
+        row = {"T": t, **time_ms(fns, rounds=3), "picks": default_kernel(x["g"], 16)}
         rows.append(row)
         say(f"{t:>6} | " + " ".join(f"{row[k]:22.4f}" for k in KERNELS)
-            + f" {row['default']:9.4f} {row['fla']:9.4f}  ({time.time() - started:.0f} s)")
+            + f" {row['default']:9.4f} {row['fla']:9.4f}  {row['picks']}  "
+            f"({time.time() - started:.0f} s)")
     return rows
 
 

@@ -1,8 +1,9 @@
 """Kimi Delta Attention (KDA) on the shipped kernels: `kda_decode`, one new token per sequence
 against a recurrent state in HBM (kda_decode.cake), and `kda_prefill`, whole sequences with
-the state kept on chip (kda_prefill_chunked.cake: chunks of 64 tokens on wgmma, the
-default; kda_prefill_prep.cake + kda_prefill_state.cake: the same form split over the
-sequence; kda_prefill_recurrent.cake token by token, for short sequences).
+the state kept on chip (kda_prefill_prep.cake + kda_prefill_state.cake: the chunked form
+split over the sequence, the default from two chunks; kda_prefill_chunked.cake: the same
+form fused, chunks of 64 tokens on wgmma, the default for one chunk;
+kda_prefill_recurrent.cake token by token, for short sequences).
 
 Shapes follow fla (`fla.ops.kda`): q, k [B, T, H, 128] bf16; v [B, T, HV, 128] bf16 (HV a
 multiple of H: value head hv reads query/key head hv // (HV / H)); g [B, T, HV, 128] f32
@@ -176,15 +177,21 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
     return out
 
 
-#: Whether kda_prefill picks the chunked kernel by itself: yes since the H200 run of
+#: Whether kda_prefill picks a chunked-form kernel by itself: yes since the H200 run of
 #: 2026-12-01 (test/gpu/test_kda_gpu.py's prefill cases passed; racecheck 0 hazards,
 #: synccheck 0 errors at a ragged small shape).
 CHUNKED_BY_DEFAULT = True
-#: Where the chunked kernel is the default: sequences of at least this many tokens, the
-#: recurrent kernel below it. bench/kda.py's short rows (B = 8, H = 16, ms chunked /
-#: recurrent, H200 2026-12-01): T = 1 0.189 / 0.130, T = 16 0.208 / 0.142, T = 64 0.218 /
-#: 0.310, T = 256 0.578 / 1.508, T = 1024 2.10 / 6.10.
-CHUNKED_MIN_T = 64
+#: Where each kernel is the default, from bench/kda.py's short rows (B = 8, H = 16, ms
+#: chunked / split / recurrent). H200 2026-12-02, main 4cb69c0: T = 1 0.126 / 0.121 /
+#: 0.055; T = 16 0.139 / 0.146 / 0.097; T = 64 0.151 / 0.158 / 0.310; T = 256 0.603 / 0.335
+#: / 1.531; T = 1024 2.060 / 1.165 / 6.195. The same day with one bounds decision per block
+#: (branch kda16): T = 1 0.137 / 0.204 / 0.097; 16 0.149 / 0.220 / 0.106; 32 0.150 / 0.215
+#: / 0.157; 64 0.147 / 0.208 / 0.308; 128 0.241 / 0.218 / 0.637; 256 0.459 / 0.216 /
+#: 1.502; 1024 1.627 / 0.425 / 6.077. The recurrent kernel grows by ≈ 4 µs a token and
+#: meets the fused chunked kernel's one-chunk cost at 32 tokens; the split pair costs ≈ 0.21
+#: ms up to 256 tokens (its launches and workspace, host-bound) and wins from two chunks.
+CHUNKED_MIN_T = 32
+SPLIT_MIN_T = 65
 #: The chunked kernel scales keys by 2^(±(γ − γ_C/2)) (γ the within-chunk cumulative log2
 #: decay), finite in f32 while every channel's decay over a chunk of 64 tokens stays above
 #: −2·126·ln 2 ≈ −174.7 (natural log); batches with a chunk beyond this run the recurrent
@@ -207,17 +214,18 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     f32 log-decay, beta [B, T, HV] f32 or bf16, any T ≥ 1; `cu_seqlens` [N + 1] for N
     sequences concatenated in a B = 1 batch; `initial_state` [N, HV, 128, 128] f32.
 
-    Runs kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens
-    on wgmma, the state in registers across every chunk; a ragged last chunk is masked) for
-    sequences of at least CHUNKED_MIN_T tokens whose gates decay by no more than
-    CHUNK_DECAY_MIN over a chunk (checked on the device: one pass over g and a host sync),
-    else kda_prefill_recurrent.cake (token by token, exact for any decay). `kernel=` names
-    one of PREFILL_KERNELS instead: "kda_prefill_split" is the chunked form split over the
-    sequence (kda_prefill_prep.cake for every chunk at once into a workspace, then
-    kda_prefill_state.cake's state pass, two CTAs per sequence and value head); its first
-    form matched the float32 recurrence on the H200 (T = 1 to 1000, varlen), the current one
-    is not yet GPU-run and neither is timed, so it is no default. Variable-length batches are padded to the longest sequence first (zero
-    keys and gates leave the state unchanged)."""
+    By default (`kernel=None`) the chunked form for sequences of at least CHUNKED_MIN_T
+    tokens whose gates decay by no more than CHUNK_DECAY_MIN over a chunk (checked on the
+    device: one pass over g and a host sync): from SPLIT_MIN_T tokens the sequence-split pair
+    (kda_prefill_prep.cake computes every chunk's state-free tiles at once into a bf16
+    workspace, about 1 KiB per token and value head; kda_prefill_state.cake then runs the
+    state pass, two CTAs per sequence and value head, its inputs brought by TMA), below it
+    kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens on
+    wgmma, the state in registers across every chunk); else kda_prefill_recurrent.cake
+    (token by token, exact for any decay). Every kernel keeps the state on chip from the
+    first chunk to the last and masks a ragged last chunk. `kernel=` names one of
+    PREFILL_KERNELS instead. Variable-length batches are padded to the longest sequence
+    first (zero keys and gates leave the state unchanged)."""
     _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
     if kernel is not None and kernel not in PREFILL_KERNELS:
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel must be one of {PREFILL_KERNELS}, "
@@ -227,28 +235,68 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     if cu is not None:
         t_max = max(y - x for x, y in zip(cu, cu[1:]))
         q, k, v, g, beta = (_padded(x, cu, t_max) for x in (q, k, v, g, beta))
-    t = q.shape[1]
+    target = checks.target(_PREFILL, q)
     if kernel is None:
-        chunked = (CHUNKED_BY_DEFAULT and t >= CHUNKED_MIN_T
-                   and _chunk_decay_min(g) >= CHUNK_DECAY_MIN)
-        kernel = "kda_prefill_chunked" if chunked else "kda_prefill_recurrent"
-    run = {"kda_prefill_chunked": _chunked, "kda_prefill_split": _split,
-           "kda_prefill_recurrent": _recurrent}[kernel]
-    o, final = run(q, k, v, g, beta, initial_state, scale, checks.target(_PREFILL, q))
+        kernel = _by_length(q.shape[0], q.shape[1], v.shape[2])
+        # The decay check is queued ahead of the chunked-form kernels and read after they
+        # were launched: the host waits for the check's reduction only (an event), not for
+        # the kernels, and a batch beyond the range is redone by the recurrent kernel.
+        in_range = None if kernel == "kda_prefill_recurrent" else _decay_in_range(g)
+        o, final = _RUN[kernel](q, k, v, g, beta, initial_state, scale, target)
+        if in_range is not None and not in_range():
+            o, final = _recurrent(q, k, v, g, beta, initial_state, scale, target)
+    else:
+        o, final = _RUN[kernel](q, k, v, g, beta, initial_state, scale, target)
     if cu is not None:
         o = torch.cat([o[i, :hi - lo] for i, (lo, hi) in enumerate(zip(cu, cu[1:]))])[None]
     return o, (final if output_final_state else None)
 
 
-def _chunk_decay_min(g: torch.Tensor) -> float:
-    """The smallest total log-decay of one channel over one 64-token chunk (the last one
-    ragged), one pass over g and one host sync."""
+def default_kernel(g: torch.Tensor, hv: int) -> str:
+    """kda_prefill's pick for gates g [B, T, HV, 128] (after varlen padding): by T
+    (CHUNKED_MIN_T, SPLIT_MIN_T), the chunked-form kernels only while every chunk's decay
+    stays above CHUNK_DECAY_MIN (this asks the device and waits), the split one only while
+    its workspace rows fit 32 bits."""
+    pick = _by_length(g.shape[0], g.shape[1], hv)
+    if pick != "kda_prefill_recurrent" and not _decay_in_range(g)():
+        return "kda_prefill_recurrent"
+    return pick
+
+
+def _by_length(b: int, t: int, hv: int) -> str:
+    """The default kernel for B sequences of T tokens and HV value heads, the gates aside."""
+    if not CHUNKED_BY_DEFAULT or t < CHUNKED_MIN_T:
+        return "kda_prefill_recurrent"
+    if t >= SPLIT_MIN_T and _split_rows(b, t, hv) < 2**31:
+        return "kda_prefill_split"
+    return "kda_prefill_chunked"
+
+
+def _split_rows(b: int, t: int, hv: int) -> int:
+    """Rows of kda_prefill_split's workspace: 64 per chunk, value head and sequence."""
+    return b * hv * -(-t // _CHUNK) * _CHUNK
+
+
+def _decay_in_range(g: torch.Tensor):
+    """Queue the smallest total log-decay of one channel over one 64-token chunk (the last
+    one ragged) and its copy to the host; returns a callable that waits for that copy only
+    (an event recorded after it) and says whether it is at least CHUNK_DECAY_MIN."""
     b, t, hv, d = g.shape
     full = t // _CHUNK * _CHUNK
     parts = [g[:, full:].sum(dim=1).amin()] if full < t else []
     if full:
         parts.append(g[:, :full].reshape(b, t // _CHUNK, _CHUNK, hv, d).sum(dim=2).amin())
-    return float(torch.stack(parts).amin())
+    low = torch.stack(parts).amin() if len(parts) > 1 else parts[0]
+    host = torch.empty((), dtype=torch.float32, pin_memory=True)
+    host.copy_(low, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record()
+
+    def in_range() -> bool:
+        done.synchronize()
+        return bool(host.item() >= CHUNK_DECAY_MIN)
+
+    return in_range
 
 
 _levels: dict[torch.device, torch.Tensor] = {}
@@ -302,25 +350,42 @@ def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
     """kda_prefill_prep.cake over every chunk into a bf16 workspace (about 1 KiB per token
     and value head), then kda_prefill_state.cake's state pass, two CTAs per sequence and
     value head."""
+    prep, state, result = split_launches(q, k, v, g, beta, initial_state, scale, target)
+    prep()
+    state()
+    return result()
+
+
+def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str):
+    """kernel='kda_prefill_split' as its two launches over one set of buffers: (prep, state,
+    result), the kernels as closures (bench/kda.py times each alone) and `result()` the
+    (o, final state) they leave once both ran."""
     b, t, h, _ = q.shape
     hv = v.shape[2]
     chunks = -(-t // _CHUNK)
-    rows = b * hv * chunks * _CHUNK
+    rows = _split_rows(b, t, hv)
     if rows >= 2**31:
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel='kda_prefill_split' needs a "
                                        f"workspace of {rows} rows (B·HV·64·chunks), more than "
                                        "its 32-bit rows address; use the default kernel")
-    ws = [torch.empty(rows, width, device=q.device, dtype=torch.bfloat16)
-          for width in (64, 64, DIM, DIM, DIM)]              # WA, WM, WW, WQ, WK
+    widths = (64, 64, DIM, DIM, DIM)                         # WA, WM, WW, WQ, WK
+    flat = torch.empty(rows * sum(widths), device=q.device, dtype=torch.bfloat16)  # one alloc
+    ends = [rows * sum(widths[:i + 1]) for i in range(len(widths))]
+    ws = [flat[end - rows * w:end].view(rows, w) for w, end in zip(widths, ends)]
     dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)  # WD
     o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
-    build.kernel("kda_prefill_prep", target)(
-        _heads(q), _heads(k), _heads(g), beta_t, _level_table(q.device), *ws, dec, b, t, hv,
-        h, scale)
-    build.kernel("kda_prefill_state", target)(
-        v.reshape(b, t, hv * DIM), *ws, dec, s0, final_t, _heads(o), b, t, hv,
-        int(initial_state is not None))
-    return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
+    views = (_heads(q), _heads(k), _heads(g), v.reshape(b, t, hv * DIM), _heads(o))
+
+    def prep() -> None:
+        build.kernel("kda_prefill_prep", target)(
+            views[0], views[1], views[2], beta_t, _level_table(q.device), *ws, dec, b, t, hv,
+            h, scale)
+
+    def state() -> None:
+        build.kernel("kda_prefill_state", target)(
+            views[3], *ws, dec, s0, final_t, views[4], b, t, hv, int(initial_state is not None))
+
+    return prep, state, lambda: (o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous())
 
 
 def _recurrent(q, k, v, g, beta, initial_state, scale: float, target: str):
@@ -336,3 +401,8 @@ def _recurrent(q, k, v, g, beta, initial_state, scale: float, target: str):
         s0.view(-1, DIM), final.view(-1, DIM), o.view(-1, DIM), b * hv, t, hv, h, scale,
         int(initial_state is not None))
     return o, final
+
+
+#: The prefill kernels' entries by name.
+_RUN = {"kda_prefill_chunked": _chunked, "kda_prefill_split": _split,
+        "kda_prefill_recurrent": _recurrent}

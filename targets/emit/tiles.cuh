@@ -248,6 +248,54 @@ __device__ __forceinline__ void cake_store_block_pair(const CakeTensor<R>& t, co
   }
 }
 
+// An (M, N) block of t at element coordinates c taken whole: its element (0, 0) at `base`,
+// rows `ld` apart, and whether every element lies inside the tensor with the last dimension
+// contiguous (and, for PAIRS, every even column's pair aligned to one 2-element access). A
+// whole block is read or written by plain accesses, one bounds decision for the tile (a
+// uniform branch) instead of one per element; any other block takes the checked helpers
+// above, so a ragged tail keeps its exact semantics.
+struct CakeBlock {
+  long long base;
+  long long ld;
+  bool whole;
+};
+
+template <int R, class E, bool PAIRS>
+__device__ __forceinline__ CakeBlock cake_block(const CakeTensor<R>& t, const i32 (&c)[R],
+                                                i32 rows, i32 cols) {
+  bool whole = t.stride[R - 1] == 1;
+  long long off = 0;
+#pragma unroll
+  for (int d = 0; d < R - 2; ++d) {
+    whole = whole && c[d] >= 0 && c[d] < t.shape[d];
+    off += (long long)c[d] * t.stride[d];
+  }
+  const long long r0 = c[R - 2], k0 = c[R - 1], ld = t.stride[R - 2];
+  whole = whole && r0 >= 0 && r0 + rows <= t.shape[R - 2] && k0 >= 0 &&
+          k0 + cols <= t.shape[R - 1];
+  off += r0 * ld + k0;
+  if (PAIRS) whole = whole && (ld & 1) == 0 && ((u64)((const E*)t.ptr + off) % (2 * sizeof(E))) == 0;
+  return {off, ld, whole};
+}
+
+// The accesses of a whole block b (cake_block; PAIRS for the pairs): element (row, col), the
+// pair (row, col), (row, col + 1) with col even, read or stored with no bounds.
+template <int R, class In>
+__device__ __forceinline__ typename In::reg cake_whole_elem(const CakeTensor<R>& t,
+                                                            const CakeBlock& b, i32 row, i32 col) {
+  return In::one((const typename In::elem*)t.ptr + b.base + (long long)row * b.ld + col);
+}
+template <int R, class In>
+__device__ __forceinline__ void cake_whole_pair(const CakeTensor<R>& t, const CakeBlock& b,
+                                                i32 row, i32 col, typename In::reg (&x)[2]) {
+  In::pair((const typename In::elem*)t.ptr + b.base + (long long)row * b.ld + col, x);
+}
+template <int R, class Out>
+__device__ __forceinline__ void cake_whole_store_pair(const CakeTensor<R>& t, const CakeBlock& b,
+                                                      i32 row, i32 col, float x0, float x1) {
+  Out::pair((typename Out::elem*)t.ptr + b.base + (long long)row * b.ld + col, x0, x1);
+}
+
 // ---------------------------------------------------------------- shared memory
 
 __device__ __forceinline__ u32 cake_lds_b32(u32 addr) {

@@ -429,7 +429,8 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
         value = value.owner.source
     # A number fills every element: the loops run over the destination's registers.
     over = value if isinstance(value.type, TileType) else op.dest
-    with em.block():
+
+    def assign(_whole: bool) -> None:
         with layout.loops(em, shape, over):
             x = element(em, value, layout)
             if trait is None:
@@ -439,6 +440,9 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
                         f"{C} % 2, {x});")
             else:
                 raise Unsupported("assigning a register tile its role does not hold")
+
+    with em.block():
+        whole_or_checked(em, [], value, assign)
 
 
 def _lvalue(em: KernelEmitter, dest: SSAValue, layout: Layout) -> str:
@@ -475,21 +479,31 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
     rows, cols = tile_dims(op.value)
     em.source_comment(op)
     layout.before_read(em, op, value)
+    out, trait = em.val(op.tensor), OUT_TRAITS[dtype]
     with em.block():
         if rank == 2:
             em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
             em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
-            store = (f"cake_store_pair<{OUT_TRAITS[dtype]}>({em.val(op.tensor)}, cake_row0 + "
-                     f"{layout.row()}, cake_col0 + {layout.col()}, cake_x[0], cake_x[1]);")
+            em.line("const i32 cake_at[2] = {cake_row0, cake_col0};")
+            checked = (f"cake_store_pair<{trait}>({out}, cake_row0 + {layout.row()}, "
+                       f"cake_col0 + {layout.col()}, cake_x[0], cake_x[1]);")
         else:  # leading coordinates are element indices, as for an (M, N) block load
             cs = [em.val(c) for c in op.coords]
             cs[-2], cs[-1] = scaled(cs[-2], rows), scaled(cs[-1], cols)
             em.line(f"const i32 cake_at[{rank}] = {{{', '.join(cs)}}};")
-            store = (f"cake_store_block_pair<{rank}, {OUT_TRAITS[dtype]}>({em.val(op.tensor)}, "
-                     f"cake_at, {layout.row()}, {layout.col()}, cake_x[0], cake_x[1]);")
-        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
-            column_pair(em, value, layout)
-            em.line(f"{{ const int {C} = {CP}; {store} }}")
+            checked = (f"cake_store_block_pair<{rank}, {trait}>({out}, cake_at, {layout.row()}, "
+                       f"{layout.col()}, cake_x[0], cake_x[1]);")
+        em.line(f"const CakeBlock cake_b = "
+                f"{block_of(out, 'cake_at', rank, dtype, rows, cols, True)};")
+        whole = (f"cake_whole_store_pair<{rank}, {trait}>({out}, cake_b, {layout.row()}, "
+                 f"{layout.col()}, cake_x[0], cake_x[1]);")
+
+        def store(is_whole: bool) -> None:
+            with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+                column_pair(em, value, layout)
+                em.line(f"{{ const int {C} = {CP}; {whole if is_whole else checked} }}")
+
+        whole_or_checked(em, ["cake_b"], value, store)
 
 
 #: Static SMEM of one `split_store`: the flag that tells the role's threads their CTA
@@ -837,14 +851,66 @@ def _load_at(em: KernelEmitter, op: TileLoadOp) -> str:
 _DEFERRED: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, str]]" = WeakKeyDictionary()
 
 
+#: The C element type of a tensor's dtype, as the block helpers (cake_block) address it.
+_ELEM_CTYPE = {"f32": "float", "i32": "i32", "bf16": "u16", "f16": "u16"}
+
+
+def block_of(tensor: str, at: str, rank: int, dtype: str, rows: int, cols: int,
+             pairs: bool) -> str:
+    """`cake_block<...>(...)`: the (rows, cols) block of `tensor` at element coordinates `at`
+    (an i32 array), taken whole when it lies inside (one bounds decision per tile, tiles.cuh);
+    `pairs`: read or written two adjacent columns per access."""
+    return (f"cake_block<{rank}, {_ELEM_CTYPE[dtype]}, {'true' if pairs else 'false'}>"
+            f"({tensor}, {at}, {rows}, {cols})")
+
+
+def _declare_block(em: KernelEmitter, op: TileLoadOp, at: str) -> None:
+    """Declare `{at}_b`, the CakeBlock of load `op` at coordinates `at`."""
+    rows, cols = tile_dims(op.result)
+    dtype = dtype_name(op.result.type.element_type)
+    em.line(f"const CakeBlock {at}_b = "
+            f"{block_of(em.val(op.tensor), at, len(op.coords), dtype, rows, cols, False)};")
+
+
 def _load_elem(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> str:
     """One element of a deferred (M, N) load at (cake_r, cake_c), read where it is used."""
     at = _DEFERRED.get(em, {}).get(op.result)
     if at is None:
         raise em.undefined(op.result, "an (M, N) load read before its coordinates")
+    if op.result in _WHOLE.get(em, ()):
+        return (f"cake_whole_elem<{len(op.coords)}, {_load_traits(op)}>({em.val(op.tensor)}, "
+                f"{at}_b, {layout.row()}, {layout.col()})")
     ctype = "i32" if tile_ctype_loaded(op.result) == "i32" else "float"
     return (f"cake_load_block_elem<{len(op.coords)}, {_load_traits(op)}>({em.val(op.tensor)}, "
             f"{at}, {layout.row()}, {layout.col()}, ({ctype}){load_other(op, ctype)})")
+
+
+#: Per emitter: the deferred (M, N) loads the code being emitted reads as whole blocks.
+_WHOLE: "WeakKeyDictionary[KernelEmitter, set[SSAValue]]" = WeakKeyDictionary()
+
+
+def whole_or_checked(em: KernelEmitter, blocks: list[str], value: SSAValue | None,
+                     body: Callable[[bool], None]) -> None:
+    """Emit `body` twice, `if (every block whole) { body(True) } else { body(False) }`:
+    `blocks` names CakeBlocks the body itself addresses, and every deferred load `value`
+    (if any) reads adds its own; in the first copy those loads read without per-element bounds. One
+    uniform decision per tile keeps exact tail semantics (the second copy is the checked
+    code) while a tile that lies inside pays no check per element. Without any block, the
+    body once, checked."""
+    loads = [] if value is None else [
+        leaf for leaf in tile_leaves(value) if leaf in _DEFERRED.get(em, {})]
+    conds = blocks + [f"{_DEFERRED[em][leaf]}_b" for leaf in loads]
+    if not conds:
+        body(False)
+        return
+    whole = _WHOLE.setdefault(em, set())
+    added = [leaf for leaf in loads if leaf not in whole]
+    with em.block(f"if ({' && '.join(f'{b}.whole' for b in dict.fromkeys(conds))})"):
+        whole.update(added)
+        body(True)
+        whole.difference_update(added)
+    with em.block("else"):
+        body(False)
 
 
 def _load_pairs(em: KernelEmitter, op: TileLoadOp, layout: Layout,
@@ -858,13 +924,22 @@ def _load_pairs(em: KernelEmitter, op: TileLoadOp, layout: Layout,
     if at is None:
         at = "cake_at"
         em.line(f"const i32 cake_at[{rank}] = {_load_at(em, op)};")
-    with layout.row_loop(em, rows), layout.col_loop(em, op.result, pairs=True):
-        em.line(f"{ctype} cake_x[2];")
-        em.line(f"{{ const int {C} = {CP}; cake_load_block_pair<{rank}, {_load_traits(op)}>("
-                f"{em.val(op.tensor)}, {at}, {layout.row()}, {layout.col()}, cake_x, "
-                f"({ctype}){load_other(op, ctype)}); }}")
-        for e in range(2):
-            em.line(f"{{ const int {C} = {CP} + {e}; {dest()} = cake_x[{e}]; }}")
+    dtype = dtype_name(op.result.type.element_type)
+    em.line(f"const CakeBlock cake_pb = "
+            f"{block_of(em.val(op.tensor), at, rank, dtype, rows, cols, True)};")
+    def load(whole: bool) -> None:
+        with layout.row_loop(em, rows), layout.col_loop(em, op.result, pairs=True):
+            em.line(f"{ctype} cake_x[2];")
+            read = (f"cake_whole_pair<{rank}, {_load_traits(op)}>({em.val(op.tensor)}, "
+                    f"cake_pb, {layout.row()}, {layout.col()}, cake_x);" if whole else
+                    f"cake_load_block_pair<{rank}, {_load_traits(op)}>({em.val(op.tensor)}, "
+                    f"{at}, {layout.row()}, {layout.col()}, cake_x, "
+                    f"({ctype}){load_other(op, ctype)});")
+            em.line(f"{{ const int {C} = {CP}; {read} }}")
+            for e in range(2):
+                em.line(f"{{ const int {C} = {CP} + {e}; {dest()} = cake_x[{e}]; }}")
+
+    whole_or_checked(em, ["cake_pb"], None, load)
 
 
 def load_tile(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> bool:
@@ -897,6 +972,7 @@ def load_tile(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> bool:
         em.source_comment(op)
         em.line(f"const i32 {at}[{rank}] = {_load_at(em, op)};  // ({rows}, {cols}): read where "
                 "it is used")
+        _declare_block(em, op, at)
         return True
     ctype = "i32" if tile_ctype_loaded(op.result) == "i32" else "float"
     var = em.names.fresh(op.result.name_hint or "block")

@@ -205,18 +205,21 @@ def test_prefill_matches_reference(kernel, t, with_state):
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
-@pytest.mark.parametrize("t", [1, 63, 64, 200])
+@pytest.mark.parametrize("t", [1, 31, 32, 64, 65, 200])
 def test_prefill_default_kernel(t):
-    """Without `kernel=`, sequences shorter than CHUNKED_MIN_T run the recurrent kernel and
-    longer ones the chunked kernel: the default's output is bit for bit that kernel's."""
-    from cakec.kernels.kda import CHUNKED_BY_DEFAULT, CHUNKED_MIN_T, kda_prefill
+    """Without `kernel=`, sequences shorter than CHUNKED_MIN_T run the recurrent kernel, up
+    to SPLIT_MIN_T the fused chunked one and from there the split pair: the default's output
+    is bit for bit that kernel's, and its pick is the one the thresholds name."""
+    from cakec.kernels.kda import (CHUNKED_BY_DEFAULT, CHUNKED_MIN_T, SPLIT_MIN_T,
+                                   default_kernel, kda_prefill)
 
     x = _sequence(2, t, 2, 4, seed=40 + t)
     args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
     o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
-    picked = ("kda_prefill_chunked" if CHUNKED_BY_DEFAULT and t >= CHUNKED_MIN_T
-              else "kda_prefill_recurrent")
-    other = next(k for k in ("kda_prefill_chunked", "kda_prefill_recurrent") if k != picked)
+    picked = ("kda_prefill_recurrent" if not CHUNKED_BY_DEFAULT or t < CHUNKED_MIN_T else
+              "kda_prefill_chunked" if t < SPLIT_MIN_T else "kda_prefill_split")
+    assert default_kernel(x["g"], 4) == picked
+    other = "kda_prefill_chunked" if picked == "kda_prefill_recurrent" else "kda_prefill_recurrent"
     po, ps = kda_prefill(*args, initial_state=x["state"], output_final_state=True,
                          kernel=picked)
     oo, _ = kda_prefill(*args, initial_state=x["state"], output_final_state=True, kernel=other)
@@ -288,16 +291,20 @@ def test_prefill_strong_gates(kernel):
 
 def test_prefill_gates_beyond_the_chunk_range():
     """A chunk decaying by more than CHUNK_DECAY_MIN in some channel would overflow the
-    chunked form's scaled keys: kda_prefill runs the recurrent kernel, exact as ever."""
-    from cakec.kernels.kda import CHUNK_DECAY_MIN, kda_prefill
+    chunked form's scaled keys: kda_prefill's speculative split launch is redone by the
+    recurrent kernel (its result bit for bit), exact as ever."""
+    from cakec.kernels.kda import CHUNK_DECAY_MIN, default_kernel, kda_prefill
 
     x = _sequence(1, 130, 2, 2, seed=8)
     x["g"] = x["g"] * 30.0
     assert float(x["g"][:, :64].sum(dim=1).amin()) < CHUNK_DECAY_MIN
-    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=x["state"],
-                       output_final_state=True)
-    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
-                                            initial_state=x["state"])
+    assert default_kernel(x["g"], 2) == "kda_prefill_recurrent"
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
+    ro, rs = kda_prefill(*args, initial_state=x["state"], output_final_state=True,
+                         kernel="kda_prefill_recurrent")
+    assert torch.equal(o, ro) and torch.equal(s, rs)
+    ref_o, ref_s = _example().reference_kda(*args, initial_state=x["state"])
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 

@@ -24,6 +24,12 @@ def k(lm, X: LM.tensor2d, W: LM.tensor3d, A: LM.tensor1d, Y: LM.tensor2d, Z: LM.
 # SM90: float s[2][16];  // (128, 32) lm.regs
 # SM90: s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2] = 0.0f;
 # SM90: const i32 block_at[2] = {i * 128, 0};  // (128, 32): read where it is used
+# One bounds decision for the tile: a whole block is read by plain pair loads, any other
+# block element by element with bounds.
+# SM90: const CakeBlock cake_pb = cake_block<2, float, true>(X, block_at, 128, 32);
+# SM90-NEXT: if (cake_pb.whole) {
+# SM90: cake_whole_pair<2, CakeInF32>(X, cake_pb,
+# SM90: else {
 # SM90: cake_load_block_pair<2, CakeInF32>(X, block_at,
 # SM90: float vec[2][2];  // (128, 1): this thread's rows
 # SM90: vec[cake_r / 2][cake_r % 2] = cake_load_run_elem<3, CakeInBf16>(W, cake_at,
@@ -42,15 +48,32 @@ def k(lm, X: LM.tensor2d, W: LM.tensor3d, A: LM.tensor1d, Y: LM.tensor2d, Z: LM.
 # SM90: const bool cake_w = (cake_lane_id() & 28u) == 0u && (i32)(cake_warp - 0u) == 0;
 # SM90: if (cake_w) cake_store_col<2, CakeOutBf16>(cake_x, Y, cake_at,
 # The second load of X is read by the store that consumes it, element by element.
+# The store and the load it reads decide together: both blocks whole, or the checked code.
 # SM90: const i32 block_at_1[2] = {i * 128, 0};
+# SM90-NEXT: const CakeBlock block_at_1_b = cake_block<2, float, false>(X, block_at_1, 128, 32);
+# SM90: const i32 cake_at[2] = {cake_row0, cake_col0};
+# SM90-NEXT: const CakeBlock cake_b = cake_block<2, float, true>(Z, cake_at, 128, 32);
+# SM90-NEXT: if (cake_b.whole && block_at_1_b.whole) {
+# SM90: cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_whole_elem<2, CakeInF32>(X, block_at_1_b,
+# SM90: cake_whole_store_pair<2, CakeOutF32>(Z, cake_b,
+# SM90: else {
 # SM90: cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_load_block_elem<2, CakeInF32>(X, block_at_1,
 # SM90: cake_store_pair<CakeOutF32>(Z,
 # sm_100a: one row per thread, every column; a column spans all 32 lanes and the 4 warps.
+# Every family decides once per block (plain accesses inside): the load, then the store.
 # SM100: float s[32];  // (128, 32) lm.regs
+# SM100: if (cake_pb.whole) {
+# SM100: cake_whole_pair<2, CakeInF32>(X, cake_pb, (i32)(32u * (cake_warp % 4u) + cake_lane_id()), cake_c, cake_x)
 # SM100: __shfl_xor_sync(0xffffffffu, cake_a, 1);
 # SM100: __shared__ float cake_colred_[4][32];
 # SM100: cake_colred_[(i32)(cake_warp % 4u)]
+# SM100: if (cake_b.whole && block_at_1_b.whole) {
+# SM100: cake_whole_store_pair<2, CakeOutF32>(Z, cake_b,
 # sm_80: mma.sync fragments, each warp 32 rows of the block.
 # SM80: float s[2][4][4];  // (128, 32) lm.regs
+# SM80: if (cake_pb.whole) {
+# SM80: cake_whole_pair<2, CakeInF32>(X, cake_pb,
 # SM80: __shared__ float cake_colred_[4][32];
 # SM80: cake_colred_[(i32)((cake_warp - 0u) % 4u)]
+# SM80: if (cake_b.whole && block_at_1_b.whole) {
+# SM80: cake_whole_store_pair<2, CakeOutF32>(Z, cake_b,
