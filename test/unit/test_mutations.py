@@ -215,8 +215,9 @@ _LOAD16 = ("the tensor is read as f16 instead of bf16: a 16-bit load is widened 
            "is read, and the tensor's dtype follows the load")
 _R_STAGE16 = ("the residual's stage becomes f16: TMA brings R as f16 (the tensor's dtype follows "
               "the view) and the (M, N) stage load widens f16 pairs to f32 as bf16 ones")
-_R_STAGE_SWIZZLE = ("a stage only TMA writes and `load()` reads: both follow the view's swizzle "
-                    "tag (the tensor map's swizzle, the ldmatrix rows' chunk XOR)")
+_R_STAGE_SWIZZLE = ("R's stage is written by TMA (and stmatrix) and read by ldmatrix (and a TMA "
+                    "store): all follow the view's swizzle tag (the tensor maps' swizzle, the "
+                    "rows' 16-byte chunk XOR)")
 _BLOCKS_ANYWHERE = ("no MMA: plain bounds-checked loads and stores, tile arithmetic and column "
                     "reductions, which every family's tile layout lowers (shuffles, then SMEM "
                     "between named-barrier syncs)")
@@ -436,6 +437,11 @@ LEGAL: dict[str, str] = {
     "examples/gemm_residual.cake:swizzle:27:128b->64b": _SWIZZLE,
     "examples/gemm_residual.cake:swizzle:28:128b->64b": _SWIZZLE,
     **{f"examples/gemm_residual.cake:swizzle:29:128b->{to}": _R_STAGE_SWIZZLE
+       for to in ("64b", "None")},
+    # gemm_residual_staged: the same, C written back through R's stage and copied out by TMA.
+    "examples/gemm_residual_staged.cake:swizzle:18:128b->64b": _SWIZZLE,
+    "examples/gemm_residual_staged.cake:swizzle:19:128b->64b": _SWIZZLE,
+    **{f"examples/gemm_residual_staged.cake:swizzle:20:128b->{to}": _R_STAGE_SWIZZLE
        for to in ("64b", "None")},
     # gemm_residual_cooperative has gemm_bf16's schedule; its residual is an (M, N) load.
     "examples/gemm_residual_cooperative.cake:dtype:59:bf16->f16": _LOAD16,
