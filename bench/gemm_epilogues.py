@@ -5,8 +5,8 @@ and vs our plain examples/gemm_bf16.cake; examples/gemm_fp8.cake vs torch._scale
 our plain GEMM. All three are ping-pong schedules (each consumer warpgroup its own tiles); their
 cooperative schedules (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake: both
 warpgroups on one tile; gemm_residual_cooperative.cake, which also reads R from global memory)
-and the SMEM-staged ones (gemm_bias_gelu_staged.cake, gemm_residual_staged.cake: C copied out
-by TMA) are always timed beside them, each in its own table, and so is the library op that picks a schedule by shape
+and the SMEM-staged ones (gemm_bias_gelu_staged.cake, gemm_fp8_staged.cake,
+gemm_residual_staged.cake: C copied out by TMA) are always timed beside them, each in its own table, and so is the library op that picks a schedule by shape
 (`cakec.kernels.gemm_bias_gelu`, table "op"; its choice is printed per shape).
 
 For each shape: first a correctness check on fresh random inputs (the example's .py builds
@@ -41,7 +41,7 @@ FP8_PEAK = 1979.0  # dense e4m3 TFLOP/s, H100/H200 SXM
 BF16_PEAK = 989.0
 #: Schedules of an example timed beside it on every run (file stems under examples/)
 SCHEDULES = {"gemm_bias_gelu": ["gemm_bias_gelu_cooperative", "gemm_bias_gelu_staged"],
-             "gemm_fp8": ["gemm_fp8_cooperative"],
+             "gemm_fp8": ["gemm_fp8_cooperative", "gemm_fp8_staged"],
              "gemm_residual": ["gemm_residual_cooperative", "gemm_residual_staged"]}
 OP = "op"  # the contender name of an example's library op
 

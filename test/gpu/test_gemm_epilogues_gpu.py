@@ -2,7 +2,7 @@
 gemm_fp8.cake and gemm_residual.cake (ping-pong schedules), their cooperative schedules
 (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake, gemm_residual_cooperative.cake:
 R from global memory, any N) and the SMEM-staged ones (gemm_bias_gelu_staged.cake,
-gemm_residual_staged.cake), judged by the same modules, against the float32
+gemm_fp8_staged.cake, gemm_residual_staged.cake), judged by the same modules, against the float32
 references of their sibling .py modules, at every shape those list (the LLM shapes and tails
 on every side, K not a multiple of the stage depth), on several fresh random inputs each. C is
 a window of a NaN-filled buffer (16-byte aligned rows, as a TMA store needs): NaN left inside
@@ -32,7 +32,7 @@ NAMES = ["gemm_bias_gelu", "gemm_fp8", "gemm_residual"]
 SCHEDULES = [(name, name) for name in NAMES] + [
     ("gemm_bias_gelu", "gemm_bias_gelu_cooperative"), ("gemm_bias_gelu", "gemm_bias_gelu_staged"),
     ("gemm_fp8", "gemm_fp8_cooperative"), ("gemm_residual", "gemm_residual_cooperative"),
-    ("gemm_residual", "gemm_residual_staged")]
+    ("gemm_residual", "gemm_residual_staged"), ("gemm_fp8", "gemm_fp8_staged")]
 GUARD = 8  # columns of NaN on each side of C: 16 bytes of bf16, so C's rows stay aligned
 SEEDS = [1, 2, 3]  # fresh inputs per run of a shape (seeded so a failure reproduces)
 

@@ -218,6 +218,9 @@ _R_STAGE16 = ("the residual's stage becomes f16: TMA brings R as f16 (the tensor
 _R_STAGE_SWIZZLE = ("R's stage is written by TMA (and stmatrix) and read by ldmatrix (and a TMA "
                     "store): all follow the view's swizzle tag (the tensor maps' swizzle, the "
                     "rows' 16-byte chunk XOR)")
+_C_STAGE_SWIZZLE = ("a staging stage written by stmatrix and copied out by a TMA store: both "
+                    "follow the view's swizzle tag (the rows' 16-byte chunk XOR, the tensor "
+                    "map's swizzle)")
 _BLOCKS_ANYWHERE = ("no MMA: plain bounds-checked loads and stores, tile arithmetic and column "
                     "reductions, which every family's tile layout lowers (shuffles, then SMEM "
                     "between named-barrier syncs)")
@@ -437,6 +440,11 @@ LEGAL: dict[str, str] = {
     "examples/gemm_residual.cake:swizzle:27:128b->64b": _SWIZZLE,
     "examples/gemm_residual.cake:swizzle:28:128b->64b": _SWIZZLE,
     **{f"examples/gemm_residual.cake:swizzle:29:128b->{to}": _R_STAGE_SWIZZLE
+       for to in ("64b", "None")},
+    # gemm_fp8_staged: gemm_fp8's schedule with C staged in one shared stage, copied by TMA.
+    **{f"examples/gemm_fp8_staged.cake:retarget:11:{t}": _MMA_SYNC_F8 for t in ("sm_100a", "sm_103a")},
+    **{f"examples/gemm_fp8_staged.cake:swizzle:{n}:128b->64b": _SWIZZLE for n in (21, 22)},
+    **{f"examples/gemm_fp8_staged.cake:swizzle:23:128b->{to}": _C_STAGE_SWIZZLE
        for to in ("64b", "None")},
     # gemm_residual_staged: the same, C written back through R's stage and copied out by TMA.
     "examples/gemm_residual_staged.cake:swizzle:18:128b->64b": _SWIZZLE,
