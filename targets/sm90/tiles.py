@@ -397,10 +397,7 @@ def _load_block_stage(em: KernelEmitter, op: StageLoadOp) -> None:
                         f"cake_lds_b32({at}(cake_ld, (u32){paren(layout.row())}, "
                         f"(u32){paren(layout.col())})); }}")
             return
-        base = "" if layout.row0 == "0" else f"{layout.row0} + "
-        row = (f"(u32)({base}64 * {_F} + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) "
-               "+ 8 * (i32)((cake_lane_id() / 8u) % 2u))")
-        col = f"(u32)(8 * (2 * {_J} + (i32)(cake_lane_id() / 16u)))"
+        row, col = _matrix_row_chunk(layout)
         em.line("__syncwarp();  // ldmatrix is .sync.aligned")
         n = _open_loops(em, [(_F, layout.frags), (_J, cols // 16)])
         ldmatrix = em.helper("cake_ldmatrix_x4", _LDMATRIX)
@@ -453,10 +450,7 @@ def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
     em.source_comment(op)
     layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
     layout.before_read(em, op, value)
-    base = "" if layout.row0 == "0" else f"{layout.row0} + "
-    row = (f"(u32)({base}64 * {_F} + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) "
-           "+ 8 * (i32)((cake_lane_id() / 8u) % 2u))")
-    col = f"(u32)(8 * (2 * {_J} + (i32)(cake_lane_id() / 16u)))"
+    row, col = _matrix_row_chunk(layout)
     with em.block():
         em.line(f"const u32 cake_st = {unparen(addr)};")
         em.line("__syncwarp();  // stmatrix is .sync.aligned")
@@ -471,6 +465,16 @@ def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
         em.line(f"{stmatrix}(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, {row}, "
                 f"{col}), cake_m);")
         _close(em, n)
+
+
+def _matrix_row_chunk(layout: WgmmaLayout) -> tuple[str, str]:
+    """(row, column) of the 16-byte row chunk lane l addresses in an ldmatrix/stmatrix.x4 of
+    fragment cake_f, 16-column block cake_j: row l % 8 of matrix l / 8, matrices (row half,
+    column octet) = (0, 2j), (1, 2j), (0, 2j + 1), (1, 2j + 1)."""
+    base = "" if layout.row0 == "0" else f"{layout.row0} + "
+    row = (f"(u32)({base}64 * {_F} + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) "
+           "+ 8 * (i32)((cake_lane_id() / 8u) % 2u))")
+    return row, f"(u32)(8 * (2 * {_J} + (i32)(cake_lane_id() / 16u)))"
 
 
 def _open_loops(em: KernelEmitter, loops: list[tuple[str, int]]) -> int:
