@@ -1,11 +1,12 @@
 """The fused-epilogue GEMM examples (issue 13) against their baselines, side by side in one
 process: examples/gemm_bias_gelu.cake vs the unfused torch pair (F.linear, then F.gelu tanh)
 and vs our plain examples/gemm_bf16.cake; examples/gemm_fp8.cake vs torch._scaled_mm
-(cuBLASLt FP8, the same row-wise scales); examples/gemm_residual.cake vs torch.addmm. The
-first two are ping-pong schedules (each consumer warpgroup its own tiles); their cooperative
-schedules (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake: both warpgroups on one
-tile) and gemm_bias_gelu's SMEM-staged one (gemm_bias_gelu_staged.cake) are always timed beside
-them, each in its own table, and so is the library op that picks a schedule by shape
+(cuBLASLt FP8, the same row-wise scales); examples/gemm_residual.cake vs torch.addmm and vs
+our plain GEMM. All three are ping-pong schedules (each consumer warpgroup its own tiles); their
+cooperative schedules (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake: both
+warpgroups on one tile; gemm_residual_cooperative.cake, which also reads R from global memory)
+and the SMEM-staged ones (gemm_bias_gelu_staged.cake, gemm_fp8_staged.cake,
+gemm_residual_staged.cake: C copied out by TMA) are always timed beside them, each in its own table, and so is the library op that picks a schedule by shape
 (`cakec.kernels.gemm_bias_gelu`, table "op"; its choice is printed per shape).
 
 For each shape: first a correctness check on fresh random inputs (the example's .py builds
@@ -40,7 +41,8 @@ FP8_PEAK = 1979.0  # dense e4m3 TFLOP/s, H100/H200 SXM
 BF16_PEAK = 989.0
 #: Schedules of an example timed beside it on every run (file stems under examples/)
 SCHEDULES = {"gemm_bias_gelu": ["gemm_bias_gelu_cooperative", "gemm_bias_gelu_staged"],
-             "gemm_fp8": ["gemm_fp8_cooperative"]}
+             "gemm_fp8": ["gemm_fp8_cooperative", "gemm_fp8_staged"],
+             "gemm_residual": ["gemm_residual_cooperative", "gemm_residual_staged"]}
 OP = "op"  # the contender name of an example's library op
 
 
@@ -195,6 +197,7 @@ def main() -> int:
           "FAILED (see rel_err / UNWRITTEN)", f"(not measured: {', '.join(missing)})" if missing
           else "")
     if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
         Path(args.out, "gemm_epilogues.json").write_text(json.dumps(
             {"device": torch.cuda.get_device_name(), "results": results, "ok": ok,
              "missing": missing}, indent=1))

@@ -725,8 +725,9 @@ PURE_TILE_OPS = (TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp
 
 @irdl_op_definition
 class StageLoadOp(IRDLOperation):
-    """`view[s].load()`: a (1, L) or (L, 1) f32/i32 stage read into a register vector (a
-    synchronous read by every thread of the role, e.g. per-column terms a TMA load brought)."""
+    """`view[s].load()`: a (1, L) or (L, 1) f32/i32 stage read into a register vector, or an
+    (M, N) bf16/f16 stage into a register tile (a synchronous read by every thread of the
+    role, e.g. per-column terms or an epilogue's residual tile a TMA load brought)."""
 
     name = "cake.stage_load"
     source = operand_def(StageType)

@@ -1,34 +1,50 @@
-# C = A · Bᵀ + α · R on Hopper: A [M, K], B [N, K] bf16, R [M, N] bf16 (the residual stream),
-# α a runtime f32 scale, C [M, N] bf16; f32 accumulation and epilogue. An output projection
-# fused with its residual add: the unfused pair (a GEMM writing A·Bᵀ, then an add reading it
-# and R back) moves C through memory three times, this kernel once and R once. Any M, N,
-# K ≥ 1 with K % 8 == 0; tails are handled by TMA's zero fill on loads and by bounds-checked
-# loads and stores.
+# C = A · Bᵀ + α · R on Hopper with ping-pong consumer warpgroups: A [M, K], B [N, K] bf16,
+# R [M, N] bf16 (the residual stream), α a runtime f32 scale, C [M, N] bf16; f32 accumulation
+# and epilogue. Any M, N, K ≥ 1 with K % 8 == 0 and N % 8 == 0 (R is read by TMA: its rows must
+# be 16-byte aligned; examples/gemm_residual_cooperative.cake takes any N); tails are handled by
+# TMA's zero fill on loads and by bounds-checked stores.
 #
-# The schedule is examples/gemm_bf16.cake's (persistent 128×256 tiles in groups of 8 M-tiles,
-# a TMA producer warpgroup, two consumer warpgroups, a 4-stage 128-byte-swizzled ring); only
-# the epilogue differs: the residual tile is an (M, N) `R.load` consumed by the store, so it
-# is not held in registers: each element is read from global memory (bf16, bounds-checked)
-# where the store evaluates acc + α·r (one FMA), converted to bf16 and stored.
+# The schedule is examples/gemm_bias_gelu.cake's (each consumer warpgroup owns whole 128×128
+# tiles, the mainloops take turns on one 6-stage ring, so one warpgroup's epilogue runs under
+# the other's MMAs). The residual tile comes into SMEM by TMA, issued by the producer after
+# the tile's last A/B stage (one 32 KiB stage, its own full/empty pair, which the consumers
+# take in turn: each passes over the other's tiles with `lm.skip`, and waits for its R only
+# after the other has seen the previous R land), so it has landed before the MMAs end;
+# the consumer reads it with ldmatrix into 64 packed registers, hands the stage back at once
+# and evaluates acc + α·r (one FMA per element) as it stores. Reading R element by element
+# from global memory instead (examples/gemm_residual_cooperative.cake) put one L2 round trip
+# per column pair on the epilogue's critical path.
 @cake.schedule(target="sm_90a")
-def gemm_residual(lm, A: LM.tma2d, B: LM.tma2d, R: LM.tensor2d, C: LM.tma2d, alpha: LM.f32,
+def gemm_residual(lm, A: LM.tma2d, B: LM.tma2d, R: LM.tma2d, C: LM.tma2d, alpha: LM.f32,
                   M: LM.i32, N: LM.i32, K: LM.i32):
     tiles_m = lm.cdiv(M, 128)
-    tiles_n = lm.cdiv(N, 256)
+    tiles_n = lm.cdiv(N, 128)
     tiles = tiles_m * tiles_n
     k_tiles = lm.max(lm.cdiv(K, 64), 1)          # ≥ 1 step: the accumulator is always written
     lm.grid(lm.min(tiles, lm.sm_count()))
 
-    pool = lm.smem(196608)                       # 4 stages × (16 KiB of A + 32 KiB of B)
-    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)
-    sb = pool.view(offset=65536, shape=(256, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+    pool = lm.smem(229376)                       # 6 × (16 KiB of A + 16 KiB of B) + 32 KiB of R
+    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=6, swizzle=128b)
+    sb = pool.view(offset=98304, shape=(128, 64), dtype=lm.bf16, stage=6, swizzle=128b)
+    sr = pool.view(offset=196608, shape=(128, 128), dtype=lm.bf16, stage=1, swizzle=128b)
 
     load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=232)
-    pipe = lm.pipeline(stages=4)
-    full = lm.barrier(count=4, prod=[load], cons=[math], init_count=2, pipeline=pipe)
-    empty = lm.barrier(count=4, prod=[math], cons=[load], init_count=1, pipeline=pipe)
-    acc = lm.regs(shape=(128, 256), dtype=lm.f32, role=math)
+    math0 = lm.role(warps=[4, 5, 6, 7], regs=232)
+    math1 = lm.role(warps=[8, 9, 10, 11], regs=232)
+    pipe = lm.pipeline(stages=6)
+    full = lm.barrier(count=6, prod=[load], cons=[math0, math1], init_count=2, pipeline=pipe)
+    empty = lm.barrier(count=6, prod=[math0, math1], cons=[load], init_count=1, pipeline=pipe)
+    r_pipe = lm.pipeline(stages=1)               # every tile's R in the one stage, in tile order
+    r_full = lm.barrier(count=1, prod=[load], cons=[math0, math1], pipeline=r_pipe)
+    r_empty = lm.barrier(count=1, prod=[math0, math1], cons=[load], pipeline=r_pipe)
+    turn0 = lm.barrier(count=1, prod=[math0], cons=[math1])    # math0 -> math1
+    turn1 = lm.barrier(count=1, prod=[math1], cons=[math0])    # math1 -> math0
+    # R's one stage goes to the consumers in turn: each waits for R(j) only after the other
+    # has seen R(j-1) land (a parity wait could otherwise pass on phase j-2).
+    r_turn0 = lm.barrier(count=1, prod=[math0], cons=[math1])
+    r_turn1 = lm.barrier(count=1, prod=[math1], cons=[math0])
+    acc0 = lm.regs(shape=(128, 128), dtype=lm.f32, role=math0)
+    acc1 = lm.regs(shape=(128, 128), dtype=lm.f32, role=math1)
 
     with load:
         for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
@@ -38,21 +54,67 @@ def gemm_residual(lm, A: LM.tma2d, B: LM.tma2d, R: LM.tensor2d, C: LM.tma2d, alp
             n_tile = (t - group * 8 * tiles_n) // rows
             for k in lm.range(0, k_tiles):
                 # The ring continues across tiles: this CTA's k-th stage of its j-th tile.
-                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 4
+                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 6
                 lm.wait(empty, stage=s)
                 sa.tma_load(A, coords=(m_tile, k), stage=s, barrier=full)
                 sb.tma_load(B, coords=(n_tile, k), stage=s, barrier=full)
+            # After the tile's stages: the wait is for the previous tile's epilogue, which
+            # ran while this tile's first stages were consumed.
+            lm.wait(r_empty, stage=0)
+            sr.tma_load(R, coords=(m_tile, n_tile), stage=0, barrier=r_full)
 
-    with math:
+    with math0:                                  # this CTA's tiles 0, 2, 4, ...
         for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
-            group = t // (8 * tiles_n)
-            rows = lm.min(tiles_m - group * 8, 8)
-            m_tile = group * 8 + (t - group * 8 * tiles_n) % rows
-            n_tile = (t - group * 8 * tiles_n) // rows
-            for k in lm.range(0, k_tiles):
-                s = ((t // lm.num_blocks(0)) * k_tiles + k) % 4
-                lm.wait(full, stage=s)
-                lm.mma(acc, sa[s], sb[s], init=(k == 0))
-                lm.commit(empty, stage=s)
-            r = R.load(coords=(m_tile, n_tile), shape=(128, 256), dtype=lm.bf16)
-            C.tma_store((acc + alpha * r.to(lm.f32)).to(lm.bf16), coords=(m_tile, n_tile))
+            j = t // lm.num_blocks(0)                # this CTA's j-th tile
+            if j % 2 == 0:
+                group = t // (8 * tiles_n)
+                rows = lm.min(tiles_m - group * 8, 8)
+                m_tile = group * 8 + (t - group * 8 * tiles_n) % rows
+                n_tile = (t - group * 8 * tiles_n) // rows
+                if j > 0:
+                    lm.wait(turn1)                   # math1 has seen tile j-1's stages land
+                for k in lm.range(0, k_tiles):
+                    s = (j * k_tiles + k) % 6
+                    lm.wait(full, stage=s)
+                    lm.mma(acc0, sa[s], sb[s], init=(k == 0))
+                    if k == k_tiles - 1 and t + lm.num_blocks(0) < tiles:
+                        lm.arrive(turn0)             # the tile's MMAs are issued: math1's turn
+                    lm.commit(empty, stage=s)
+                if j > 0:
+                    lm.wait(r_turn1)                 # math1 has waited for tile j-1's R
+                lm.wait(r_full, stage=0)
+                if t + lm.num_blocks(0) < tiles:
+                    lm.arrive(r_turn0)
+                r = sr[0].load()
+                lm.arrive(r_empty, stage=0)          # R is in registers: the stage is free
+                C.tma_store((acc0 + alpha * r.to(lm.f32)).to(lm.bf16), coords=(m_tile, n_tile))
+            else:
+                lm.skip(full, stage=(j * k_tiles) % 6, count=k_tiles)       # math1's tile
+                lm.skip(r_full, stage=0)
+
+    with math1:                                  # this CTA's tiles 1, 3, 5, ...
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            j = t // lm.num_blocks(0)
+            if j % 2 == 1:
+                group = t // (8 * tiles_n)
+                rows = lm.min(tiles_m - group * 8, 8)
+                m_tile = group * 8 + (t - group * 8 * tiles_n) % rows
+                n_tile = (t - group * 8 * tiles_n) // rows
+                lm.wait(turn0)
+                for k in lm.range(0, k_tiles):
+                    s = (j * k_tiles + k) % 6
+                    lm.wait(full, stage=s)
+                    lm.mma(acc1, sa[s], sb[s], init=(k == 0))
+                    if k == k_tiles - 1 and t + lm.num_blocks(0) < tiles:
+                        lm.arrive(turn1)             # the tile's MMAs are issued: math0's turn
+                    lm.commit(empty, stage=s)
+                lm.wait(r_turn0)
+                lm.wait(r_full, stage=0)
+                if t + lm.num_blocks(0) < tiles:
+                    lm.arrive(r_turn1)
+                r = sr[0].load()
+                lm.arrive(r_empty, stage=0)
+                C.tma_store((acc1 + alpha * r.to(lm.f32)).to(lm.bf16), coords=(m_tile, n_tile))
+            else:
+                lm.skip(full, stage=(j * k_tiles) % 6, count=k_tiles)       # math0's tile
+                lm.skip(r_full, stage=0)

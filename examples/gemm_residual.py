@@ -4,11 +4,13 @@ C[M, N] = A[M, K] · B[N, K]ᵀ + α · R[M, N]: bf16 operands and residual, f32
 epilogue, bf16 result (an output projection added to the residual stream, with α a runtime
 scale). Arguments are in the kernel's parameter order: A, B, R, C, alpha, M, N, K.
 
-The residual is an (M, N) register-tile load, `R.load(coords=(m, n), shape=(128, 256),
-dtype=lm.bf16)`, read element by element where the store evaluates acc + α·r.
+R is a TMA tensor: its rows must be 16-byte aligned (N % 8 == 0), so the shapes are the
+shared epilogue shapes with such N, plus tails on every side with aligned N;
+examples/gemm_residual_cooperative.py (any N) keeps the odd-N ones.
 
-Baseline: cuBLAS's own fused form, `torch.addmm(R, A, Bᵀ, beta=α)` (β·R + A·Bᵀ in one
-GEMM whose epilogue reads R).
+Baselines: cuBLAS's own fused form, `torch.addmm(R, A, Bᵀ, beta=α)` (β·R + A·Bᵀ in one
+GEMM whose epilogue reads R), and our plain GEMM (examples/gemm_bf16.cake) at the same shape,
+so the epilogue's cost is measured against both.
 """
 
 from __future__ import annotations
@@ -24,7 +26,15 @@ _spec = importlib.util.spec_from_file_location("cake_example_gemm_bias_gelu_cont
                                                Path(__file__).with_name("gemm_bias_gelu.py"))
 _shared = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_shared)  # type: ignore[union-attr]
-shapes, outputs, tolerance = _shared.shapes, _shared.outputs, _shared.tolerance
+outputs, tolerance = _shared.outputs, _shared.tolerance
+#: Every shape the other epilogue GEMMs take (`ALL_SHAPES`, the cooperative schedule's)
+#: and those of them a TMA tensor R can address, with aligned-N tails on every side.
+ALL_SHAPES = _shared.shapes
+shapes = [s for s in ALL_SHAPES if s["N"] % 8 == 0] + [
+    {"M": 129, "N": 264, "K": 136},
+    {"M": 77, "N": 328, "K": 72},
+    {"M": 300, "N": 8, "K": 8},
+]
 
 #: The residual's scale (a runtime argument; any value but 0 and 1 shows it is applied).
 ALPHA = 0.75
@@ -63,5 +73,19 @@ def addmm(inputs: tuple):
     return torch.addmm(r, a, b.t(), beta=alpha)
 
 
+_plain: list = []
+
+
+def plain_gemm(inputs: tuple) -> None:
+    """examples/gemm_bf16.cake on the same A, B (writing C without the epilogue)."""
+    if not _plain:
+        import cakec
+
+        _plain.append(cakec.compile(str(Path(__file__).with_name("gemm_bf16.cake")),
+                                    target="sm_90a"))
+    a, b, _, c, _, m, n, k = inputs
+    _plain[0](a, b, c, m, n, k)
+
+
 #: Same-process contenders.
-baselines = {"torch.addmm": addmm}
+baselines = {"torch.addmm": addmm, "cake gemm_bf16": plain_gemm}

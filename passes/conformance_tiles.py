@@ -52,6 +52,11 @@ def _packed(tile_ops: list[Operation]) -> Iterator[tuple[Operation, str, str]]:
                    "lowered only in the wgmma layout of sm_90a, not",
                    "keep the tile in f32 (`lm.regs(..., dtype=lm.f32)`) and convert where it "
                    "is used, or target sm_90a")
+        elif isinstance(op, cake.StageLoadOp) and 1 not in op.result.type.dims():
+            yield (op, "an (M, N) stage read into registers (`view[s].load()`, held packed, "
+                   "two columns per register) is lowered only in the wgmma layout of sm_90a, "
+                   "not", "read the tile from global memory where it is used (`T.load(coords, "
+                   "shape, dtype)`), or target sm_90a")
 
 
 def store_problems(stores: list[cake.StageStoreOp]) -> Iterator[tuple[Operation, str, str]]:

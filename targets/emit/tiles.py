@@ -614,18 +614,22 @@ STAGE_STORE_TRAITS = {"bf16": "CakeOutBf16", "f16": "CakeOutF16", "f32": "CakeOu
                       "tf32": "CakeOutF32"}
 
 
-def stage_geometry(em: KernelEmitter, op: StageStoreOp) -> tuple[str, int, int, int, int]:
-    """(stage address, rows, span, swizzle mask, element bytes) of the stage `op` writes:
-    derive-smem's column blocks of rows × span bytes (span = the whole row unswizzled)."""
-    stage = op.dest.owner
+def stage_geometry(em: KernelEmitter, op: StageStoreOp | StageLoadOp
+                   ) -> tuple[str, int, int, int, int]:
+    """(stage address, rows, span, swizzle mask, element bytes) of the stage `op` writes or
+    reads: derive-smem's column blocks of rows × span bytes (span = the whole row
+    unswizzled)."""
+    dest = op.dest if isinstance(op, StageStoreOp) else op.source
+    stage = dest.owner
     view = stage.view.owner if isinstance(stage, StageOp) else None
     if not isinstance(view, ViewOp):
-        raise Unsupported("`store` into a value that is not a view stage")
-    rows, cols = tile_dims(op.dest)
+        raise Unsupported(f"`{'store' if isinstance(op, StageStoreOp) else 'load'}` of a "
+                          "value that is not a view stage")
+    rows, cols = tile_dims(dest)
     swizzle = em.attr_str(view, "cake.swizzle")
-    elem = dtype_bytes(op.dest.type.element_type)  # type: ignore[attr-defined]
+    elem = dtype_bytes(dest.type.element_type)  # type: ignore[attr-defined]
     span = SWIZZLE_SPAN[swizzle] or cols * elem
-    return em.val(op.dest), rows, span, _swizzle_mask(swizzle), elem
+    return em.val(dest), rows, span, _swizzle_mask(swizzle), elem
 
 
 def store_stage(em: KernelEmitter, op: StageStoreOp, layout: Layout) -> None:

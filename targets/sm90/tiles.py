@@ -349,9 +349,61 @@ def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
 
 def stage_load(em: KernelEmitter, op: StageLoadOp) -> None:
     """A (1, N) stage into each thread's columns of the layout, straight from SMEM (the
-    lanes of a quad read neighbouring pairs; every warp reads the same 4 N bytes)."""
+    lanes of a quad read neighbouring pairs; every warp reads the same 4 N bytes); an
+    (M, N) 16-bit stage into packed registers (`_load_block_stage`)."""
+    if 1 not in tile_dims(op.result):
+        _load_block_stage(em, op)
+        return
     var, _, cols = declare_row_vector(em, op, *_ROW_VECTOR)
     em.line(f"cake_load_cols_smem<{cols}>({var}, {em.val(op.source)});")
+
+
+#: Written into the translation unit by the first (M, N) `load()` that uses it (em.helper).
+_LDMATRIX = """// ldmatrix.sync.aligned.m8n8.x4.shared.b16: four 8x8 16-bit matrices from SMEM into the
+// accumulator layout (register i of lane l: row l / 4, columns 2 (l % 4), +1 of matrix i); lane l
+// gives the address of row l % 8 of matrix l / 8 (stmatrix's inverse, address for address).
+__device__ __forceinline__ void cake_ldmatrix_x4(u32 addr, u32& r0, u32& r1, u32& r2, u32& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr) : "memory");
+}
+"""
+
+
+def _load_block_stage(em: KernelEmitter, op: StageLoadOp) -> None:
+    """`view[s].load()` of an (M, N) bf16/f16 stage (a residual tile a TMA load brought):
+    each thread's elements into 16-bit pairs of the accumulator layout (`u32 v[f][N / 4]`,
+    as a packed `lm.regs` tile: arithmetic reads them after `.to(lm.f32)`). A tile of whole
+    16-column blocks as tall as the role's fragments is read by `ldmatrix.x4`, the mirror of
+    `stage_store`'s stmatrix: per fragment and 16-column block a warp's four 8x8 matrices are
+    exactly its packed registers v[f][4 j .. 4 j + 3]; any other tile pair by pair
+    (`ld.shared.b32` at the swizzled address `store_stage` writes)."""
+    layout = tile_layout(em)
+    dtype = dtype_name(op.result.type.element_type)  # type: ignore[attr-defined]
+    if dtype not in ("bf16", "f16"):
+        raise Unsupported(f"`load` of a {dtype} (M, N) stage")
+    addr, rows, span, swz, elem = stage_geometry(em, op)
+    cols = tile_dims(op.result)[1]
+    var = em.names.fresh(op.result.name_hint or "block")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"u32 {var}{layout.decl_packed((rows, cols))};  // ({rows}, {cols}) {dtype} from "
+            "SMEM, two columns per register")
+    at = f"cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>"
+    with em.block():
+        em.line(f"const u32 cake_ld = {unparen(addr)};")
+        if cols % 16 or rows != layout.frags * _FRAG_ROWS * _warpgroups(tile_role(em)):
+            with layout.row_loop(em, rows), layout.col_loop(em, op.result, pairs=True):
+                em.line(f"{{ const int {C} = {CP}; {layout.ref_packed(var, (rows, cols))} = "
+                        f"cake_lds_b32({at}(cake_ld, (u32){paren(layout.row())}, "
+                        f"(u32){paren(layout.col())})); }}")
+            return
+        row, col = _matrix_row_chunk(layout)
+        em.line("__syncwarp();  // ldmatrix is .sync.aligned")
+        n = _open_loops(em, [(_F, layout.frags), (_J, cols // 16)])
+        ldmatrix = em.helper("cake_ldmatrix_x4", _LDMATRIX)
+        regs = ", ".join(f"{var}[{_F}][4 * {_J} + {i}]" for i in range(4))
+        em.line(f"{ldmatrix}({at}(cake_ld, {row}, {col}), {regs});")
+        _close(em, n)
 
 
 def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:
@@ -398,10 +450,7 @@ def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
     em.source_comment(op)
     layout.before_write(em, op, op.dest.owner.view)  # type: ignore[union-attr]
     layout.before_read(em, op, value)
-    base = "" if layout.row0 == "0" else f"{layout.row0} + "
-    row = (f"(u32)({base}64 * {_F} + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) "
-           "+ 8 * (i32)((cake_lane_id() / 8u) % 2u))")
-    col = f"(u32)(8 * (2 * {_J} + (i32)(cake_lane_id() / 16u)))"
+    row, col = _matrix_row_chunk(layout)
     with em.block():
         em.line(f"const u32 cake_st = {unparen(addr)};")
         em.line("__syncwarp();  // stmatrix is .sync.aligned")
@@ -416,6 +465,16 @@ def stage_store(em: KernelEmitter, op: StageStoreOp) -> None:
         em.line(f"{stmatrix}(cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, {row}, "
                 f"{col}), cake_m);")
         _close(em, n)
+
+
+def _matrix_row_chunk(layout: WgmmaLayout) -> tuple[str, str]:
+    """(row, column) of the 16-byte row chunk lane l addresses in an ldmatrix/stmatrix.x4 of
+    fragment cake_f, 16-column block cake_j: row l % 8 of matrix l / 8, matrices (row half,
+    column octet) = (0, 2j), (1, 2j), (0, 2j + 1), (1, 2j + 1)."""
+    base = "" if layout.row0 == "0" else f"{layout.row0} + "
+    row = (f"(u32)({base}64 * {_F} + 16 * (i32)(cake_warp % 4u) + (i32)(cake_lane_id() % 8u) "
+           "+ 8 * (i32)((cake_lane_id() / 8u) % 2u))")
+    return row, f"(u32)(8 * (2 * {_J} + (i32)(cake_lane_id() / 16u)))"
 
 
 def _open_loops(em: KernelEmitter, loops: list[tuple[str, int]]) -> int:

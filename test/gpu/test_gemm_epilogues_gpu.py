@@ -1,7 +1,8 @@
 """The fused-epilogue GEMM examples on an sm_90a GPU (issue 13): examples/gemm_bias_gelu.cake,
-gemm_fp8.cake (ping-pong schedules) and gemm_residual.cake, the cooperative schedules of
-the first two (gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake) and gemm_bias_gelu's
-SMEM-staged one (gemm_bias_gelu_staged.cake), judged by the same modules, against the float32
+gemm_fp8.cake and gemm_residual.cake (ping-pong schedules), their cooperative schedules
+(gemm_bias_gelu_cooperative.cake, gemm_fp8_cooperative.cake, gemm_residual_cooperative.cake:
+R from global memory, any N) and the SMEM-staged ones (gemm_bias_gelu_staged.cake,
+gemm_fp8_staged.cake, gemm_residual_staged.cake), judged by the same modules, against the float32
 references of their sibling .py modules, at every shape those list (the LLM shapes and tails
 on every side, K not a multiple of the stage depth), on several fresh random inputs each. C is
 a window of a NaN-filled buffer (16-byte aligned rows, as a TMA store needs): NaN left inside
@@ -30,7 +31,8 @@ NAMES = ["gemm_bias_gelu", "gemm_fp8", "gemm_residual"]
 #: Other schedules of an example: (the example whose .py judges it, the schedule's file stem)
 SCHEDULES = [(name, name) for name in NAMES] + [
     ("gemm_bias_gelu", "gemm_bias_gelu_cooperative"), ("gemm_bias_gelu", "gemm_bias_gelu_staged"),
-    ("gemm_fp8", "gemm_fp8_cooperative")]
+    ("gemm_fp8", "gemm_fp8_cooperative"), ("gemm_residual", "gemm_residual_cooperative"),
+    ("gemm_residual", "gemm_residual_staged"), ("gemm_fp8", "gemm_fp8_staged")]
 GUARD = 8  # columns of NaN on each side of C: 16 bytes of bf16, so C's rows stay aligned
 SEEDS = [1, 2, 3]  # fresh inputs per run of a shape (seeded so a failure reproduces)
 

@@ -213,6 +213,14 @@ _CP_ASYNC_WGMMA = ("cp.async and a register accumulator verify here; code genera
 
 _LOAD16 = ("the tensor is read as f16 instead of bf16: a 16-bit load is widened to f32 as it "
            "is read, and the tensor's dtype follows the load")
+_R_STAGE16 = ("the residual's stage becomes f16: TMA brings R as f16 (the tensor's dtype follows "
+              "the view) and the (M, N) stage load widens f16 pairs to f32 as bf16 ones")
+_R_STAGE_SWIZZLE = ("R's stage is written by TMA (and stmatrix) and read by ldmatrix (and a TMA "
+                    "store): all follow the view's swizzle tag (the tensor maps' swizzle, the "
+                    "rows' 16-byte chunk XOR)")
+_C_STAGE_SWIZZLE = ("a staging stage written by stmatrix and copied out by a TMA store: both "
+                    "follow the view's swizzle tag (the rows' 16-byte chunk XOR, the tensor "
+                    "map's swizzle)")
 _BLOCKS_ANYWHERE = ("no MMA: plain bounds-checked loads and stores, tile arithmetic and column "
                     "reductions, which every family's tile layout lowers (shuffles, then SMEM "
                     "between named-barrier syncs)")
@@ -433,12 +441,29 @@ LEGAL: dict[str, str] = {
     "examples/ring_pipeline.cake:dtype:13:bf16->f16": _DTYPE16,
     "examples/ring_pipeline.cake:move_tmem:14:+64": _TMEM,
     "examples/ring_pipeline.cake:retarget:7:sm_103a": _SM103,
-    # gemm_residual has gemm_bf16's schedule; its residual is an (M, N) load.
-    "examples/gemm_residual.cake:dtype:57:bf16->f16": _LOAD16,
-    "examples/gemm_residual.cake:retarget:13:sm_100a": _MMA_SYNC,
-    "examples/gemm_residual.cake:retarget:13:sm_103a": _MMA_SYNC,
-    "examples/gemm_residual.cake:swizzle:23:128b->64b": _SWIZZLE,
-    "examples/gemm_residual.cake:swizzle:24:128b->64b": _SWIZZLE,
+    # gemm_residual: gemm_bias_gelu's ping-pong schedule; R comes into SMEM by TMA and is read
+    # back by `sr[0].load()` through the layout of the view's own swizzle tag.
+    "examples/gemm_residual.cake:dtype:29:bf16->f16": _R_STAGE16,
+    "examples/gemm_residual.cake:swizzle:27:128b->64b": _SWIZZLE,
+    "examples/gemm_residual.cake:swizzle:28:128b->64b": _SWIZZLE,
+    **{f"examples/gemm_residual.cake:swizzle:29:128b->{to}": _R_STAGE_SWIZZLE
+       for to in ("64b", "None")},
+    # gemm_fp8_staged: gemm_fp8's schedule with C staged in one shared stage, copied by TMA.
+    **{f"examples/gemm_fp8_staged.cake:retarget:11:{t}": _MMA_SYNC_F8 for t in ("sm_100a", "sm_103a")},
+    **{f"examples/gemm_fp8_staged.cake:swizzle:{n}:128b->64b": _SWIZZLE for n in (21, 22)},
+    **{f"examples/gemm_fp8_staged.cake:swizzle:23:128b->{to}": _C_STAGE_SWIZZLE
+       for to in ("64b", "None")},
+    # gemm_residual_staged: the same, C written back through R's stage and copied out by TMA.
+    "examples/gemm_residual_staged.cake:swizzle:18:128b->64b": _SWIZZLE,
+    "examples/gemm_residual_staged.cake:swizzle:19:128b->64b": _SWIZZLE,
+    **{f"examples/gemm_residual_staged.cake:swizzle:20:128b->{to}": _R_STAGE_SWIZZLE
+       for to in ("64b", "None")},
+    # gemm_residual_cooperative has gemm_bf16's schedule; its residual is an (M, N) load.
+    "examples/gemm_residual_cooperative.cake:dtype:59:bf16->f16": _LOAD16,
+    "examples/gemm_residual_cooperative.cake:retarget:15:sm_100a": _MMA_SYNC,
+    "examples/gemm_residual_cooperative.cake:retarget:15:sm_103a": _MMA_SYNC,
+    "examples/gemm_residual_cooperative.cake:swizzle:25:128b->64b": _SWIZZLE,
+    "examples/gemm_residual_cooperative.cake:swizzle:26:128b->64b": _SWIZZLE,
     # The KDA kernels: one warpgroup, register state, no MMA.
     **{f"examples/kda/kda_decode.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (43, 44, 46)},
     **{f"examples/kda/kda_decode.cake:retarget:30:{t}": _BLOCKS_ANYWHERE

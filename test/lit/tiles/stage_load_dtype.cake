@@ -12,7 +12,7 @@ def k(lm, X: LM.tma2d):
     with math:
         lm.wait(full)
         v = sv[0].load()
-# CHECK: stage_load_dtype.cake:14:13: error: `load` reads f32 or i32 stages; `sv` is bf16 [CAKE-D002]
+# CHECK: stage_load_dtype.cake:14:13: error: `load` reads vector stages ((1, L) or (L, 1)) of f32 or i32; `sv` is bf16 [CAKE-D002]
 # CHECK-NEXT: {{^}}        v = sv[0].load()
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~
 # CHECK-NEXT: stage_load_dtype.cake:6:5: note: `sv` is declared here

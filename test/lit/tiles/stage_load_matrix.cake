@@ -1,4 +1,4 @@
-# CAKE-T007: `view[s].load()` reads a vector stage; a 2-D tile is an MMA operand.
+# CAKE-D002: an (M, N) stage is read into registers as 16-bit pairs; an f32 tile is an MMA operand.
 # RUN: not cakec verify %s 2>&1 | filecheck --strict-whitespace %s
 @cake.schedule(target="sm_90a")
 def k(lm, X: LM.tma2d):
@@ -12,9 +12,9 @@ def k(lm, X: LM.tma2d):
     with math:
         lm.wait(full)
         v = sx[0].load()
-# CHECK: stage_load_matrix.cake:14:13: error: `load` reads a vector stage, shape (1, L) or (L, 1); `sx` is (128, 64) [CAKE-T007]
+# CHECK: stage_load_matrix.cake:14:13: error: `load` reads (M, N) tile stages of bf16 or f16; `sx` is f32 [CAKE-D002]
 # CHECK-NEXT: {{^}}        v = sx[0].load()
 # CHECK-NEXT: {{^}}            ^~~~~~~~~~~~
 # CHECK-NEXT: stage_load_matrix.cake:6:5: note: `sx` is declared here
-# CHECK: help: whole tiles are MMA operands; `lm.sum_sq` reduces their rows
+# CHECK: help: an (M, N) stage is read as 16-bit pairs (convert with `.to(lm.f32)` for arithmetic); f32 or 8-bit tiles are MMA operands
 # CHECK-NOT: error
