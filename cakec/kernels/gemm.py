@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 import torch
 
-from cakec.kernels import build, checks, ops
-from cakec.runtime import launch, routes
+from cakec.kernels import build, checks, ops, plans
+from cakec.runtime import routes
 from cakec.runtime.tuning import gemm_extents as extents
 
 _ENTRY = "cakec.kernels.gemm"
@@ -32,12 +32,8 @@ def route_of(m: int, n: int, k: int) -> str:
     return table().choose(**extents(m, n, k))
 
 
-#: A plan: the steady-state call `run(a, b, out)` of one argument signature (`_key`).
+#: A plan: the steady-state call `run(a, b, out)` of one argument signature (cakec/kernels/plans.py).
 Plan = Callable[[torch.Tensor, torch.Tensor, "torch.Tensor | None"], torch.Tensor]
-#: Plans per argument signature, oldest dropped first beyond the runtime's bind-cache size.
-#: A repeated call is this one lookup and its plan: the checks, the route choice and the
-#: kernel's binding ran when the signature was first seen (they depend on nothing else).
-_plans: dict[tuple, Plan] = {}
 
 
 def _key_one(a: Any, b: Any, out: Any) -> tuple:
@@ -53,9 +49,6 @@ def _key_one(a: Any, b: Any, out: Any) -> tuple:
 def _key_many(a: Any, b: Any, out: Any) -> tuple:
     """With several GPUs, the devices of a and b too."""
     return (a.get_device(), b.get_device(), *_key_one(a, b, out))
-
-
-_key: list[Callable[[Any, Any, Any], tuple]] = []   # _key_one or _key_many, set on first use
 
 
 def _torch_run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
@@ -118,10 +111,6 @@ def launcher(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: 
     return run
 
 
-#: Streams a Cake plan keeps a binding for (it starts over beyond this many).
-_STREAMS = 16
-
-
 def _cake_plan(tab: routes.Table, route: str, a: torch.Tensor, b: torch.Tensor,
                out: torch.Tensor | None, m: int, n: int, k: int) -> Plan:
     """A Cake route as a plan for a's and b's signature (and out's, when given): per stream,
@@ -136,7 +125,7 @@ def _cake_plan(tab: routes.Table, route: str, a: torch.Tensor, b: torch.Tensor,
 
     def prepare(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, handle: int
                 ) -> Callable[[int, int], None]:
-        if len(per_stream) >= _STREAMS:
+        if len(per_stream) >= plans.STREAMS:
             per_stream.clear()
             held.clear()
         full = args(a, b, c, handle)
@@ -179,22 +168,15 @@ def _first(a: Any, b: Any, out: Any) -> torch.Tensor:
         if m and n:
             out.zero_()  # K = 0: the empty sum
         return out
-    if not _key:
-        _key.append(_key_many if torch.cuda.device_count() > 1 else _key_one)
     fn = plan(route_of(m, n, k), a, b, out)
-    if len(_plans) >= launch.BIND_CACHE_SIZE:
-        del _plans[next(iter(_plans))]
-    _plans[_key[0](a, b, out)] = fn
+    _plans.keep((a, b, out), fn)
     return fn(a, b, out)
 
 
-def _run(a: Any, b: Any, out: Any) -> torch.Tensor:
-    """a · bᵀ (into `out` when given) through the plan of this signature."""
-    try:
-        fn = _plans.get(_key[0](a, b, out))
-    except Exception:  # noqa: BLE001 - no key yet, or not tensors: _first checks
-        fn = None
-    return _first(a, b, out) if fn is None else fn(a, b, out)
+#: a · bᵀ (into `out` when given) through the plan of this signature: `_run(a, b, out)`.
+_plans: plans.Plans[torch.Tensor] = plans.Plans(_first, _key_one, _key_many,
+                                                lambda: torch.cuda.device_count() > 1)
+_run = _plans
 
 
 def _check(a: Any, b: Any, out: Any) -> None:

@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 import torch
 
-from cakec.kernels import build, checks, ops
-from cakec.runtime import launch, routes
+from cakec.kernels import build, checks, ops, plans
+from cakec.runtime import routes
 
 _ENTRY = "cakec.kernels.kmeans_assign"
 _compiling = torch.compiler.is_compiling
@@ -88,15 +88,6 @@ def _csq_scratch(x: torch.Tensor, b: int, k: int) -> torch.Tensor:
     return buf
 
 
-#: Plans per argument signature (`_key`): `run(x, c, c_sq)` -> (idx, dist). The checks, the
-#: route and the kernels' bindings ran when the signature was first seen (they depend on
-#: nothing else); a repeat is one key, one lookup, the two outputs' allocation and the
-#: launches with their pointers patched in (Kernel.prepare).
-_plans: dict[tuple, Callable[..., tuple[torch.Tensor, torch.Tensor]]] = {}
-#: Streams a plan keeps bindings for (it starts over beyond this many).
-_STREAMS = 16
-
-
 def _key_one(x: Any, c: Any, c_sq: Any) -> tuple:
     """With one GPU: x's, c's (and c_sq's) pointers, shapes, strides and dtypes."""
     if c_sq is None:
@@ -110,9 +101,6 @@ def _key_many(x: Any, c: Any, c_sq: Any) -> tuple:
     """With several GPUs, the devices too."""
     return (x.get_device(), c.get_device(), c_sq is None or c_sq.get_device(),
             *_key_one(x, c, c_sq))
-
-
-_key: list[Callable[[Any, Any, Any], tuple]] = []   # _key_one or _key_many, set on first use
 
 
 def _plan(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None
@@ -140,7 +128,7 @@ def _plan(x: torch.Tensor, c: torch.Tensor, c_sq: torch.Tensor | None
         else:
             csq, first = (c_sq if batched else c_sq[None]), None
         second = assign.prepare((x3, c3, csq, idx3, dist3, b, n, k), ("Idx", "Dist"))
-        if len(per_stream) >= _STREAMS:
+        if len(per_stream) >= plans.STREAMS:
             per_stream.clear()
         # the scratch stays alive while a binding points into it
         got = per_stream[handle] = (first, second, csq if c_sq is None else None)
@@ -167,21 +155,17 @@ def _first(x: Any, c: Any, c_sq: Any) -> tuple[torch.Tensor, torch.Tensor]:
         shape = x.shape[:-1]
         return (torch.empty(shape, device=x.device, dtype=torch.int32),
                 torch.empty(shape, device=x.device, dtype=torch.float32))
-    if not _key:
-        _key.append(_key_many if torch.cuda.device_count() > 1 else _key_one)
     fn = _plan(x, c, c_sq)
-    if len(_plans) >= launch.BIND_CACHE_SIZE:
-        del _plans[next(iter(_plans))]
-    _plans[_key[0](x, c, c_sq)] = fn
+    _plans.keep((x, c, c_sq), fn)
     return fn(x, c, c_sq)
 
 
-def _run(x: Any, c: Any, c_sq: Any) -> tuple[torch.Tensor, torch.Tensor]:
-    try:
-        fn = _plans.get(_key[0](x, c, c_sq))
-    except Exception:  # noqa: BLE001 - no key yet, or not tensors: _first checks
-        fn = None
-    return _first(x, c, c_sq) if fn is None else fn(x, c, c_sq)
+#: `_run(x, c, c_sq)` -> (idx, dist) through the plan of this signature: a repeat is one key,
+#: one lookup, the two outputs' allocation and the launches with their pointers patched in
+#: (Kernel.prepare).
+_plans: plans.Plans[tuple[torch.Tensor, torch.Tensor]] = plans.Plans(
+    _first, _key_one, _key_many, lambda: torch.cuda.device_count() > 1)
+_run = _plans
 
 
 def _assign_impl(x: torch.Tensor, c: torch.Tensor,
