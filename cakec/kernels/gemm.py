@@ -11,8 +11,8 @@ from typing import Any, Callable
 
 import torch
 
-from cakec.kernels import build, checks, ops, plans
-from cakec.runtime import routes
+from cakec.kernels import build, checks, ops
+from cakec.runtime import plans, routes
 from cakec.runtime.tuning import gemm_extents as extents
 
 _ENTRY = "cakec.kernels.gemm"
@@ -32,7 +32,7 @@ def route_of(m: int, n: int, k: int) -> str:
     return table().choose(**extents(m, n, k))
 
 
-#: A plan: the steady-state call `run(a, b, out)` of one argument signature (cakec/kernels/plans.py).
+#: A plan: the steady-state call `run(a, b, out)` of one argument signature (cakec/runtime/plans.py).
 Plan = Callable[[torch.Tensor, torch.Tensor, "torch.Tensor | None"], torch.Tensor]
 
 

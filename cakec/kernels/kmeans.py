@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 import torch
 
-from cakec.kernels import build, checks, ops, plans
-from cakec.runtime import routes
+from cakec.kernels import build, checks, ops
+from cakec.runtime import plans, routes
 
 _ENTRY = "cakec.kernels.kmeans_assign"
 _compiling = torch.compiler.is_compiling
