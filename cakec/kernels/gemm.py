@@ -94,7 +94,7 @@ def _route_args(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, 
     if dev not in _sms:
         _sms[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
     tiles = -(-m // tile[0]) * -(-n // tile[1])
-    s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile)
+    s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile, tab.split_waves(route))
     return kern, lambda a, b, c, handle: (a, b, c, *_split_scratch(a, handle, s, m, n, tiles),
                                           m, n, k, s)
 

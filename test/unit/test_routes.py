@@ -163,6 +163,26 @@ def test_split_tile_names_the_split_routes_only():
     assert table.split_tile("skinny_64x32") is None and table.split_tile("torch") is None
 
 
+def test_split_parts_with_waves_may_fill_several():
+    swap, t64 = (16, 64), (64, 64)
+    assert routes.split_parts(172, 64, 132, swap, waves=True) == 3    # 7×11008×4096: 4 waves
+    assert routes.split_parts(172, 64, 132, swap) == 1                # one wave: no split
+    assert routes.split_parts(448, 64, 132, t64, waves=True) == 2     # 64×28672×4096
+    assert routes.split_parts(64, 224, 132, swap, waves=True) == 2    # one wave is best anyway
+    assert routes.split_parts(1, 1000, 132, t64, waves=True) == routes.MAX_PARTS
+    assert routes.split_parts(5, 0, 132, t64, waves=True) == 1
+
+
+def test_split_waves_is_a_flag_of_the_split_routes():
+    table = routes.load("gemm", routes.path("gemm"))
+    assert table.split_waves("splitk_swap_16x64_waves") and table.split_waves("splitk_64x64_waves")
+    assert not table.split_waves("splitk_swap_16x64") and not table.split_waves("torch")
+    raw = table.to_json()
+    raw["routes"]["splitk_64x64"]["split_k"]["waves"] = "yes"
+    with pytest.raises(RouteTableError, match="'waves' must be true or false"):
+        routes.parse(raw)
+
+
 def test_split_parts_fills_one_wave():
     t64, t128, swap = (64, 64), (128, 128), (16, 64)
     assert routes.split_parts(64, 64, 132, t64) == 2      # N = 4096 at 64 wide: 128 units
