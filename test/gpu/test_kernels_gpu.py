@@ -222,7 +222,8 @@ GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1
 @pytest.mark.parametrize("route", ["persistent_128x256", "persistent_128x128", "skinny_64x32",
                                    "skinny_64x64", "splitk_128x128", "splitk_64x64",
                                    "splitk_64x128", "splitk_swap_16x64",
-                                   "splitk_64x64_waves", "splitk_swap_16x64_waves"])
+                                   "splitk_64x64_waves", "splitk_swap_16x64_waves",
+                                   "splitk_swap_16x64_k256"])
 def test_every_gemm_route_computes_every_shape(K, route):
     """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
     shape to any of them): tails in every dimension, every element written, twice (a
@@ -261,7 +262,8 @@ def test_split_routes_over_several_waves_compute(K, route, shape):
 
 @pytest.mark.parametrize("route", ["torch", "persistent_128x256", "skinny_64x64",
                                    "splitk_64x64", "splitk_64x128", "splitk_swap_16x64",
-                                   "splitk_128x128", "splitk_swap_16x64_waves"])
+                                   "splitk_128x128", "splitk_swap_16x64_waves",
+                                   "splitk_swap_16x64_k256"])
 def test_gemm_plan_patches_each_output(K, route):
     """A plan (what a repeated signature runs) writes every fresh output at its own address
     (the binding's C pointer patched per call), a given `out` of the same layout, and on
