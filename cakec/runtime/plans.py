@@ -35,6 +35,11 @@ class Plans(Generic[R]):
     def __len__(self) -> int:
         return len(self._plans)
 
+    def clear(self) -> None:
+        """Forget every plan (the next call of each signature runs `first` again): after the
+        route table changed, say."""
+        self._plans.clear()
+
     def __call__(self, *args: Any) -> R:
         return self.run(*args)
 

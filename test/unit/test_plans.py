@@ -52,3 +52,11 @@ def test_run_is_the_cache_as_a_plain_function():
     cache, seen = _cache()
     run = cache.run
     assert [run(1), cache(1), run(1)] == ["first", ("plan", 1), ("plan", 1)] and seen == [(1,)]
+
+
+def test_clear_forgets_every_plan_and_run_still_works():
+    cache, seen = _cache()
+    run = cache.run
+    run(1)
+    cache.clear()
+    assert len(cache) == 0 and run(1) == "first" and run(1) == ("plan", 1) and seen == [(1,), (1,)]
