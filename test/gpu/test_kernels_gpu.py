@@ -223,7 +223,8 @@ GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1
                                    "skinny_64x64", "splitk_128x128", "splitk_64x64",
                                    "splitk_64x128", "splitk_swap_16x64",
                                    "splitk_64x64_waves", "splitk_swap_16x64_waves",
-                                   "splitk_swap_16x64_k256"])
+                                   "splitk_swap_16x64_k256", "splitk_swap_16x64_pp",
+                                   "splitk_64x64_pp"])
 def test_every_gemm_route_computes_every_shape(K, route):
     """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
     shape to any of them): tails in every dimension, every element written, twice (a
@@ -239,7 +240,8 @@ def test_every_gemm_route_computes_every_shape(K, route):
             assert _rel(c, a.float() @ b.float().t()) < 5e-3, (route, m, n, k)
 
 
-@pytest.mark.parametrize("route", ["splitk_64x64_waves", "splitk_swap_16x64_waves"])
+@pytest.mark.parametrize("route", ["splitk_64x64_waves", "splitk_swap_16x64_waves",
+                                   "splitk_swap_16x64_pp", "splitk_64x64_pp"])
 @pytest.mark.parametrize("shape", [(7, 11008, 4096), (1, 5120, 5120), (64, 28672, 4096)])
 def test_split_routes_over_several_waves_compute(K, route, shape):
     """The waves routes at shapes where their split fills several waves of units (each CTA
@@ -263,7 +265,8 @@ def test_split_routes_over_several_waves_compute(K, route, shape):
 @pytest.mark.parametrize("route", ["torch", "persistent_128x256", "skinny_64x64",
                                    "splitk_64x64", "splitk_64x128", "splitk_swap_16x64",
                                    "splitk_128x128", "splitk_swap_16x64_waves",
-                                   "splitk_swap_16x64_k256"])
+                                   "splitk_swap_16x64_k256", "splitk_swap_16x64_pp",
+                                   "splitk_64x64_pp"])
 def test_gemm_plan_patches_each_output(K, route):
     """A plan (what a repeated signature runs) writes every fresh output at its own address
     (the binding's C pointer patched per call), a given `out` of the same layout, and on
