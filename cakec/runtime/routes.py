@@ -23,6 +23,12 @@ from cakec.errors import CakeUsageError
 SOURCES = Path(__file__).resolve().parents[1] / "kernels"
 #: The torch route takes a bucket only when it is this much faster than every Cake route.
 FALLBACK_MARGIN = 1.10
+#: A split-K route over several waves (`split_k.waves`) takes a bucket only when it is this
+#: much faster than every one-wave Cake route there: measured on the H200 (2026-12-04), such
+#: splits ran 1.3-2.7× slower than one wave wherever their S differed (e.g. 1×5120×5120 in 8
+#: parts 52.7 µs against 22.9 in one) and tied where it did not (the same launch), so a tie
+#: must not hand the bucket's other shapes a multi-wave split.
+WAVES_MARGIN = 1.03
 #: A route that is not a Cake kernel: the entry's torch equivalent (torch.matmul for gemm).
 TORCH = "torch"
 
@@ -245,7 +251,8 @@ def choose(table: Table, measured: list[Measured],
            extents_of: Callable[[tuple[int, ...]], dict[str, int]],
            edges: dict[str, list[int]], default: str, tuned: Mapping[str, Any]) -> Table:
     """The table rewritten from `measured`: one rule per bucket holding measured shapes
-    (the fastest route by geomean over them, torch only past FALLBACK_MARGIN), then the
+    (the fastest route by geomean over them, a multi-wave split only past WAVES_MARGIN,
+    torch only past FALLBACK_MARGIN), then the
     catch-all `default`. A route that failed its check at any shape of a bucket, or was
     not timed there, is out of that bucket."""
     rules = []
@@ -257,6 +264,11 @@ def choose(table: Table, measured: list[Measured],
         geo = {r: math.exp(sum(math.log(m.ms[r]) for m in held) / len(held)) for r in ok}
         cake = [r for r in ok if r != TORCH]
         best = min(cake, key=geo.__getitem__) if cake else TORCH
+        one_wave = [r for r in cake if not table.split_waves(r)]
+        if best != TORCH and table.split_waves(best) and one_wave:
+            alt = min(one_wave, key=geo.__getitem__)
+            if WAVES_MARGIN * geo[best] > geo[alt]:
+                best = alt
         if TORCH in geo and geo[best] > FALLBACK_MARGIN * geo[TORCH]:
             best = TORCH
         note: dict[str, Any] = {"shapes": [list(m.shape) for m in held]}

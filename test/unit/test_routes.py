@@ -116,6 +116,20 @@ def test_choose_takes_the_fastest_cake_route_and_torch_only_past_the_margin():
     assert routes.parse(got.to_json()).rules == got.rules  # what tune writes loads again
 
 
+def test_a_multi_wave_split_takes_a_bucket_only_past_its_margin():
+    raw = gemm_table([{"box": {}, "route": "big"}])
+    raw["routes"]["split"] = {"kernel": "gemm_bf16_splitk_decode", "split_k": {"tile": [64, 64]}}
+    raw["routes"]["waves"] = {"kernel": "gemm_bf16_splitk_decode",
+                              "split_k": {"tile": [64, 64], "waves": True}}
+    table = routes.parse(raw)
+    tie = [Measured((1, 8, 8), {"big": 30.0, "split": 10.1, "waves": 10.0, "torch": 20.0}, {})]
+    win = [Measured((1, 8, 8), {"big": 30.0, "split": 11.0, "waves": 10.0, "torch": 20.0}, {})]
+    alone = [Measured((1, 8, 8), {"waves": 10.0, "torch": 20.0}, {})]
+    pick = [choose(table, ms, lambda s: {"m": s[0], "n": s[1], "k": s[2]}, {"m": [64]}, "big",
+                   {}).rules[0].route for ms in (tie, win, alone)]
+    assert pick == ["split", "waves", "waves"]
+
+
 def _have_sm90() -> bool:
     try:
         import torch
