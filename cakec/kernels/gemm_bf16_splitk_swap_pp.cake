@@ -9,8 +9,11 @@
 # parts read back) runs on the warpgroup that issues the MMAs, while DRAM is saturated by
 # the other SMs' loads (1×5120×5120 in 8 parts: 52.7 µs against 22.9 in one; 64×8192×28672
 # in 9 parts: 707 against 263). Here math0 takes the CTA's units 0, 2, 4, ... and math1
-# units 1, 3, 5, ...: one's split_store runs under the other's MMAs, so the ring keeps
-# streaming. The turn barriers hand the ring over in unit order (as in gemm_bias_gelu.cake).
+# units 1, 3, 5, ...: one's split_store runs under the other's MMAs. The turn barriers hand
+# the ring over in unit order (as in gemm_bias_gelu.cake). Measured (same day): it recovers
+# part of the loss, not all (1×5120×5120: 39.9 µs; 7×11008×4096 in 3 parts 38.5 against
+# 32.8 in one), so it takes no bucket; the last CTA's part-by-part read-back of the
+# partials is the next suspect (docs/kernels.md, "Multi-wave splits").
 @cake.schedule(target="sm_90a")
 def gemm_bf16_splitk_swap_pp(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tensor2d, W: LM.tensor3d,
                              L: LM.tensor1d, M: LM.i32, N: LM.i32, K: LM.i32, S: LM.i32):
