@@ -94,7 +94,7 @@ def _route_args(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, 
     if dev not in _sms:
         _sms[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
     tiles = -(-m // tile[0]) * -(-n // tile[1])
-    s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile)
+    s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile, tab.split_waves(route))
     return kern, lambda a, b, c, handle: (a, b, c, *_split_scratch(a, handle, s, m, n, tiles),
                                           m, n, k, s)
 
@@ -118,7 +118,7 @@ def _cake_plan(tab: routes.Table, route: str, a: torch.Tensor, b: torch.Tensor,
     output when none is given and launches with that pointer patched in, without building
     the kernel's signature again. The plan keeps no tensor of the call alive."""
     kern, args = _route_args(tab, route, a, m, n, k)
-    dev, shape = a.get_device(), (m, n)
+    dev = a.get_device()
     raw_stream = torch._C._cuda_getCurrentRawStream
     per_stream: dict[int, Callable[[int, int], None]] = {}
     held: dict[int, tuple] = {}   # per stream: the split scratch its binding points into
@@ -135,7 +135,7 @@ def _cake_plan(tab: routes.Table, route: str, a: torch.Tensor, b: torch.Tensor,
 
     def run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
         if out is None:
-            out = a.new_empty(shape)
+            out = a.new_empty(m, n)  # 0.4-0.7 µs a call faster than a shape tuple (CPU torch)
         handle = raw_stream(dev)
         go = per_stream.get(handle) or prepare(a, b, out, handle)
         go(handle, out.data_ptr())
@@ -176,7 +176,7 @@ def _first(a: Any, b: Any, out: Any) -> torch.Tensor:
 #: a · bᵀ (into `out` when given) through the plan of this signature: `_run(a, b, out)`.
 _plans: plans.Plans[torch.Tensor] = plans.Plans(_first, _key_one, _key_many,
                                                 lambda: torch.cuda.device_count() > 1)
-_run = _plans
+_run = _plans.run
 
 
 def _check(a: Any, b: Any, out: Any) -> None:

@@ -23,6 +23,12 @@ from cakec.errors import CakeUsageError
 SOURCES = Path(__file__).resolve().parents[1] / "kernels"
 #: The torch route takes a bucket only when it is this much faster than every Cake route.
 FALLBACK_MARGIN = 1.10
+#: A split-K route over several waves (`split_k.waves`) takes a bucket only when it is this
+#: much faster than every one-wave Cake route there: measured on the H200 (2026-12-04), such
+#: splits ran 1.3-2.7× slower than one wave wherever their S differed (e.g. 1×5120×5120 in 8
+#: parts 52.7 µs against 22.9 in one) and tied where it did not (the same launch), so a tie
+#: must not hand the bucket's other shapes a multi-wave split.
+WAVES_MARGIN = 1.03
 #: A route that is not a Cake kernel: the entry's torch equivalent (torch.matmul for gemm).
 TORCH = "torch"
 
@@ -74,6 +80,11 @@ class Table:
         tile = self.routes.get(route, {}).get("split_k", {}).get("tile")
         return None if tile is None else (tile[0], tile[1])
 
+    def split_waves(self, route: str) -> bool:
+        """Whether a split-K route may cut K into more units than one wave of SMs holds
+        (`split_parts(..., waves=True)`): a route of its own, so the tuner decides."""
+        return bool(self.routes.get(route, {}).get("split_k", {}).get("waves", False))
+
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry, "target": self.target, "extents": list(self.extents),
                 "routes": {k: dict(v) for k, v in self.routes.items()},
@@ -109,6 +120,8 @@ def parse(raw: Mapping[str, Any], where: str = "<table>") -> Table:
             if not (isinstance(tile, list) and len(tile) == 2
                     and all(type(t) is int and t > 0 for t in tile)):
                 _fail(where, f"route {name!r}: split_k needs a 'tile' of two positive ints")
+            if type(r["split_k"].get("waves", False)) is not bool:
+                _fail(where, f"route {name!r}: split_k 'waves' must be true or false")
     rules = []
     for i, r in enumerate(raw.get("rules", ())):
         route = r.get("route")
@@ -171,7 +184,8 @@ def split_cost_stages(tile: tuple[int, int]) -> float:
     return rows * cols / (16 * (rows + cols))
 
 
-def split_parts(tiles: int, k_tiles: int, sms: int, tile: tuple[int, int] = (128, 128)) -> int:
+def split_parts(tiles: int, k_tiles: int, sms: int, tile: tuple[int, int] = (128, 128),
+                waves: bool = False) -> int:
     """How many K parts a split-K route of output tiles `tile` runs for `tiles` of them of
     `k_tiles` 64-deep K stages on `sms` SMs: the S that minimises the persistent grid's
     critical path, waves of units (cdiv(tiles·S, sms)) times the stages of a unit
@@ -181,13 +195,16 @@ def split_parts(tiles: int, k_tiles: int, sms: int, tile: tuple[int, int] = (128
     into more units than SMs ran slower than S = 1 (1×5120×5120 on the swap-AB tiles at S = 3:
     53.0 µs against 35.9 for the 64×64 skinny tile; 128×5120×5120 on 64×64 tiles at S = 2:
     139 against 37 µs) while single-wave splits won (1×4096×14336 at S = 2: 36.1 against
-    cuBLAS's 38.0 µs); the cause is not profiled."""
+    cuBLAS's 38.0 µs); the cause is not profiled. With `waves` (a route of its own, which
+    the tuner measures against the one-wave routes) S may fill several waves: the same cost
+    with the cap at MAX_PARTS and k_tiles only, e.g. 7×11008×4096 on the swap-AB tiles (172
+    tiles, 64 stages): S = 3, 4 waves of 22 stages, against S = 1's 2 waves of 64."""
     k_tiles = max(k_tiles, 1)
     extra = split_cost_stages(tile)
 
     def cost(s: int) -> float:
         return -(-tiles * s // sms) * (-(-k_tiles // s) + (extra if s > 1 else 0))
-    most = max(1, min(MAX_PARTS, k_tiles, sms // max(tiles, 1)))
+    most = max(1, min(MAX_PARTS, k_tiles, k_tiles if waves else sms // max(tiles, 1)))
     return min(range(1, most + 1), key=cost)
 
 
@@ -234,7 +251,8 @@ def choose(table: Table, measured: list[Measured],
            extents_of: Callable[[tuple[int, ...]], dict[str, int]],
            edges: dict[str, list[int]], default: str, tuned: Mapping[str, Any]) -> Table:
     """The table rewritten from `measured`: one rule per bucket holding measured shapes
-    (the fastest route by geomean over them, torch only past FALLBACK_MARGIN), then the
+    (the fastest route by geomean over them, a multi-wave split only past WAVES_MARGIN,
+    torch only past FALLBACK_MARGIN), then the
     catch-all `default`. A route that failed its check at any shape of a bucket, or was
     not timed there, is out of that bucket."""
     rules = []
@@ -246,6 +264,11 @@ def choose(table: Table, measured: list[Measured],
         geo = {r: math.exp(sum(math.log(m.ms[r]) for m in held) / len(held)) for r in ok}
         cake = [r for r in ok if r != TORCH]
         best = min(cake, key=geo.__getitem__) if cake else TORCH
+        one_wave = [r for r in cake if not table.split_waves(r)]
+        if best != TORCH and table.split_waves(best) and one_wave:
+            alt = min(one_wave, key=geo.__getitem__)
+            if WAVES_MARGIN * geo[best] > geo[alt]:
+                best = alt
         if TORCH in geo and geo[best] > FALLBACK_MARGIN * geo[TORCH]:
             best = TORCH
         note: dict[str, Any] = {"shapes": [list(m.shape) for m in held]}

@@ -45,3 +45,18 @@ def test_the_oldest_plan_is_dropped_beyond_the_bind_cache_size(monkeypatch):
     for x in (1, 2, 3):
         cache(x)
     assert len(cache) == 2 and cache(1) == "first" and cache(3) == ("plan", 3)
+
+
+def test_run_is_the_cache_as_a_plain_function():
+    """`run` (what the entries call) and calling the cache are the same lookup."""
+    cache, seen = _cache()
+    run = cache.run
+    assert [run(1), cache(1), run(1)] == ["first", ("plan", 1), ("plan", 1)] and seen == [(1,)]
+
+
+def test_clear_forgets_every_plan_and_run_still_works():
+    cache, seen = _cache()
+    run = cache.run
+    run(1)
+    cache.clear()
+    assert len(cache) == 0 and run(1) == "first" and run(1) == ("plan", 1) and seen == [(1,), (1,)]

@@ -116,6 +116,20 @@ def test_choose_takes_the_fastest_cake_route_and_torch_only_past_the_margin():
     assert routes.parse(got.to_json()).rules == got.rules  # what tune writes loads again
 
 
+def test_a_multi_wave_split_takes_a_bucket_only_past_its_margin():
+    raw = gemm_table([{"box": {}, "route": "big"}])
+    raw["routes"]["split"] = {"kernel": "gemm_bf16_splitk_decode", "split_k": {"tile": [64, 64]}}
+    raw["routes"]["waves"] = {"kernel": "gemm_bf16_splitk_decode",
+                              "split_k": {"tile": [64, 64], "waves": True}}
+    table = routes.parse(raw)
+    tie = [Measured((1, 8, 8), {"big": 30.0, "split": 10.1, "waves": 10.0, "torch": 20.0}, {})]
+    win = [Measured((1, 8, 8), {"big": 30.0, "split": 11.0, "waves": 10.0, "torch": 20.0}, {})]
+    alone = [Measured((1, 8, 8), {"waves": 10.0, "torch": 20.0}, {})]
+    pick = [choose(table, ms, lambda s: {"m": s[0], "n": s[1], "k": s[2]}, {"m": [64]}, "big",
+                   {}).rules[0].route for ms in (tie, win, alone)]
+    assert pick == ["split", "waves", "waves"]
+
+
 def _have_sm90() -> bool:
     try:
         import torch
@@ -161,6 +175,26 @@ def test_split_tile_names_the_split_routes_only():
     assert table.split_tile("splitk_64x64") == (64, 64)
     assert table.split_tile("splitk_128x128") == (128, 128)
     assert table.split_tile("skinny_64x32") is None and table.split_tile("torch") is None
+
+
+def test_split_parts_with_waves_may_fill_several():
+    swap, t64 = (16, 64), (64, 64)
+    assert routes.split_parts(172, 64, 132, swap, waves=True) == 3    # 7×11008×4096: 4 waves
+    assert routes.split_parts(172, 64, 132, swap) == 1                # one wave: no split
+    assert routes.split_parts(448, 64, 132, t64, waves=True) == 2     # 64×28672×4096
+    assert routes.split_parts(64, 224, 132, swap, waves=True) == 2    # one wave is best anyway
+    assert routes.split_parts(1, 1000, 132, t64, waves=True) == routes.MAX_PARTS
+    assert routes.split_parts(5, 0, 132, t64, waves=True) == 1
+
+
+def test_split_waves_is_a_flag_of_the_split_routes():
+    table = routes.load("gemm", routes.path("gemm"))
+    assert table.split_waves("splitk_swap_16x64_waves") and table.split_waves("splitk_64x64_waves")
+    assert not table.split_waves("splitk_swap_16x64") and not table.split_waves("torch")
+    raw = table.to_json()
+    raw["routes"]["splitk_64x64"]["split_k"]["waves"] = "yes"
+    with pytest.raises(RouteTableError, match="'waves' must be true or false"):
+        routes.parse(raw)
 
 
 def test_split_parts_fills_one_wave():

@@ -429,6 +429,26 @@ def test_replay_launches_a_bound_signature_and_binds_anything_else():
     assert all(m[1] is check for m in missed)
 
 
+def test_replay_remembers_the_last_signature_without_confusing_others():
+    """The replay answers a repeat of the last signature without the dict; a different
+    signature (bound or not, or a scalar equal in value but not in type) still takes its own
+    binding or the miss path, and the last one is found again afterwards."""
+    from cakec.runtime.launch import _replay_fn
+
+    mask = (True, False)
+    t, u = KeyedTensor((4, 8)), KeyedTensor((8, 8))
+    one = SimpleNamespace(call=("f1", 1, 1, 1, 128, 1, 1, 0, 0x1, 0))
+    two = SimpleNamespace(call=("f2", 1, 1, 1, 128, 1, 1, 0, 0x2, 0))
+    binds = {signature(mask, (t, 3)): one, signature(mask, (u, 3)): two}
+    launched, missed = [], []
+    replay = _replay_fn(mask)(binds.get, lambda args, check: missed.append(args) or one,
+                              lambda *a: launched.append(a[0]) or (0,), lambda dev: 0, None)
+    for args in [(t, 3), (t, 3), (u, 3), (t, 3), (u, 3), (u, 3), (t, True), (t, 3.0), (t, 3)]:
+        replay(None, *args)
+    assert launched == ["f1", "f1", "f2", "f1", "f2", "f2", "f1", "f1", "f1"]
+    assert [m[1] for m in missed] == [True, 3.0]  # True and 3.0 are not 3
+
+
 def test_prepare_opens_only_a_tensor_without_tensor_maps():
     """Kernel.prepare patches one tensor's pointer per launch: a tensor-mapped operand (its
     map encodes the pointer), a scalar or an unknown name is refused before anything binds
