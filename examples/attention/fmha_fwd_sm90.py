@@ -92,7 +92,7 @@ def kernel(d: int):
 #: basic block, where ptxas hoisted the wgmma wait above the softmax): at 128 the overlap
 #: schedule; at 64 the overlapped ping-pong, with P carried in f32 (`late`) or bf16
 #: (`latep`), and with 192-key blocks (`n192`).
-CANDIDATES = {128: ["fmha_fwd_sm90_late.cake"],
+CANDIDATES = {128: ["fmha_fwd_sm90_late.cake", "fmha_fwd_sm90_latep.cake"],
               64: ["fmha_fwd_sm90_d64_late.cake", "fmha_fwd_sm90_d64_latep.cake",
                    "fmha_fwd_sm90_d64_n192.cake"]}
 
