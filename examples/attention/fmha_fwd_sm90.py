@@ -38,14 +38,17 @@ HERE = Path(__file__).resolve().parent
 KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
 #: The head-dim-128 schedule with the epilogue under the next tile's MMAs.
 OVERLAP = "fmha_fwd_sm90_overlap.cake"
-#: Whether `fmha` runs OVERLAP at head dim 128 (measured faster at every bench shape).
+#: OVERLAP with each block's O rescale at the next block's start: `fmha`'s head-dim-128
+#: kernel without a causal mask (1.01–1.04× OVERLAP there, 0.96–0.99× with the mask).
+LATE = "fmha_fwd_sm90_late.cake"
+#: Whether `fmha` runs OVERLAP (causal) and LATE (not) at head dim 128 rather than KERNELS[128].
 OVERLAP_BY_DEFAULT = True
-#: The head-dim-64 ping-pong with the same overlapped epilogue: not yet run on a GPU, so
-#: only checked and timed beside `fmha`'s (test/gpu/test_fmha_gpu.py, bench/fmha.py).
+#: The head-dim-64 ping-pong with the same overlapped epilogue.
 OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
 LOG2E = 1.4426950408889634
-#: Query rows per CTA (the kernels' tile).
+#: Query rows per CTA (the kernels' tile), and the kernels whose tile is another.
 TILE_M = 128
+TILE_ROWS = {"fmha_fwd_sm90_d64_m192.cake": 192}
 
 #: Problem sizes; the first is `cakec run`'s default (`--shape B=..,S=..,H=..,HKV=..,D=..`,
 #: CAUSAL=0/1). S_q = S_k = S, a multiple of 128 here: `cakec run` compares the whole O buffer,
@@ -78,30 +81,30 @@ def compiled(name: str):
     return _kernels[name]
 
 
-def kernel_file(d: int) -> str:
-    """The file of the kernel `fmha` runs for head dim `d`."""
-    return OVERLAP if d == 128 and OVERLAP_BY_DEFAULT else KERNELS[d]
+def kernel_file(d: int, causal: bool = False) -> str:
+    """The file of the kernel `fmha` runs for head dim `d` (with or without the mask)."""
+    if d == 128 and OVERLAP_BY_DEFAULT:
+        return OVERLAP if causal else LATE
+    return KERNELS[d]
 
 
-def kernel(d: int):
-    """The kernel `fmha` runs for head dim `d`."""
-    return compiled(kernel_file(d))
+def kernel(d: int, causal: bool = False):
+    """The kernel `fmha` runs for head dim `d` (with or without the mask)."""
+    return compiled(kernel_file(d, causal))
 
 
-#: Candidates with the O rescale moved to the next block's start (out of the softmax's
-#: basic block, where ptxas hoisted the wgmma wait above the softmax): at 128 the overlap
-#: schedule; at 64 the overlapped ping-pong, with P carried in f32 (`late`) or bf16
-#: (`latep`), and with 192-key blocks (`n192`).
-CANDIDATES = {128: ["fmha_fwd_sm90_late.cake", "fmha_fwd_sm90_latep.cake"],
-              64: ["fmha_fwd_sm90_d64_late.cake", "fmha_fwd_sm90_d64_latep.cake",
-                   "fmha_fwd_sm90_d64_n192.cake"]}
+#: Candidates timed and checked beside `fmha`'s: at 64 three consumer warpgroups in turn
+#: (192-row tiles).
+CANDIDATES = {128: [], 64: ["fmha_fwd_sm90_d64_m192.cake"]}
 
 
 def alternatives(d: int) -> list[str]:
-    """The other schedules for head dim `d` (same parameters and result), which the GPU
-    tests check and bench/fmha.py times beside `fmha`'s."""
-    every = {128: [KERNELS[128], OVERLAP], 64: [KERNELS[64], OVERLAP_D64]}[d] + CANDIDATES[d]
-    return [f for f in every if f != kernel_file(d)]
+    """The schedules for head dim `d` (same parameters and result) that `fmha` does not run
+    at every shape of it, which the GPU tests check and bench/fmha.py times beside
+    `fmha`'s."""
+    every = {128: [KERNELS[128], OVERLAP, LATE], 64: [KERNELS[64], OVERLAP_D64]}[d]
+    return [f for f in every + CANDIDATES[d]
+            if not f == kernel_file(d, False) == kernel_file(d, True)]
 
 
 def _check(q, k, v, scale) -> float:
@@ -149,9 +152,15 @@ def _rows(t):
     return t.as_strided((b, s, h * d), (t.stride(0), t.stride(1), 1))
 
 
-def padded(s_q: int) -> int:
-    """Rows of O per batch in the kernel's buffer: S_q rounded up to the 128-row tile."""
-    return (s_q + TILE_M - 1) // TILE_M * TILE_M
+def padded(s_q: int, tile_m: int = TILE_M) -> int:
+    """Rows of O per batch in the kernel's buffer: S_q rounded up to the kernel's tile."""
+    return (s_q + tile_m - 1) // tile_m * tile_m
+
+
+def tile_rows(compiled) -> int:
+    """The query tile of `compiled` (a kernel `compiled()` returned; another: TILE_M)."""
+    return next((TILE_ROWS.get(n, TILE_M) for n, k in _kernels.items() if k is compiled),
+                TILE_M)
 
 
 def fmha(q, k, v, causal: bool = False, scale: float | None = None):
@@ -168,11 +177,12 @@ def launch(compiled, q, k, v, causal: bool = False, scale: float | None = None):
     scale = _check(q, k, v, scale)
     b, s_q, h, d = q.shape
     s_k, h_kv = k.shape[1], k.shape[2]
-    o = torch.empty(b, padded(s_q), h, d, device=q.device, dtype=torch.bfloat16)
+    compiled = compiled or kernel(d, causal)
+    o = torch.empty(b, padded(s_q, tile_rows(compiled)), h, d, device=q.device,
+                    dtype=torch.bfloat16)
     lse = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
-    (compiled or kernel(d))(_rows(q), _rows(k), _rows(v), o.view(-1, h * d),
-                            lse.view(b * h, s_q), b, s_q, s_k, h, h // h_kv, scale * LOG2E,
-                            int(bool(causal)))
+    compiled(_rows(q), _rows(k), _rows(v), o.view(-1, h * d), lse.view(b * h, s_q), b, s_q,
+             s_k, h, h // h_kv, scale * LOG2E, int(bool(causal)))
     return o[:, :s_q], lse
 
 
@@ -241,15 +251,16 @@ def flops(shape: dict[str, int]) -> float:
 # ---- `cakec run` ---------------------------------------------------------------------------
 
 
-def make_inputs(shape: dict[str, int], device: str) -> tuple:
-    """Kernel arguments for `cakec run` (fresh random inputs, in the kernel's order)."""
+def make_inputs(shape: dict[str, int], device: str, tile_m: int = TILE_M) -> tuple:
+    """Kernel arguments for `cakec run` (fresh random inputs, in the kernel's order), O
+    padded to `tile_m`-row tiles."""
     import torch
 
     b, s, h, h_kv, d = shape["B"], shape["S"], shape["H"], shape["HKV"], shape["D"]
     q = torch.randn(b, s, h, d, device=device).to(torch.bfloat16)
     k = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
     v = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
-    o = torch.empty(b * padded(s), h * d, device=device, dtype=torch.bfloat16)
+    o = torch.empty(b * padded(s, tile_m), h * d, device=device, dtype=torch.bfloat16)
     lse = torch.empty(b * h, s, device=device, dtype=torch.float32)
     return (_rows(q), _rows(k), _rows(v), o, lse, b, s, s, h, h // h_kv,
             LOG2E / math.sqrt(d), int(bool(shape.get("CAUSAL", 0))))
@@ -264,13 +275,13 @@ def _unpack(inputs: tuple):
 
 
 def reference(inputs: tuple):
-    """O as the kernel's padded buffer (`cakec run` shapes are whole tiles: no padding)."""
+    """O as the kernel's padded buffer (its rows per batch, from the O argument)."""
     import torch
 
     q, k, v, causal = _unpack(inputs)
     o, _ = reference_fmha(q, k, v, causal)
     b, s_q, h, d = o.shape
-    full = torch.zeros(b, padded(s_q), h * d, device=o.device, dtype=o.dtype)
+    full = torch.zeros(b, inputs[3].shape[0] // b, h * d, device=o.device, dtype=o.dtype)
     full[:, :s_q] = o.flatten(2)
     return full.view(-1, h * d)
 
