@@ -107,7 +107,7 @@ def main() -> int:
 
     ex = example()
     for d in ex.KERNELS:
-        ex.kernel(d, False), ex.kernel(d, True)  # compile outside the timings
+        ex.kernel(d)  # compile outside the timings
     extra = variants(args.also)
     for d in () if args.no_alternatives else ex.KERNELS:
         for other in ex.alternatives(d):

@@ -6,13 +6,15 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 `.transpose(1, 2)`), f32 accumulation, O bf16 [B, S_q, H, D], lse f32 [B, H, S_q].
 
 * Grouped-query attention: H a multiple of H_kv; query head h reads KV head h // (H / H_kv).
-* Head dims 64 and 128, one kernel each, each the schedule that measured fastest at its head
-  dim: fmha_fwd_sm90_overlap.cake at 128 (persistent at every S, O stored by an
-  asynchronous TMA copy under the next tile's first GEMM: 1.07–1.45× fmha_fwd_sm90.cake,
-  the one-role schedule without it, at every bench shape on the H200, 2026-12-02) and
-  fmha_fwd_sm90_d64.cake at 64 (two consumer warpgroups in ping-pong, persistent).
+* Head dims 64 and 128, each the schedule that measured fastest there:
+  fmha_fwd_sm90_overlap.cake at 128 (persistent at every S, O stored by an asynchronous
+  TMA copy under the next tile's first GEMM: 1.07–1.45× fmha_fwd_sm90.cake, the one-role
+  schedule without it, at every bench shape on the H200, 2026-12-02); at 64 the two
+  consumer warpgroups in ping-pong, persistent, with the same overlapped epilogue
+  (fmha_fwd_sm90_d64_overlap.cake) except for unmasked rows of D64_LONG_KEYS keys or more,
+  where fmha_fwd_sm90_d64.cake (its epilogue from registers) measured faster (2026-12-04).
   OVERLAP_BY_DEFAULT = False gives head dim 128 back to fmha_fwd_sm90.cake (the README's
-  example); test/gpu/test_fmha_gpu.py and bench/fmha.py check and time both.
+  example); test/gpu/test_fmha_gpu.py and bench/fmha.py check and time every schedule.
 * Any S_q, S_k ≥ 1; tails are masked in the kernel, never assumed away.
 * `causal=True` aligns the mask bottom-right, as flash-attn does (and torch's
   `causal_lower_right`): query i sees keys j ≤ i + S_k − S_q, so with S_q = S_k it is the
@@ -38,17 +40,19 @@ HERE = Path(__file__).resolve().parent
 KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
 #: The head-dim-128 schedule with the epilogue under the next tile's MMAs.
 OVERLAP = "fmha_fwd_sm90_overlap.cake"
-#: OVERLAP with each block's O rescale at the next block's start: `fmha`'s head-dim-128
-#: kernel without a causal mask (1.01–1.04× OVERLAP there, 0.96–0.99× with the mask).
-LATE = "fmha_fwd_sm90_late.cake"
-#: Whether `fmha` runs OVERLAP (causal) and LATE (not) at head dim 128 rather than KERNELS[128].
+#: Whether `fmha` runs OVERLAP at head dim 128 (measured faster at every bench shape).
 OVERLAP_BY_DEFAULT = True
-#: The head-dim-64 ping-pong with the same overlapped epilogue.
+#: The head-dim-64 ping-pong with the same overlapped epilogue: `fmha`'s at D64 unless the
+#: rows are long and unmasked (below).
 OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
+#: At D64 without a causal mask, from this many keys on `fmha` runs KERNELS[64]: with 64
+#: or more KV blocks per tile the overlapped epilogue saves little and its loop measured
+#: 0–5 % slower (H200, 2026-12-04: 1.16/1.07/1.02/1.00/0.97× KERNELS[64] at S = 1k..16k
+#: unmasked; 1.23/1.13/1.06/1.03/0.99× causal).
+D64_LONG_KEYS = 8192
 LOG2E = 1.4426950408889634
-#: Query rows per CTA (the kernels' tile), and the kernels whose tile is another.
+#: Query rows per CTA (the kernels' tile).
 TILE_M = 128
-TILE_ROWS = {"fmha_fwd_sm90_d64_m192.cake": 192}
 
 #: Problem sizes; the first is `cakec run`'s default (`--shape B=..,S=..,H=..,HKV=..,D=..`,
 #: CAUSAL=0/1). S_q = S_k = S, a multiple of 128 here: `cakec run` compares the whole O buffer,
@@ -81,30 +85,25 @@ def compiled(name: str):
     return _kernels[name]
 
 
-def kernel_file(d: int, causal: bool = False) -> str:
-    """The file of the kernel `fmha` runs for head dim `d` (with or without the mask)."""
-    if d == 128 and OVERLAP_BY_DEFAULT:
-        return OVERLAP if causal else LATE
-    return KERNELS[d]
+def kernel_file(d: int, causal: bool = False, s_k: int = 0) -> str:
+    """The file of the kernel `fmha` runs for head dim `d`, the mask and S_k keys."""
+    if d == 128:
+        return OVERLAP if OVERLAP_BY_DEFAULT else KERNELS[128]
+    return KERNELS[64] if not causal and s_k >= D64_LONG_KEYS else OVERLAP_D64
 
 
-def kernel(d: int, causal: bool = False):
-    """The kernel `fmha` runs for head dim `d` (with or without the mask)."""
-    return compiled(kernel_file(d, causal))
-
-
-#: Candidates timed and checked beside `fmha`'s: at 64 three consumer warpgroups in turn
-#: (192-row tiles).
-CANDIDATES = {128: [], 64: ["fmha_fwd_sm90_d64_m192.cake"]}
+def kernel(d: int, causal: bool = False, s_k: int = 0):
+    """The kernel `fmha` runs for head dim `d`, the mask and S_k keys."""
+    return compiled(kernel_file(d, causal, s_k))
 
 
 def alternatives(d: int) -> list[str]:
     """The schedules for head dim `d` (same parameters and result) that `fmha` does not run
-    at every shape of it, which the GPU tests check and bench/fmha.py times beside
-    `fmha`'s."""
-    every = {128: [KERNELS[128], OVERLAP, LATE], 64: [KERNELS[64], OVERLAP_D64]}[d]
-    return [f for f in every + CANDIDATES[d]
-            if not f == kernel_file(d, False) == kernel_file(d, True)]
+    at every shape, which the GPU tests check at every shape of `d` and bench/fmha.py times
+    beside `fmha`'s."""
+    every = {128: [KERNELS[128], OVERLAP], 64: [KERNELS[64], OVERLAP_D64]}[d]
+    runs = {kernel_file(d, causal, s_k) for causal in (False, True) for s_k in (1, 1 << 30)}
+    return [f for f in every if runs != {f}]
 
 
 def _check(q, k, v, scale) -> float:
@@ -152,15 +151,9 @@ def _rows(t):
     return t.as_strided((b, s, h * d), (t.stride(0), t.stride(1), 1))
 
 
-def padded(s_q: int, tile_m: int = TILE_M) -> int:
-    """Rows of O per batch in the kernel's buffer: S_q rounded up to the kernel's tile."""
-    return (s_q + tile_m - 1) // tile_m * tile_m
-
-
-def tile_rows(compiled) -> int:
-    """The query tile of `compiled` (a kernel `compiled()` returned; another: TILE_M)."""
-    return next((TILE_ROWS.get(n, TILE_M) for n, k in _kernels.items() if k is compiled),
-                TILE_M)
+def padded(s_q: int) -> int:
+    """Rows of O per batch in the kernel's buffer: S_q rounded up to the 128-row tile."""
+    return (s_q + TILE_M - 1) // TILE_M * TILE_M
 
 
 def fmha(q, k, v, causal: bool = False, scale: float | None = None):
@@ -177,12 +170,11 @@ def launch(compiled, q, k, v, causal: bool = False, scale: float | None = None):
     scale = _check(q, k, v, scale)
     b, s_q, h, d = q.shape
     s_k, h_kv = k.shape[1], k.shape[2]
-    compiled = compiled or kernel(d, causal)
-    o = torch.empty(b, padded(s_q, tile_rows(compiled)), h, d, device=q.device,
-                    dtype=torch.bfloat16)
+    o = torch.empty(b, padded(s_q), h, d, device=q.device, dtype=torch.bfloat16)
     lse = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
-    compiled(_rows(q), _rows(k), _rows(v), o.view(-1, h * d), lse.view(b * h, s_q), b, s_q,
-             s_k, h, h // h_kv, scale * LOG2E, int(bool(causal)))
+    (compiled or kernel(d, bool(causal), s_k))(_rows(q), _rows(k), _rows(v), o.view(-1, h * d),
+                            lse.view(b * h, s_q), b, s_q, s_k, h, h // h_kv, scale * LOG2E,
+                            int(bool(causal)))
     return o[:, :s_q], lse
 
 
@@ -251,16 +243,15 @@ def flops(shape: dict[str, int]) -> float:
 # ---- `cakec run` ---------------------------------------------------------------------------
 
 
-def make_inputs(shape: dict[str, int], device: str, tile_m: int = TILE_M) -> tuple:
-    """Kernel arguments for `cakec run` (fresh random inputs, in the kernel's order), O
-    padded to `tile_m`-row tiles."""
+def make_inputs(shape: dict[str, int], device: str) -> tuple:
+    """Kernel arguments for `cakec run` (fresh random inputs, in the kernel's order)."""
     import torch
 
     b, s, h, h_kv, d = shape["B"], shape["S"], shape["H"], shape["HKV"], shape["D"]
     q = torch.randn(b, s, h, d, device=device).to(torch.bfloat16)
     k = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
     v = torch.randn(b, s, h_kv, d, device=device).to(torch.bfloat16)
-    o = torch.empty(b * padded(s, tile_m), h * d, device=device, dtype=torch.bfloat16)
+    o = torch.empty(b * padded(s), h * d, device=device, dtype=torch.bfloat16)
     lse = torch.empty(b * h, s, device=device, dtype=torch.float32)
     return (_rows(q), _rows(k), _rows(v), o, lse, b, s, s, h, h // h_kv,
             LOG2E / math.sqrt(d), int(bool(shape.get("CAUSAL", 0))))
@@ -275,13 +266,13 @@ def _unpack(inputs: tuple):
 
 
 def reference(inputs: tuple):
-    """O as the kernel's padded buffer (its rows per batch, from the O argument)."""
+    """O as the kernel's padded buffer (`cakec run` shapes are whole tiles: no padding)."""
     import torch
 
     q, k, v, causal = _unpack(inputs)
     o, _ = reference_fmha(q, k, v, causal)
     b, s_q, h, d = o.shape
-    full = torch.zeros(b, inputs[3].shape[0] // b, h * d, device=o.device, dtype=o.dtype)
+    full = torch.zeros(b, padded(s_q), h * d, device=o.device, dtype=o.dtype)
     full[:, :s_q] = o.flatten(2)
     return full.view(-1, h * d)
 
