@@ -4,21 +4,18 @@ schedule it can pick. No GPU or torch needed: the module imports them only to la
 
 from __future__ import annotations
 
-from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 
 import pytest
+
+from cakec.api import load_example
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def ex():
-    spec = spec_from_file_location("fmha_example", ROOT / "examples" / "attention" /
-                                   "fmha_fwd_sm90.py")
-    mod = module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+    return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
 def test_d64_overlap_except_long_unmasked_rows(ex):
