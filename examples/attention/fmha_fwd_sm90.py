@@ -6,13 +6,15 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 `.transpose(1, 2)`), f32 accumulation, O bf16 [B, S_q, H, D], lse f32 [B, H, S_q].
 
 * Grouped-query attention: H a multiple of H_kv; query head h reads KV head h // (H / H_kv).
-* Head dims 64 and 128, one kernel each, each the schedule that measured fastest at its head
-  dim: fmha_fwd_sm90_overlap.cake at 128 (persistent at every S, O stored by an
-  asynchronous TMA copy under the next tile's first GEMM: 1.07–1.45× fmha_fwd_sm90.cake,
-  the one-role schedule without it, at every bench shape on the H200, 2026-12-02) and
-  fmha_fwd_sm90_d64.cake at 64 (two consumer warpgroups in ping-pong, persistent).
+* Head dims 64 and 128, each the schedule that measured fastest there:
+  fmha_fwd_sm90_overlap.cake at 128 (persistent at every S, O stored by an asynchronous
+  TMA copy under the next tile's first GEMM: 1.07–1.45× fmha_fwd_sm90.cake, the one-role
+  schedule without it, at every bench shape on the H200, 2026-12-02); at 64 the two
+  consumer warpgroups in ping-pong, persistent, with the same overlapped epilogue
+  (fmha_fwd_sm90_d64_overlap.cake) except for unmasked rows of D64_LONG_KEYS keys or more,
+  where fmha_fwd_sm90_d64.cake (its epilogue from registers) measured faster (2026-12-04).
   OVERLAP_BY_DEFAULT = False gives head dim 128 back to fmha_fwd_sm90.cake (the README's
-  example); test/gpu/test_fmha_gpu.py and bench/fmha.py check and time both.
+  example); test/gpu/test_fmha_gpu.py and bench/fmha.py check and time every schedule.
 * Any S_q, S_k ≥ 1; tails are masked in the kernel, never assumed away.
 * `causal=True` aligns the mask bottom-right, as flash-attn does (and torch's
   `causal_lower_right`): query i sees keys j ≤ i + S_k − S_q, so with S_q = S_k it is the
@@ -40,9 +42,14 @@ KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
 OVERLAP = "fmha_fwd_sm90_overlap.cake"
 #: Whether `fmha` runs OVERLAP at head dim 128 (measured faster at every bench shape).
 OVERLAP_BY_DEFAULT = True
-#: The head-dim-64 ping-pong with the same overlapped epilogue: not yet run on a GPU, so
-#: only checked and timed beside `fmha`'s (test/gpu/test_fmha_gpu.py, bench/fmha.py).
+#: The head-dim-64 ping-pong with the same overlapped epilogue: `fmha`'s at D64 unless the
+#: rows are long and unmasked (below).
 OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
+#: At D64 without a causal mask, from this many keys on `fmha` runs KERNELS[64]: with 64
+#: or more KV blocks per tile the overlapped epilogue saves little and its loop measured
+#: 0–5 % slower (H200, 2026-12-04: 1.16/1.07/1.02/1.00/0.97× KERNELS[64] at S = 1k..16k
+#: unmasked; 1.23/1.13/1.06/1.03/0.99× causal).
+D64_LONG_KEYS = 8192
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128
@@ -78,21 +85,25 @@ def compiled(name: str):
     return _kernels[name]
 
 
-def kernel_file(d: int) -> str:
-    """The file of the kernel `fmha` runs for head dim `d`."""
-    return OVERLAP if d == 128 and OVERLAP_BY_DEFAULT else KERNELS[d]
+def kernel_file(d: int, causal: bool = False, s_k: int = 0) -> str:
+    """The file of the kernel `fmha` runs for head dim `d`, the mask and S_k keys."""
+    if d == 128:
+        return OVERLAP if OVERLAP_BY_DEFAULT else KERNELS[128]
+    return KERNELS[64] if not causal and s_k >= D64_LONG_KEYS else OVERLAP_D64
 
 
-def kernel(d: int):
-    """The kernel `fmha` runs for head dim `d`."""
-    return compiled(kernel_file(d))
+def kernel(d: int, causal: bool = False, s_k: int = 0):
+    """The kernel `fmha` runs for head dim `d`, the mask and S_k keys."""
+    return compiled(kernel_file(d, causal, s_k))
 
 
 def alternatives(d: int) -> list[str]:
-    """The other schedules for head dim `d` (same parameters and result), which the GPU
-    tests check and bench/fmha.py times beside `fmha`'s."""
+    """The schedules for head dim `d` (same parameters and result) that `fmha` does not run
+    at every shape, which the GPU tests check at every shape of `d` and bench/fmha.py times
+    beside `fmha`'s."""
     every = {128: [KERNELS[128], OVERLAP], 64: [KERNELS[64], OVERLAP_D64]}[d]
-    return [f for f in every if f != kernel_file(d)]
+    runs = {kernel_file(d, causal, s_k) for causal in (False, True) for s_k in (1, 1 << 30)}
+    return [f for f in every if runs != {f}]
 
 
 def _check(q, k, v, scale) -> float:
@@ -161,7 +172,7 @@ def launch(compiled, q, k, v, causal: bool = False, scale: float | None = None):
     s_k, h_kv = k.shape[1], k.shape[2]
     o = torch.empty(b, padded(s_q), h, d, device=q.device, dtype=torch.bfloat16)
     lse = torch.empty(b, h, s_q, device=q.device, dtype=torch.float32)
-    (compiled or kernel(d))(_rows(q), _rows(k), _rows(v), o.view(-1, h * d),
+    (compiled or kernel(d, bool(causal), s_k))(_rows(q), _rows(k), _rows(v), o.view(-1, h * d),
                             lse.view(b * h, s_q), b, s_q, s_k, h, h // h_kv, scale * LOG2E,
                             int(bool(causal)))
     return o[:, :s_q], lse

@@ -15,9 +15,18 @@ _SMEM_WINDOW_MASK = "0x3FFFFu"
 
 
 def desc_operand(bits: int, addr: str, offset: int) -> str:
-    """A wgmma descriptor: the derived bits (start address 0) + the operand address >> 4."""
-    a = f"{addr} + {offset}u" if offset else addr
-    return f"0x{bits:016x}ull + ((({a}) & {_SMEM_WINDOW_MASK}) >> 4)"
+    """A wgmma/tcgen05 descriptor: the derived bits (start address 0) with the operand's
+    address >> 4 in the start-address field (bits 0-13). The field is added in the low word
+    alone — the address lies in the 256 KiB shared window, so it never carries into bit 14
+    (`offset` is a multiple of 16) — and `addr`'s part is the same expression for every
+    k-step of one MMA, so each further descriptor costs one 32-bit add, not a 64-bit
+    mask-shift-add."""
+    if offset % 16:
+        raise Unsupported(f"a descriptor start {offset} bytes past its operand (not 16-aligned)")
+    lo = f"0x{bits & 0xFFFFFFFF:08x}u + ((({addr}) & {_SMEM_WINDOW_MASK}) >> 4)"
+    if offset:
+        lo += f" + {offset // 16}u"
+    return f"(((u64)0x{bits >> 32:08x}u << 32) | (u32)({lo}))"
 
 
 def literal(attr: object) -> str:

@@ -368,9 +368,16 @@ def _declare(em: KernelEmitter, op: Operation, v: SSAValue, layout: Layout) -> s
     return var
 
 
+#: Independent accumulators of a row max/min: column c folds into chain c % _CHAINS, so the
+#: dependent FMNMX sequence before a softmax's first exp2 is a quarter as long (max and
+#: min are exact in any order, so the result is the same bits).
+_CHAINS = 4
+
+
 def tile_reduce(em: KernelEmitter, op: TileReduceOp) -> None:
-    """Each row: this thread's columns in order, then the lanes sharing the row, merged
-    with butterfly shuffles (ties: the lowest column)."""
+    """Each row: this thread's columns in order (max and min in _CHAINS interleaved chains,
+    then merged), then the lanes sharing the row, merged with butterfly shuffles (ties: the
+    lowest column)."""
     layout = layout_of(em)
     kind = op.kind.data
     if op.axis.value.data == 0:
@@ -383,8 +390,12 @@ def tile_reduce(em: KernelEmitter, op: TileReduceOp) -> None:
     better = {"max": ">", "argmax": ">", "min": "<", "argmin": "<"}.get(kind)
     start = {"sum": "0.0f", "max": "-__int_as_float(0x7f800000)",
              "min": "__int_as_float(0x7f800000)"}.get(kind.removeprefix("arg"))
+    chains = kind in _CALL2
     with em.block(), layout.row_loop(em, rows) if rows > 1 else _nothing():
-        em.line(f"float cake_a = {start};")
+        if chains:
+            em.line(f"float cake_p[{_CHAINS}] = {{{', '.join([start] * _CHAINS)}}};")
+        else:
+            em.line(f"float cake_a = {start};")
         if arg:
             em.line("i32 cake_i = 0x7fffffff;")
         with layout.col_loop(em, op.source):
@@ -395,7 +406,11 @@ def tile_reduce(em: KernelEmitter, op: TileReduceOp) -> None:
                 em.line(f"if (cake_x {better} cake_a || cake_i == 0x7fffffff) "
                         f"{{ cake_a = cake_x; cake_i = {layout.col()}; }}")
             else:
-                em.line(f"cake_a = {_CALL2[kind]}(cake_a, cake_x);")
+                p = f"cake_p[{C} % {_CHAINS}]"
+                em.line(f"{p} = {_CALL2[kind]}({p}, cake_x);")
+        if chains:
+            f = _CALL2[kind]
+            em.line(f"float cake_a = {f}({f}(cake_p[0], cake_p[1]), {f}(cake_p[2], cake_p[3]));")
         for m in layout.row_lanes:
             em.line(f"{{ const float cake_o = __shfl_xor_sync(0xffffffffu, cake_a, {m});")
             if kind == "sum":

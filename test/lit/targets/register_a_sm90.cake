@@ -35,10 +35,10 @@ def chain(lm, Q: LM.tma2d, K: LM.tma2d, Vt: LM.tma2d, O: LM.tensor2d):
 # CHECK: cake_x[0] = cake_ex2(s_acc[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]);
 # CHECK: [[PA]][cake_r / 2][cake_cp / 4][cake_r % 2 + 2 * ((cake_cp / 2) % 2)] = CakeOutBf16::pack(cake_x[0], cake_x[1]);
 # CHECK: cake_wgmma_fence();
-# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][0], 0x{{[0-9a-f]+}}ull + (((cake_b) & 0x3FFFFu) >> 4), 0u);
-# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][1], 0x{{[0-9a-f]+}}ull + (((cake_b + 32u) & 0x3FFFFu) >> 4), 1u);
-# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][2], 0x{{[0-9a-f]+}}ull + (((cake_b + 64u) & 0x3FFFFu) >> 4), 1u);
-# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][3], 0x{{[0-9a-f]+}}ull + (((cake_b + 96u) & 0x3FFFFu) >> 4), 1u);
+# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][0], (((u64)0x{{[0-9a-f]+}}u << 32) | (u32)(0x{{[0-9a-f]+}}u + (((cake_b) & 0x3FFFFu) >> 4))), 0u);
+# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][1], (((u64)0x{{[0-9a-f]+}}u << 32) | (u32)(0x{{[0-9a-f]+}}u + (((cake_b) & 0x3FFFFu) >> 4) + 2u)), 1u);
+# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][2], (((u64)0x{{[0-9a-f]+}}u << 32) | (u32)(0x{{[0-9a-f]+}}u + (((cake_b) & 0x3FFFFu) >> 4) + 4u)), 1u);
+# CHECK-NEXT: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(o_acc[0], [[PA]][0][3], (((u64)0x{{[0-9a-f]+}}u << 32) | (u32)(0x{{[0-9a-f]+}}u + (((cake_b) & 0x3FFFFu) >> 4) + 6u)), 1u);
 # CHECK-NEXT: cake_wgmma_commit();
 
 # LEDGER: "a": "registers",

@@ -25,4 +25,4 @@ def trans100(lm, At: LM.tma2d, Bt: LM.tma2d, O: LM.tensor2d):
         lm.wait(done)
         O.store(acc.to(lm.f32), coords=(0, 0))
 # CHECK: // transpose_sm100.cake:22: lm.mma(acc, sa.T, sb.T, init=True)
-# CHECK: cake_tcgen05_mma_f16(cake_tmem, 0x4000404002000000ull + (((cake_a) & 0x3FFFFu) >> 4), 0x4000404002000000ull + (((cake_b) & 0x3FFFFu) >> 4), 0x8218490u, 0u);
+# CHECK: cake_tcgen05_mma_f16(cake_tmem, (((u64)0x40004040u << 32) | (u32)(0x02000000u + (((cake_a) & 0x3FFFFu) >> 4))), (((u64)0x40004040u << 32) | (u32)(0x02000000u + (((cake_b) & 0x3FFFFu) >> 4))), 0x8218490u, 0u);

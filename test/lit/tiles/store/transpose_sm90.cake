@@ -24,5 +24,5 @@ def trans(lm, At: LM.tma2d, Bt: LM.tma2d, O: LM.tensor2d):
 # CHECK: "{{.*}}, p, 1, 1, 1, 1;\n}\n"
 # CHECK: // transpose_sm90.cake:21: lm.mma(acc, sa.T, sb[0].T, init=True)
 # CHECK: const u32 cake_a = sa + cake_wg * 8192u;
-# CHECK: cake_wgmma_m64n128k16_f32_bf16_bf16_ta_tb(acc[0], 0x4000004002000000ull + (((cake_a) & 0x3FFFFu) >> 4), 0x4000004002000000ull + (((cake_b) & 0x3FFFFu) >> 4), 0u);
-# CHECK-NEXT: cake_wgmma_m64n128k16_f32_bf16_bf16_ta_tb(acc[0], 0x4000004002000000ull + (((cake_a + 2048u) & 0x3FFFFu) >> 4), 0x4000004002000000ull + (((cake_b + 2048u) & 0x3FFFFu) >> 4), 1u);
+# CHECK: cake_wgmma_m64n128k16_f32_bf16_bf16_ta_tb(acc[0], (((u64)0x40000040u << 32) | (u32)(0x02000000u + (((cake_a) & 0x3FFFFu) >> 4))), (((u64)0x40000040u << 32) | (u32)(0x02000000u + (((cake_b) & 0x3FFFFu) >> 4))), 0u);
+# CHECK-NEXT: cake_wgmma_m64n128k16_f32_bf16_bf16_ta_tb(acc[0], (((u64)0x40000040u << 32) | (u32)(0x02000000u + (((cake_a) & 0x3FFFFu) >> 4) + 128u)), (((u64)0x40000040u << 32) | (u32)(0x02000000u + (((cake_b) & 0x3FFFFu) >> 4) + 128u)), 1u);

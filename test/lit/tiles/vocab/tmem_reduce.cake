@@ -26,5 +26,5 @@ def k(lm, X: LM.tma2d, W: LM.tma2d, R: LM.tensor2d, I: LM.tensor2d):
         R.store(acc.sum(axis=1) + acc.max(axis=1), coords=(0, 0))
         I.store(acc.argmin(axis=1), coords=(0, 0))
 # CHECK: cake_tmem_ld_32x32b_x32(
-# CHECK: cake_a = fmaxf(cake_a, cake_x);
+# CHECK: cake_p[cake_c % 4] = fmaxf(cake_p[cake_c % 4], cake_x);
 # CHECK-NOT: __shfl_xor_sync

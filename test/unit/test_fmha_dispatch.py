@@ -1,0 +1,44 @@
+"""Which kernel `fmha` (examples/attention/fmha_fwd_sm90.py) runs for a head dim, the mask
+and S_k, and that the GPU tests and bench/fmha.py (through `alternatives`) cover every
+schedule it can pick. No GPU or torch needed: the module imports them only to launch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cakec.api import load_example
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
+
+
+def test_d64_overlap_except_long_unmasked_rows(ex):
+    long = ex.D64_LONG_KEYS
+    assert ex.kernel_file(64, False, long - 1) == ex.OVERLAP_D64
+    assert ex.kernel_file(64, False, long) == ex.KERNELS[64]
+    assert ex.kernel_file(64, True, long) == ex.OVERLAP_D64
+    assert ex.kernel_file(64, True, 1) == ex.OVERLAP_D64
+
+
+def test_d128_overlap_at_every_shape(ex):
+    assert {ex.kernel_file(128, c, s) for c in (False, True) for s in (1, 1 << 20)} == {
+        ex.OVERLAP}
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_alternatives_cover_every_pick(ex, d):
+    """A schedule `fmha` runs only at some shapes is also checked and timed at all of them."""
+    picks = {ex.kernel_file(d, c, s) for c in (False, True) for s in (1, 1 << 20)}
+    alts = set(ex.alternatives(d))
+    if len(picks) > 1:
+        assert picks <= alts
+    every = {128: {ex.KERNELS[128], ex.OVERLAP}, 64: {ex.KERNELS[64], ex.OVERLAP_D64}}[d]
+    assert alts | picks == every
+    for f in every:
+        assert (ex.HERE / f).exists()
