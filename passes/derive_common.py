@@ -15,8 +15,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from cakec.dialects.cake import (
-    BlockIdOp, DimOp, KernelOp, NumBlocksOp, OnRoleOp, RoleOp, SmCountOp,
+    BarrierOp, BlockIdOp, DimOp, KernelOp, NumBlocksOp, OnRoleOp, RoleOp, SkipOp, SmCountOp,
+    WaitOp,
 )
+from cakec.targets.sku import MAX_WAITED_MBARRIERS
 
 U64 = (1 << 64) - 1
 
@@ -27,6 +29,18 @@ def kernels(module: ModuleOp) -> list[KernelOp]:
 
 def ops_of(kernel: KernelOp, cls: type[Operation]) -> Iterator[Operation]:
     return (op for op in kernel.walk() if isinstance(op, cls))
+
+
+def overwaited(ops: Iterator[Operation]) -> dict[BarrierOp, list[Operation]]:
+    """The barriers of more than MAX_WAITED_MBARRIERS mbarriers that a wait (or a skip: it
+    updates the phase bits a wait reads) among `ops` names, each with those ops: the lowering
+    cannot wait on them (CAKE-H018), and the protocol model does not enumerate them."""
+    got: dict[BarrierOp, list[Operation]] = {}
+    for op in ops:
+        b = op.barrier.owner if isinstance(op, (WaitOp, SkipOp)) else None
+        if isinstance(b, BarrierOp) and b.count.value.data > MAX_WAITED_MBARRIERS:
+            got.setdefault(b, []).append(op)
+    return got
 
 
 def sym(op: Operation) -> str:

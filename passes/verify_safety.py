@@ -26,7 +26,7 @@ from cakec.passes.protocol.definite import tile_definedness
 from cakec.passes.protocol.accounting import (
     accounting_of, first_wait_free, role_findings,
 )
-from cakec.passes.protocol.model import MAX_ELEMENTS, Finding, Kernel, View
+from cakec.passes.protocol.model import Finding, Kernel, View
 from cakec.passes.protocol.simulate import simulate_all
 from cakec.passes.protocol.trace import explore, model_of
 from cakec.targets.sku import get_sku
@@ -54,9 +54,9 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
     derive-barriers (a fresh model is built without it)."""
     k, ex = model_of(ctx, kernel) if ctx is not None else (Kernel.build(kernel), None)
     out = _declarations(k)
-    if k.too_large:
-        return out + [_partial(k, f"it declares {k.total_elems} mbarriers, more than the "
-                                  f"{MAX_ELEMENTS} the model enumerates")]
+    if k.unmodelled:
+        return out + [_partial(k, k.unmodelled, help="fewer mbarriers (a smaller `count=`) let "
+                                                         "the model enumerate them")]
     if any(f.code == "CAKE-S016" for f in out):
         return out  # overlapping views alias bytes: their races would repeat the overlap
     protocol = role_findings(k)
@@ -73,13 +73,13 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
     return out + protocol
 
 
-def _partial(k: Kernel, why: str) -> Finding:
+def _partial(k: Kernel, why: str,
+             help: str = "smaller static trip counts (or fewer nested loops) let every "
+                         "trip-count class be simulated") -> Finding:
     return Finding(
         "CAKE-S020", k.op,
         f"the barrier protocol of `{k.op.sym_name.data}` was checked only in part: {why}",
-        warning=True,
-        help="smaller static trip counts (or fewer nested loops) let every trip-count class be "
-             "simulated")
+        warning=True, help=help)
 
 
 # ---- declarations ------------------------------------------------------------------------------

@@ -49,7 +49,8 @@ class Simulation:
         self.pos = [0] * R
         self.completed = [0] * E
         self.pending = [0] * E
-        self.pend_vc = [[0] * self.D for _ in range(E)]
+        #: per element: the join of its pending phase's arrivals (set by the first of them)
+        self.pend_vc: list[list[int]] = [[] for _ in range(E)]
         self.phase_vc: list[list[list[int]]] = [[] for _ in range(E)]
         self.completer: list[list[tuple[int, Instr, int]]] = [[] for _ in range(E)]
         #: per element and role: the clock of each wait, in order, 0 for a phase it skipped
