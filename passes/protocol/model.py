@@ -192,9 +192,9 @@ class Kernel:
 
     @property
     def unmodelled(self) -> str:
-        """Why the model does not run this kernel ("" when it does): more mbarriers than it
-        enumerates, or a waited barrier of more mbarriers than the lowering can wait on (its
-        vector clocks and trip-count classes grow with the count; CAKE-H018 rejects it)."""
+        """Why the model does not simulate this kernel ("" when it does): more mbarriers than
+        it enumerates, or a waited barrier of more mbarriers than the lowering can wait on
+        (the vector clocks grow with the count; CAKE-H018 rejects it)."""
         if self.too_large:
             return (f"it declares {self.total_elems} mbarriers, more than the {MAX_ELEMENTS} "
                     "the model enumerates")

@@ -392,6 +392,6 @@ def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:
         setattr(ctx, "cake_protocol", cache)
     if kernel not in cache:
         k = Kernel.build(kernel)
-        ex = Exploration([], k.unmodelled) if k.unmodelled else explore(k)
+        ex = Exploration([], k.unmodelled) if k.too_large else explore(k)
         cache[kernel] = (k, ex)
     return cache[kernel]
