@@ -12,11 +12,13 @@ from xdsl.dialects.builtin import (
     ArrayAttr, DenseArrayBase, FileLineColLoc, IntegerAttr, IntegerType, ModuleOp, StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from cakec.dialects.cake import (
-    BlockIdOp, DimOp, KernelOp, NumBlocksOp, OnRoleOp, RoleOp, SmCountOp,
+    BarrierOp, BlockIdOp, DimOp, IfOp, KernelOp, NumBlocksOp, OnRoleOp, RoleOp, SkipOp,
+    SmCountOp, WaitOp,
 )
+from cakec.targets.sku import MAX_WAITED_MBARRIERS
 
 U64 = (1 << 64) - 1
 
@@ -27,6 +29,54 @@ def kernels(module: ModuleOp) -> list[KernelOp]:
 
 def ops_of(kernel: KernelOp, cls: type[Operation]) -> Iterator[Operation]:
     return (op for op in kernel.walk() if isinstance(op, cls))
+
+
+def overwaited(ops: Iterator[Operation]) -> dict[BarrierOp, list[Operation]]:
+    """The barriers of more than MAX_WAITED_MBARRIERS mbarriers that a wait (or a skip: it
+    updates the phase bits a wait reads) among `ops` names, each with those ops: the lowering
+    cannot wait on them (CAKE-H018), and the protocol model does not enumerate them."""
+    got: dict[BarrierOp, list[Operation]] = {}
+    for op in ops:
+        b = op.barrier.owner if isinstance(op, (WaitOp, SkipOp)) else None
+        if isinstance(b, BarrierOp) and b.count.value.data > MAX_WAITED_MBARRIERS:
+            got.setdefault(b, []).append(op)
+    return got
+
+
+def same_value(a: SSAValue, b: SSAValue) -> bool:
+    """Whether two index values are equal in every launch: one value, equal constants, or the
+    same pure computation (arith, block ids, grid sizes, tensor extents) of equal operands."""
+    if a is b:
+        return True
+    ca, cb = const_int(a), const_int(b)
+    if ca is not None or cb is not None:
+        return ca == cb
+    x, y = a.owner, b.owner
+    if (not isinstance(x, Operation) or type(x) is not type(y) or a.index != b.index
+            or not isinstance(x, _PURE) or x.properties != y.properties
+            or x.attributes != y.attributes or len(x.operands) != len(y.operands)):
+        return False
+    return all(same_value(p, q) for p, q in zip(x.operands, y.operands))
+
+
+def exclusive(a: Operation, b: Operation) -> bool:
+    """Whether `a` and `b` lie in different branches of one `cake.if` (never both run)."""
+    arms: dict[Operation, Region | None] = {}
+    op: Operation | None = a
+    while op is not None:
+        region = op.parent_region()
+        parent = op.parent_op()
+        if isinstance(parent, IfOp):
+            arms[parent] = region
+        op = parent
+    op = b
+    while op is not None:
+        region = op.parent_region()
+        parent = op.parent_op()
+        if parent in arms and arms[parent] is not region:
+            return True
+        op = parent
+    return False
 
 
 def sym(op: Operation) -> str:
@@ -134,6 +184,9 @@ _INFIX: dict[type[Operation], tuple[str, int]] = {
 _CALLS: dict[type[Operation], str] = {
     arith.CeilDivSIOp: "lm.cdiv", arith.MinSIOp: "lm.min", arith.MaxSIOp: "lm.max",
 }
+#: ops whose result is a function of their operands and attributes alone (`same_value`)
+_PURE = (*_INFIX, *_CALLS, arith.SelectOp, arith.CmpiOp, BlockIdOp, NumBlocksOp, SmCountOp,
+         DimOp)
 
 
 def const_int(value: SSAValue) -> int | None:

@@ -29,7 +29,7 @@ from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
-from cakec.passes.derive_common import role_of
+from cakec.passes.derive_common import overwaited, role_of
 from cakec.targets import sku as hw
 from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
@@ -710,13 +710,7 @@ class _Conformance:
     # -- H018: what the lowering can wait on --
 
     def check_waited_mbarriers(self) -> None:
-        waits: dict[cake.BarrierOp, list[cake.WaitOp | cake.SkipOp]] = {}
-        for role, block in self.idx.role_blocks:
-            for op in block.walk():
-                # a skip updates the same phase bits a wait reads
-                b = op.barrier.owner if isinstance(op, (cake.WaitOp, cake.SkipOp)) else None
-                if isinstance(b, cake.BarrierOp) and b.count.value.data > hw.MAX_WAITED_MBARRIERS:
-                    waits.setdefault(b, []).append(op)
+        waits = overwaited(op for _, block in self.idx.role_blocks for op in block.walk())
         for barrier, ops in waits.items():
             name, count = name_of(barrier.result), barrier.count.value.data
             self.error("H018", f"barrier `{name}` has {count} mbarriers and is waited on; "

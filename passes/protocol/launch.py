@@ -126,8 +126,9 @@ class Launches:
         block `block` of each used grid dimension (0 first, 1 second, -1 last); None when
         the grid has no block there (nothing runs)."""
         env = dict(values)
+        scratch = dict(values)  # the grid's values cache themselves here, not in `values`
         for d in range(3):
-            g = self.grid[d].fn(dict(values)) if d < len(self.grid) else 1
+            g = self.grid[d].fn(scratch) if d < len(self.grid) else 1
             if g is None or g < 1:
                 return None
             env[("lm.num_blocks", str(d))] = g

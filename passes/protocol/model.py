@@ -21,7 +21,9 @@ from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
+from cakec.passes.derive_common import overwaited
 from cakec.passes.protocol.exprs import ExprInfo, Exprs
+from cakec.targets.sku import MAX_WAITED_MBARRIERS
 
 MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM holds more)
 
@@ -165,6 +167,7 @@ class Kernel:
         self._view_of: dict[Operation, View] = {}
         self._acc_of: dict[Operation, Acc] = {}
         self._stage_loads: dict[Instr, tuple[cake.StageLoadOp, ...]] = {}
+        self.overwaited = overwaited(op.walk())
         self._read_declarations()
         self.programs = [self._compile(list(op.body.block.ops), r, inside=False)
                          for r in self.roles]
@@ -186,6 +189,20 @@ class Kernel:
         """More mbarriers than any shared memory holds: the model does not enumerate them
         (the conformance gate reports the shared memory)."""
         return self.total_elems > MAX_ELEMENTS
+
+    @property
+    def unmodelled(self) -> str:
+        """Why the model does not simulate this kernel ("" when it does): more mbarriers than
+        it enumerates, or a waited barrier of more mbarriers than the lowering can wait on
+        (the vector clocks grow with the count; CAKE-H018 rejects it)."""
+        if self.too_large:
+            return (f"it declares {self.total_elems} mbarriers, more than the {MAX_ELEMENTS} "
+                    "the model enumerates")
+        if self.overwaited:
+            b = self._barrier_of[next(iter(self.overwaited))]
+            return (f"barrier `{b.name}` has {b.count} mbarriers and is waited on, more than "
+                    f"the {MAX_WAITED_MBARRIERS} a waited barrier may have")
+        return ""
 
     # ---- declarations --------------------------------------------------------------------------
 

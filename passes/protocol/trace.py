@@ -26,12 +26,16 @@ from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
-    ACC_WRITE, MAX_ELEMENTS, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT,
+    ACC_WRITE, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT,
     WRITE_STAGE, Finding, Instr, Kernel, View, line_of, name_of, walk,
 )
 
 EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
 TOTAL_BUDGET = 120_000  # events over all assignments of one kernel
+#: mbarriers up to which those budgets hold: an event's vector-clock work grows with the
+#: kernel's mbarrier count, so beyond it the budgets shrink in proportion (the model's time
+#: stays bounded for any `count=`)
+CLOCK_ELEMENTS = 256
 
 
 def trace_role(k: Kernel, role: int, env: Env, budget: list[int], oob: list[Finding],
@@ -341,11 +345,13 @@ def explore(k: Kernel) -> Exploration:
     runs: list[Run] = []
     seen: set[tuple[int, ...]] = set()
     partial = ""
-    total = TOTAL_BUDGET
+    width = max(k.n_elems, CLOCK_ELEMENTS)
+    per_run, total = (EVENT_BUDGET * CLOCK_ELEMENTS // width,
+                      TOTAL_BUDGET * CLOCK_ELEMENTS // width)
     for env in launches.envs():
         where = launches.describe(env)
         oob: list[Finding] = []
-        budget = [min(EVENT_BUDGET, total)]
+        budget = [min(per_run, total)]
         traces = []
         for r in range(len(k.roles)):
             # Runtime values cache themselves in the launch's environment (exprs.py): the
@@ -360,7 +366,7 @@ def explore(k: Kernel) -> Exploration:
             tr, found = memo[key]
             traces.append(tr)
             oob.extend(found)
-        total -= min(EVENT_BUDGET, total) - max(budget[0], 0)
+        total -= min(per_run, total) - max(budget[0], 0)
         ids = tuple(id(t) for t in traces)
         runs.append(Run(env, traces, oob, where, ids not in seen))
         seen.add(ids)
@@ -369,7 +375,7 @@ def explore(k: Kernel) -> Exploration:
         if budget[0] < 0 or total <= 0:
             # The other launches are as large: stop rather than stall.
             return Exploration(runs, f"running it{where} takes more than "
-                                     f"{EVENT_BUDGET} events", launches)
+                                     f"{per_run} events", launches)
         bad = k.undecidable[-1]
         partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot be "
                               f"evaluated{where}")
@@ -386,8 +392,6 @@ def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:
         setattr(ctx, "cake_protocol", cache)
     if kernel not in cache:
         k = Kernel.build(kernel)
-        ex = (Exploration([], f"it declares {k.total_elems} mbarriers, more than the "
-                              f"{MAX_ELEMENTS} the model enumerates") if k.too_large
-              else explore(k))
+        ex = Exploration([], k.unmodelled) if k.too_large else explore(k)
         cache[kernel] = (k, ex)
     return cache[kernel]

@@ -266,6 +266,39 @@ def test_event_budget_degrades_to_a_warning():
     assert str(EVENT_BUDGET) in diags[0].message
 
 
+_RING = (ROOT / "examples/corpus/gemm_ring_dynamic.cake").read_text()
+
+
+@pytest.mark.parametrize("count", [65, 3000, 4096, 10**6])
+def test_a_huge_waited_barrier_answers_at_once(count):
+    """A waited barrier of more mbarriers than the lowering can wait on (CAKE-H018) is not
+    modelled: its vector clocks and trip-count classes would grow with the count (3000 took
+    29.5 s, a fuzz finding)."""
+    text = _RING.replace("full = lm.barrier(count=3,", f"full = lm.barrier(count={count},")
+    t0 = time.perf_counter()
+    diags = verify_source(read_source("t.cake", text)).sink.diagnostics
+    assert time.perf_counter() - t0 < 0.5
+    found = [(d.severity, d.code) for d in diags]
+    # (a million also exceeds the shared memory: CAKE-H009 between them)
+    assert found[0] == ("warning", "CAKE-S020") and found[-1] == ("error", "CAKE-H018")
+
+
+def test_a_huge_barrier_nobody_waits_on_answers_at_once():
+    """The event budgets shrink with the mbarrier count beyond CLOCK_ELEMENTS: a 4000-stage
+    barrier that is only arrived on took 22.7 s."""
+    text = _RING.replace(
+        "    acc_full = lm.barrier(count=1, prod=[mma], cons=[epi])\n",
+        "    acc_full = lm.barrier(count=1, prod=[mma], cons=[epi])\n"
+        "    extra = lm.barrier(count=4000, prod=[mma], cons=[epi])\n").replace(
+        "            lm.commit(empty, stage=k % 3)\n",
+        "            lm.commit(empty, stage=k % 3)\n            lm.arrive(extra, stage=k % 4000)\n")
+    t0 = time.perf_counter()
+    diags = verify_source(read_source("t.cake", text)).sink.diagnostics
+    assert time.perf_counter() - t0 < 1.0
+    assert [(d.severity, d.code) for d in diags] == [("warning", "CAKE-S020")]
+    assert "takes more than" in diags[0].message
+
+
 def test_gate_is_fast_on_the_canonical_example():
     comp = build(read_source(str(ROOT / "examples/seed_fragment.cake")))
     kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
