@@ -20,7 +20,8 @@ recurrent one included, kda_prefill's default pick and fla side by side
 shapes the split kernel's two launches are also timed alone (prep / state). Every row is
 printed as soon as it is measured.
 
-    python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only]
+    python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only] [--no-short]
+        [--kernels kda_prefill_split,...]
     compute-sanitizer --tool racecheck python3 bench/kda.py --sanitize
     (needs torch, fla-core and an sm_90a GPU)
 """
@@ -267,6 +268,8 @@ def main() -> int:
     part.add_argument("--sanitize", action="store_true",
                       help="launch each prefill kernel once at a small shape, for "
                            "compute-sanitizer")
+    ap.add_argument("--no-short", action="store_true",
+                    help="skip the short-sequence rows (the long shapes and varlen only)")
     ap.add_argument("--kernels", default=None,
                     help="comma-separated prefill kernels to measure (default: every one "
                          "of cakec.kernels.kda.PREFILL_KERNELS)")
@@ -290,7 +293,7 @@ def main() -> int:
     rows = [] if args.prefill_only else decode_rows(ex)
     if rows:
         show_decode(rows)
-    short = [] if args.decode_only else short_rows(started)
+    short = [] if args.decode_only or args.no_short else short_rows(started)
     pre = [] if args.decode_only else prefill_rows(ex, started)
     ok = all(r["ok"] for r in rows + pre)
     print("\ncorrectness:", "ok at every shape" if ok else "FAILED")
