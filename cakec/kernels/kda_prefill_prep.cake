@@ -43,8 +43,7 @@ def kda_prefill_prep(lm, Q: LM.tensor4d, K: LM.tensor4d, G: LM.tensor4d, Beta: L
     p = lm.regs(shape=(64, 64), dtype=lm.f32, role=prep)
     wacc = lm.regs(shape=(64, 128), dtype=lm.f32, role=prep)
     ghi = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
-    # each input tile read from HBM once, all three issued together before any is used (one
-    # memory round trip rather than two)
+    # each input tile read from HBM once, the three issued together (one memory round trip)
     gl = lm.regs(shape=(64, 128), dtype=lm.f32, role=prep)
     kt = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
     qt = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)

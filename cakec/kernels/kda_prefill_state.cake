@@ -14,11 +14,9 @@
 # Schedule: one CTA per (value half, value head, sequence): 2·B·HV CTAs where the fused
 # kda_prefill_chunked.cake has B·HV, each with half its state chain. A load warpgroup has
 # chunk n's tiles (72 KiB, seven TMA copies) brought into a 2-stage ring while the state
-# warpgroup works on chunk n − 1: per chunk five wgmmas and two SMEM hand-offs of its own (U, then the new S in bf16
-# for the next chunk's MMAs), the staged S rewritten only after the wgmmas that read it
-# retired (CAKE-S041). Q̃·S goes first and the decay of S under the U MMAs; the staged S
-# is rewritten while M·U still runs (the store waits only for the groups up to the
-# newest that reads the view), and O is stored after that hand-off, off the S chain.
+# warpgroup works on chunk n − 1: per chunk five wgmmas (Q̃·S first, S decayed under the U MMAs) and two SMEM
+# hand-offs (U, then the new S in bf16 for the next chunk, written once the wgmmas that read it retired,
+# CAKE-S041, while M·U still runs), then O: its store is off the S chain.
 @cake.schedule(target="sm_90a")
 def kda_prefill_state(lm, V: LM.tma3d, WA: LM.tma2d, WM: LM.tma2d, WW: LM.tma2d,
                       WQ: LM.tma2d, WK: LM.tma2d, WD: LM.tma2d, S0: LM.tensor2d,
