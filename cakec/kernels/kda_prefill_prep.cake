@@ -43,7 +43,7 @@ def kda_prefill_prep(lm, Q: LM.tensor4d, K: LM.tensor4d, G: LM.tensor4d, Beta: L
     p = lm.regs(shape=(64, 64), dtype=lm.f32, role=prep)
     wacc = lm.regs(shape=(64, 128), dtype=lm.f32, role=prep)
     ghi = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
-    # each input tile read from HBM once, the three issued together (one memory round trip)
+    # each input tile read from HBM once (a tile load is a bounds-checked read per element)
     gl = lm.regs(shape=(64, 128), dtype=lm.f32, role=prep)
     kt = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
     qt = lm.regs(shape=(64, 128), dtype=lm.bf16, role=prep)
@@ -53,8 +53,6 @@ def kda_prefill_prep(lm, Q: LM.tensor4d, K: LM.tensor4d, G: LM.tensor4d, Beta: L
         # γ by MMA: g·log2(e) split into bf16 halves hi + lo (exact to 2^-16), each
         # multiplied by a 0/±1/±½ tile built from index masks (register A)
         gl = G.load(coords=(b, hv, n, 0), shape=(64, 128), dtype=lm.f32) * 1.4426950408889634
-        kt = K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16)
-        qt = Q.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16)
         ghi = gl.to(lm.bf16)
         sghi[0].store(ghi)
         sglo[0].store((gl - ghi.to(lm.f32)).to(lm.bf16))
@@ -65,6 +63,8 @@ def kda_prefill_prep(lm, Q: LM.tensor4d, K: LM.tensor4d, G: LM.tensor4d, Beta: L
         half = lm.where(col <= row, 0.5, -0.5).to(lm.bf16)
         lm.mma(gam, half, sghi[0].T, init=True)       # γ − γ_C/2
         lm.mma(gam, half, sglo[0].T)
+        kt = K.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16)
+        qt = Q.load(coords=(b, h, n, 0), shape=(64, 128), dtype=lm.bf16)
         skn[0].store((kt.to(lm.f32) * lm.exp2(-gam)).to(lm.bf16))
         skx[0].store((kt.to(lm.f32) * lm.exp2(gam)).to(lm.bf16))
         lm.fence_proxy()
