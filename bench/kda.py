@@ -20,7 +20,8 @@ recurrent one included, kda_prefill's default pick and fla side by side
 shapes the split kernel's two launches are also timed alone (prep / state). Every row is
 printed as soon as it is measured.
 
-    python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only]
+    python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only] [--no-short]
+        [--kernels kda_prefill_split,...] [--shapes 1x32768x8,varlen5x16,...]
     compute-sanitizer --tool racecheck python3 bench/kda.py --sanitize
     (needs torch, fla-core and an sm_90a GPU)
 """
@@ -116,6 +117,10 @@ SLOW = "kda_prefill_recurrent"
 PHASES = ("split:prep", "split:state")
 #: The prefill kernels a run measures (--kernels narrows it).
 KERNELS: list[str] = []
+#: The long prefill rows a run measures by name (`1x8192x16`, `varlen5x16`; --shapes narrows
+#: them; empty: every one). fla autotunes at each new shape (over a minute at the first), so a
+#: short device call can take the rows it owes a few at a time.
+SHAPES: list[str] = []
 
 
 def long_kernels() -> tuple[str, ...]:
@@ -156,6 +161,7 @@ def prefill_rows(ex, started: float) -> list[dict]:
     cases = [(f"{b}x{t}x{h}", (b, t, h), None, b * t * h) for b, t, h in PREFILL_SHAPES]
     cu = torch.tensor([0] + torch.tensor(VARLEN).cumsum(0).tolist(), device="cuda")
     cases.append((f"varlen{len(VARLEN)}x16", (1, sum(VARLEN), 16), cu, sum(VARLEN) * 16))
+    cases = [c for c in cases if not SHAPES or c[0] in SHAPES]
     say("\nprefill (H = HV; ms are CUDA-event medians; x = fla ms / ours; TFLOP/s by the "
         "chunked-form count; errors vs chunk_kda)")
     say(f"{'shape':>14} {'kernel':>22} | {'ms':>8} {'TFLOP/s':>7} {'x fla':>6} | "
@@ -267,6 +273,11 @@ def main() -> int:
     part.add_argument("--sanitize", action="store_true",
                       help="launch each prefill kernel once at a small shape, for "
                            "compute-sanitizer")
+    ap.add_argument("--no-short", action="store_true",
+                    help="skip the short-sequence rows (the long shapes and varlen only)")
+    ap.add_argument("--shapes", default=None,
+                    help="comma-separated long prefill rows to measure (1x8192x16, ..., "
+                         "varlen5x16; default: every one)")
     ap.add_argument("--kernels", default=None,
                     help="comma-separated prefill kernels to measure (default: every one "
                          "of cakec.kernels.kda.PREFILL_KERNELS)")
@@ -277,6 +288,11 @@ def main() -> int:
     unknown = set(KERNELS) - set(PREFILL_KERNELS)
     if unknown:
         ap.error(f"unknown prefill kernels {sorted(unknown)}; choose from {PREFILL_KERNELS}")
+    rows_known = [f"{b}x{t}x{h}" for b, t, h in PREFILL_SHAPES] + [f"varlen{len(VARLEN)}x16"]
+    SHAPES[:] = [] if args.shapes is None else args.shapes.split(",")
+    if set(SHAPES) - set(rows_known):
+        ap.error(f"unknown shapes {sorted(set(SHAPES) - set(rows_known))}; choose from "
+                 f"{rows_known}")
     if args.sanitize:
         return sanitize_small()
     import time
@@ -290,7 +306,7 @@ def main() -> int:
     rows = [] if args.prefill_only else decode_rows(ex)
     if rows:
         show_decode(rows)
-    short = [] if args.decode_only else short_rows(started)
+    short = [] if args.decode_only or args.no_short else short_rows(started)
     pre = [] if args.decode_only else prefill_rows(ex, started)
     ok = all(r["ok"] for r in rows + pre)
     print("\ncorrectness:", "ok at every shape" if ok else "FAILED")

@@ -14,9 +14,9 @@
 # Schedule: one CTA per (value half, value head, sequence): 2·B·HV CTAs where the fused
 # kda_prefill_chunked.cake has B·HV, each with half its state chain. A load warpgroup has
 # chunk n's tiles (72 KiB, seven TMA copies) brought into a 2-stage ring while the state
-# warpgroup works on chunk n − 1: per chunk four wgmmas and two SMEM hand-offs of its own (U, then the new S in bf16
-# for the next chunk's MMAs), the staged S rewritten only after the wgmmas that read it
-# retired (CAKE-S041).
+# warpgroup works on chunk n − 1: per chunk five wgmmas (Q̃·S first, S decayed under the U MMAs) and two SMEM
+# hand-offs (U, then the new S in bf16 for the next chunk, written once the wgmmas that read it retired,
+# CAKE-S041, while M·U still runs), then O: its store is off the S chain.
 @cake.schedule(target="sm_90a")
 def kda_prefill_state(lm, V: LM.tma3d, WA: LM.tma2d, WM: LM.tma2d, WW: LM.tma2d,
                       WQ: LM.tma2d, WK: LM.tma2d, WD: LM.tma2d, S0: LM.tensor2d,
@@ -75,16 +75,16 @@ def kda_prefill_state(lm, V: LM.tma3d, WA: LM.tma2d, WM: LM.tma2d, WW: LM.tma2d,
         for n in lm.range(0, chunks):
             st = n % 2
             lm.wait(full, stage=st)
+            lm.mma(o, sq[st], ss[0], init=True)        # Q̃·S before S changes
             lm.mma(u, sa[st], sv[st].T, init=True)
             lm.mma(u, snw[st], ss[0])
+            s = s * sdec[st].load()                    # under the MMAs (they read ss)
             su[0].store(u.to(lm.bf16))
             lm.fence_proxy()
-            s = s * sdec[st].load()
             lm.mma(s, su[0].T, skr[st].T)
-            lm.mma(o, sq[st], ss[0], init=True)
             lm.mma(o, sm[st], su[0].T)
+            ss[0].store(s.to(lm.bf16))                 # the o MMA still runs under it
+            lm.fence_proxy()
             O.store(o.to(lm.bf16), coords=(b, hv, n, j))
             lm.arrive(empty, stage=st)
-            ss[0].store(s.to(lm.bf16))
-            lm.fence_proxy()
         Sn.store(s, coords=(2 * bhv + j, 0))

@@ -302,6 +302,7 @@ class Kernel:
                         out.append(Instr(o, READ_ACC, acc=acc))
                 ins = self._effect(o)
                 if ins is not None:
+                    out.extend(self._other_reads(o, ins))
                     out.append(ins)
                 out.extend(self._running_tiles(o))
                 if isinstance(o, cake.TileAssignOp) and not _mma_acc(o.dest):
@@ -374,8 +375,21 @@ class Kernel:
 
     def _tile_acc(self, v: SSAValue) -> Acc | None:
         """The MMA accumulator a tile expression reads (the first one), if any."""
-        return next(filter(None, map(self.acc_of, (
-            leaf for leaf in tile_leaves(v) if _mma_acc(leaf)))), None)
+        return next(iter(self._tile_accs(v)), None)
+
+    def _tile_accs(self, v: SSAValue) -> tuple[Acc, ...]:
+        """Every MMA accumulator a tile expression reads, in order."""
+        return tuple(dict.fromkeys(filter(None, map(self.acc_of, (
+            leaf for leaf in tile_leaves(v) if _mma_acc(leaf))))))
+
+    def _other_reads(self, o: Operation, ins: Instr) -> list[Instr]:
+        """A READ_ACC of each further accumulator the expression of `o` reads: _effect's
+        instruction names the first, but `O.store(x + acc)` reads (and retires) both, so
+        neither counts as unread (CAKE-S023) nor as still in flight (CAKE-S041) after it."""
+        source = _tile_source(o)
+        if ins.kind not in (READ_ACC, WRITE_STAGE) or ins.acc is None or source is None:
+            return []
+        return [Instr(o, READ_ACC, acc=a) for a in self._tile_accs(source) if a is not ins.acc]
 
     def _a_tiles(self, o: cake.MmaOp) -> tuple[Acc, ...]:
         """The register tiles a register-A MMA packs into its A fragments."""

@@ -179,14 +179,39 @@ class WgmmaLayout(Layout):
     def before_write(self, em: KernelEmitter, store: Operation, view: SSAValue) -> None:
         """The safety gate checks that a commit or an accumulator read retired the role's
         wgmmas reading the view in program order, but a ring loop's commit keeps its newest
-        group in flight: release it and retire every group before the view is overwritten."""
+        group in flight: release it (which retires every group). Otherwise retire the groups
+        up to the newest one that reads the view: the groups issued after it in straight-line
+        code (_groups_after_view) stay in flight under the store."""
         role = tile_role(em)
-        if not any(isinstance(o, MmaOp) and view in (_view_of(o.a), _view_of(o.b))
-                   for o in role.ops):
+        if not any(_reads_view(o, view) for o in role.ops):
             return
-        for commit, held in role.held.items():
-            em.release_held(commit, held, reset=True)
-        em.line("cake_wgmma_wait<0>();  // no wgmma of this role still reads the view")
+        if role.held:
+            for commit, held in role.held.items():
+                em.release_held(commit, held, reset=True)
+            return
+        pending = _groups_after_view(em, store, view)
+        em.line(f"cake_wgmma_wait<{pending}>();  // no wgmma of this role still reads the view")
+
+
+def _reads_view(op: Operation, view: SSAValue) -> bool:
+    return isinstance(op, MmaOp) and view in (_view_of(op.a), _view_of(op.b))
+
+
+def _groups_after_view(em: KernelEmitter, store: Operation, view: SSAValue) -> int:
+    """wgmma groups (one per MMA) issued in the store's block after the newest MMA there
+    that reads `view`, walking back as _groups_after does but stopping at the block's start,
+    a loop or an `if` that issues MMAs: every MMA not counted is older than those counted,
+    so `wait_group n` retires each one that may read the view."""
+    groups = 0
+    op = store.prev_op
+    while op is not None and not isinstance(op, ForOp) and not (
+            isinstance(op, IfOp) and _issues_mma(op)):
+        if isinstance(op, MmaOp):
+            if _reads_view(op, view):
+                return groups
+            groups += 1
+        op = op.prev_op
+    return groups
 
 
 def _view_of(v: SSAValue) -> SSAValue | None:

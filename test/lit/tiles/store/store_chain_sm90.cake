@@ -28,7 +28,7 @@ def chain(lm, A: LM.tma2d, B: LM.tma2d, D: LM.tma2d, O: LM.tensor2d):
         lm.mma(out, se, sd, init=True)
         O.store(out, coords=(0, 0))
 # CHECK: // store_chain_sm90.cake:26: se[0].store(acc.to(lm.bf16))
-# CHECK-NEXT: cake_wgmma_wait<0>();  // no wgmma of this role still reads the view
+# CHECK-NEXT: cake_wgmma_wait<1>();  // no wgmma of this role still reads the view
 # CHECK: __syncwarp();  // stmatrix is .sync.aligned
 # CHECK: const int cake_r = 2 * cake_f + 1; const int cake_cp = 4 * cake_j + 2;
 # CHECK: cake_m[3] = CakeOutBf16::pack(cake_x[0], cake_x[1]);
