@@ -74,12 +74,14 @@ def test_gemm_tma_expects_the_derived_bytes_per_copy(gemm):
 
 def test_gemm_wgmma_descriptors_and_k_steps(gemm):
     src = gemm.source
-    calls = re.findall(r"cake_wgmma_m64n256k16_f32_bf16_bf16\(acc\[0\], (0x[0-9a-f]+)ull \+ \(\(\(cake_a"
-                       r"(?: \+ (\d+)u)?\)", src)
-    assert [int(off or 0) for _, off in calls] == [0, 32, 64, 96]
+    # The descriptor's constant bits, then the stage address in 16-byte units plus the K step's.
+    calls = re.findall(r"cake_wgmma_m64n256k16_f32_bf16_bf16\(acc\[0\], \(\(\(u64\)(0x[0-9a-f]+)u << 32\)"
+                       r" \| \(u32\)\((0x[0-9a-f]+)u \+ \(\(\(cake_a\) & 0x3FFFFu\) >> 4\)"
+                       r"(?: \+ (\d+)u)?\)\)", src)
+    assert [16 * int(units or 0) for _, _, units in calls] == [0, 32, 64, 96]
     from cakec.targets.descriptors import decode_fields
 
-    fields = decode_fields("wgmma_smem", int(calls[0][0], 16))
+    fields = decode_fields("wgmma_smem", int(calls[0][0], 16) << 32 | int(calls[0][1], 16))
     assert (fields["swizzle"], fields["sbo"], fields["lbo"], fields["addr"]) == \
         ("128b", 1024, 16, 0)
     assert "const u32 cake_a = sa + (u32)s * 16384u + cake_wg * 8192u;" in src

@@ -19,11 +19,22 @@ import shared_builds
 from kernel_files import EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNELS = [p for p in EXAMPLES if 'target="sm_90a"' in p.read_text()]
 SERIALISED = re.compile(r"C75\d\d\).*serialized")
+# Kernels ptxas serialises on purpose, each with the measurement that says it costs nothing.
+# Strict: once ptxas pipelines one again, its entry must go.
+MEASURED_SERIAL = {
+    # C7511 (255 registers) since a view store waits only for the wgmma groups that read the
+    # view (2026-12-04): the state pass gained 0.254 -> 0.214 ms at B=1, T=8192, H=16, while
+    # this latency-bound kernel measured 0.328 ms against 0.324 ms pipelined (H200, bench/kda.py).
+    "kda_prefill_prep": "C7511 at the register limit, measured no slower (docs/kernels.md)",
+}
+KERNELS = [
+    pytest.param(p, id=p.stem, marks=pytest.mark.xfail(strict=True, reason=MEASURED_SERIAL[p.stem]))
+    if p.stem in MEASURED_SERIAL else pytest.param(p, id=p.stem)
+    for p in EXAMPLES if 'target="sm_90a"' in p.read_text()]
 
 
-@pytest.mark.parametrize("path", KERNELS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", KERNELS)
 def test_wgmmas_stay_pipelined(path: Path) -> None:
     log = shared_builds.ptxas_report(shared_builds.unit(path, "sm_90a"))
     assert not SERIALISED.search(log), log
