@@ -7,9 +7,11 @@
   `for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0))` whose body reads `t` only as
   `t // lm.num_blocks(0)` (a CTA's own iteration count) runs the same events on every block
   with the same trip count and the same `lm.block_id(0) // lm.num_blocks(0)`: iteration j
-  reads `lb // step + j`. The key is then that loop's (trip count, lb // step) and the other
-  values the program reads. It decides the whole run, budget ticks included, so a trace
-  without findings is reused under it (findings name their launch: those are traced).
+  reads `lb // step + j`; a test whether another iteration follows (`t + lm.num_blocks(0) <
+  tiles`: j + 1 < trip count) is decided by the trip count. The key is then that loop's
+  (trip count, lb // step) and the other values the program reads. It decides the whole run,
+  budget ticks included, so a trace without findings is reused under it (findings name
+  their launch: those are traced).
 
 Only the role's single top-level loop is keyed so: iterations are numbered by their loop
 values in order of first appearance (trace.py), which a shifted `t` keeps as long as no
@@ -82,6 +84,7 @@ def _shift_key(prog: list[Instr]) -> ShiftKey | None:
         return None
     loop = loops[0]
     iv, step_key = ("iv", id(loop.iv)), loop.step.key
+    next_key = ("+", iv, step_key)
     bases: dict[tuple, ExprInfo] = {}
 
     def collect(e: ExprInfo) -> bool:
@@ -92,7 +95,10 @@ def _shift_key(prog: list[Instr]) -> ShiftKey | None:
         if e.key == iv:
             return False
         if e.key[0] == "//" and e.parts[0].key == iv and e.parts[1].key == step_key:
-            return True
+            return True  # lb // step + j
+        if e.key[0] == "cmp" and e.key[1] % 6 in (2, 5) and e.parts[0].key == next_key \
+                and e.parts[1].key == loop.ub.key:
+            return True  # `t + step < ub`: j + 1 < trip count (`>=`: its negation)
         return all(collect(p) for p in e.parts)
 
     for ins in walk(prog):
