@@ -6,6 +6,7 @@ Modules, each importing only those above it:
 * model.py: declarations (roles, barriers, views, accumulators, instructions, findings) and
   the `Kernel` model.
 * launch.py: the launches explored (parameter, grid and block values) and how findings name them.
+* tracekey.py: what a role's trace depends on (the keys under which a trace is reused).
 * trace.py: the tracer of one role, the exploration of every launch, `model_of`.
 * accounting.py: first-wait-free barriers, role checks, arrival accounting.
 * parity.py: the parity of every wait.

@@ -27,8 +27,9 @@ from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import Launches, launches_of, trip_count
 from cakec.passes.protocol.model import (
     ACC_WRITE, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT,
-    WRITE_STAGE, Finding, Instr, Kernel, View, line_of, name_of, walk,
+    WRITE_STAGE, Finding, Instr, Kernel, View, line_of, name_of,
 )
+from cakec.passes.protocol.tracekey import shift_keys, signatures
 
 EVENT_BUDGET = 40_000  # events per assignment, all roles together (about 0.2 s)
 TOTAL_BUDGET = 120_000  # events over all assignments of one kernel
@@ -316,31 +317,18 @@ class Exploration:
     memo: dict = field(default_factory=dict)
 
 
-def _signatures(k: Kernel) -> list[list[ExprInfo]]:
-    """Per role, the runtime values its trace depends on: two launches that agree on them
-    give the role the same trace."""
-    out = []
-    for prog in k.programs:
-        bases: dict[tuple, ExprInfo] = {}
-        for ins in walk(prog):
-            for x in (ins.lb, ins.ub, ins.step, ins.cond, ins.stage, ins.init, ins.count,
-                      *(o[1] for o in (ins.a, ins.b) if isinstance(o, tuple))):
-                if isinstance(x, ExprInfo):
-                    for b in x.bases():
-                        bases.setdefault(b.key, b)
-        out.append(list(bases.values()))
-    return out
-
-
 def explore(k: Kernel) -> Exploration:
     """Traces every role under every launch, within the event budgets. A role whose
     runtime values repeat an earlier launch's reuses that trace; a trace equal to an earlier
     one (other values, same events: block 1 of a grid of 2 runs what block 0 runs) is that
     trace, so a run whose every trace repeats an earlier run's is not fresh (simulate.py
-    skips it: the same traces give the same verdict)."""
+    skips it: the same traces give the same verdict). A role with a coarser key
+    (tracekey.py) reuses a trace without findings under it, charging the budget the ticks
+    the trace cost (a run out of budget is traced, and stops as it did)."""
     launches = launches_of(k)
-    sigs = _signatures(k)
+    sigs, shifts = signatures(k), shift_keys(k)
     memo: dict[tuple, tuple[list[tuple] | None, list[Finding]]] = {}
+    shifted: dict[tuple, tuple[list[tuple], int]] = {}  # trace, ticks under a shift key
     interned: dict[tuple, list[tuple]] = {}
     runs: list[Run] = []
     seen: set[tuple[int, ...]] = set()
@@ -358,11 +346,20 @@ def explore(k: Kernel) -> Exploration:
             # signatures compute them once for every role's trace.
             key = (r, *(b.fn(env) for b in sigs[r]))
             if key not in memo:
-                own: list[Finding] = []
-                tr = trace_role(k, r, env, budget, own, where=where)
-                if tr is not None:
-                    tr = interned.setdefault((r, *tr), tr)
-                memo[key] = (tr, own)
+                shift = shifts[r](env) if shifts[r] is not None else None
+                hit = shifted.get((r, *shift)) if shift is not None else None
+                if hit is not None and budget[0] >= hit[1]:
+                    budget[0] -= hit[1]
+                    memo[key] = (hit[0], [])
+                else:
+                    own: list[Finding] = []
+                    before = budget[0]
+                    tr = trace_role(k, r, env, budget, own, where=where)
+                    if tr is not None:
+                        tr = interned.setdefault((r, *tr), tr)
+                        if shift is not None and not own:
+                            shifted.setdefault((r, *shift), (tr, before - budget[0]))
+                    memo[key] = (tr, own)
             tr, found = memo[key]
             traces.append(tr)
             oob.extend(found)

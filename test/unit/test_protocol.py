@@ -344,3 +344,35 @@ def test_a_run_is_simulated_once_per_distinct_traces(path):
         if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
             # a persistent grid: blocks that run the same number of tiles share traces
             assert len(first) < len(complete) / 2
+
+
+@pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
+                                  ROOT / "examples/kmeans_assign.cake",
+                                  ROOT / "examples/gemm_bf16_pingpong.cake",
+                                  ROOT / "examples/attention/fmha_fwd_sm90.cake"],
+                         ids=lambda p: p.name)
+def test_a_reused_trace_is_the_trace(path, monkeypatch):
+    """A role's trace reused under its shift key (tracekey.py) equals the trace the launch
+    gives when traced, findings and budget included, and the reuse traces each distinct role
+    trace of the persistent GEMM and k-means examples about once."""
+    import cakec.passes.protocol.trace as trace
+
+    for k in _kernels_of(path):
+        calls = [0]
+        real = trace.trace_role
+
+        def counted(*args, **kw):
+            calls[0] += 1
+            return real(*args, **kw)
+        monkeypatch.setattr(trace, "trace_role", counted)
+        ex = explore(k)
+        reused = calls[0]
+        monkeypatch.setattr(trace, "shift_keys", lambda k: [None] * len(k.roles))
+        traced = explore(k)
+        assert [(r.where, r.traces, [f.message for f in r.oob], r.fresh) for r in ex.runs] == \
+            [(r.where, r.traces, [f.message for f in r.oob], r.fresh) for r in traced.runs]
+        assert ex.partial == traced.partial
+        if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
+            distinct = {(r, *t) for run in ex.runs for r, t in enumerate(run.traces) if t}
+            assert reused <= len(distinct) + 4 < calls[0] - reused
+        monkeypatch.undo()
