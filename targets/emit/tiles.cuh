@@ -413,25 +413,21 @@ __device__ __forceinline__ int cake_split_arrive(const CakeTensor<1>& counters, 
   return last ? 1 : 0;
 }
 
-// Part q's partials of the two elements cake_split_put<T> wrote, added to s[0], s[1]; the
-// caller adds the parts in order (bitwise the same whichever CTA arrived last). Read at L2
-// (ld.global.cg: other SMs wrote them).
+// Part q's partials of the two elements cake_split_put<T> wrote (0 for an element outside
+// `out`, which nobody stores); the caller adds the parts in order (bitwise the same whichever
+// CTA arrived last). Read at L2 (ld.global.cg: other SMs wrote them).
 template <bool T>
-__device__ __forceinline__ void cake_split_add(const CakeTensor<3>& w, const CakeTensor<2>& out,
-                                               i32 q, i32 row, i32 col, float (&s)[2]) {
+__device__ __forceinline__ float2 cake_split_get(const CakeTensor<3>& w, const CakeTensor<2>& out,
+                                                 i32 q, i32 row, i32 col) {
   const long long m = out.shape[0], n = out.shape[1], s0 = w.stride[1], s1 = w.stride[2];
   const i32 r1 = T ? row + 1 : row, c1 = T ? col : col + 1;
   const bool in0 = row >= 0 && row < m && col >= 0 && col < n;
   const bool in1 = r1 >= 0 && r1 < m && c1 >= 0 && c1 < n;
   const float* const p = (const float*)w.ptr + (long long)q * w.stride[0];
-  if (!T && in0 && in1 && s1 == 1 && ((u64)(p + row * s0 + col) & 7) == 0) {
-    const float2 v = __ldcg((const float2*)(p + row * s0 + col));
-    s[0] += v.x;
-    s[1] += v.y;
-  } else {
-    if (in0) s[0] += __ldcg(p + row * s0 + col * s1);
-    if (in1) s[1] += __ldcg(p + r1 * s0 + c1 * s1);
-  }
+  if (!T && in0 && in1 && s1 == 1 && ((u64)(p + row * s0 + col) & 7) == 0)
+    return __ldcg((const float2*)(p + row * s0 + col));
+  return make_float2(in0 ? __ldcg(p + row * s0 + col * s1) : 0.0f,
+                     in1 ? __ldcg(p + r1 * s0 + c1 * s1) : 0.0f);
 }
 
 // The two sums stored to `out` where cake_split_put<T> put their partials.

@@ -588,17 +588,24 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
                 _split_sums(em, layout, value, at, flag_t, work, out, OUT_TRAITS[dtype])
 
 
-#: Column pairs the last CTA of a split_store sums at once per thread: their loads of one
-#: part are independent (in flight together), and 64 f32 sums stay in registers.
+#: Column pairs the last CTA of a split_store sums at once per thread (64 f32 sums in
+#: registers), and partial pairs it has in flight at once: the loads of PARTS_IN_FLIGHT =
+#: SPLIT_LOADS // pairs parts are issued together (predicated past the last part), then added
+#: in part order. One part per L2 round trip measured ~6-13 µs per unit on the H200 at 8-9
+#: parts with DRAM saturated (docs/kernels.md, "Multi-wave splits").
 SPLIT_SUM_PAIRS = 16
+SPLIT_LOADS = 16
 
 
 def _split_sums(em: KernelEmitter, layout: Layout, value: SSAValue, at: tuple[str, str],
                 flag_t: str, work: str, out: str, trait: str) -> None:
     """The last CTA's sums, SPLIT_SUM_PAIRS of the thread's column pairs at a time: the sums
-    zeroed, then per part (in order) every pair's partials loaded and added, then the pairs
-    stored. Loading and storing pair by pair instead would wait one L2 round trip per pair
-    and part (a store to `out` may alias the workspace, so the compiler keeps their order)."""
+    zeroed; then, for `batch` parts at a time, every pair's partials of those parts loaded
+    (independent loads, in flight together) and added part by part in order (the same
+    additions in the same order as one part at a time: bitwise the same sums); then the
+    pairs stored. Loading and storing pair by pair instead would wait one L2 round trip per
+    pair and part (a store to `out` may alias the workspace, so the compiler keeps their
+    order)."""
     rows, cols = tile_dims(value)
     half = layout.col_slots(cols) // 2
     total = layout.row_slots(rows) * half
@@ -606,17 +613,30 @@ def _split_sums(em: KernelEmitter, layout: Layout, value: SSAValue, at: tuple[st
             f"const i32 cake_i = {at[0]}, cake_j = {at[1]};")
     for lo in range(0, total, SPLIT_SUM_PAIRS):
         n = min(SPLIT_SUM_PAIRS, total - lo)
+        batch = max(1, SPLIT_LOADS // n)
         pairs = f"for (int cake_p = {lo}; cake_p < {lo + n}; ++cake_p)"
+        parts = f"for (int cake_dq = 0; cake_dq < {batch}; ++cake_dq)"
         with em.block():
             em.line(f"float cake_s[{n}][2];")
             em.line("#pragma unroll")
             em.line(f"for (int cake_p = 0; cake_p < {n}; ++cake_p) "
                     "cake_s[cake_p][0] = cake_s[cake_p][1] = 0.0f;")
-            with em.block("for (i32 cake_q = 0; cake_q < cake_parts; ++cake_q)"):
+            with em.block(f"for (i32 cake_q = 0; cake_q < cake_parts; cake_q += {batch})"):
+                em.line(f"float2 cake_v[{batch}][{n}];")
                 em.line("#pragma unroll")
-                with em.block(pairs):
-                    em.line(f"{slot} cake_split_add<{flag_t}>({work}, {out}, cake_q, cake_i, "
-                            f"cake_j, cake_s[cake_p - {lo}]);")
+                with em.block(parts):
+                    em.line("#pragma unroll")
+                    with em.block(pairs):
+                        em.line(f"{slot} cake_v[cake_dq][cake_p - {lo}] = cake_q + cake_dq < "
+                                f"cake_parts ? cake_split_get<{flag_t}>({work}, {out}, "
+                                "cake_q + cake_dq, cake_i, cake_j) : make_float2(0.0f, 0.0f);")
+                em.line("#pragma unroll")
+                with em.block(parts):
+                    with em.block("if (cake_q + cake_dq < cake_parts)"):
+                        em.line("#pragma unroll")
+                        with em.block(f"for (int cake_p = 0; cake_p < {n}; ++cake_p)"):
+                            em.line("cake_s[cake_p][0] += cake_v[cake_dq][cake_p].x;")
+                            em.line("cake_s[cake_p][1] += cake_v[cake_dq][cake_p].y;")
             em.line("#pragma unroll")
             with em.block(pairs):
                 em.line(f"{slot} cake_split_out<{flag_t}, {trait}>({out}, cake_i, cake_j, "
