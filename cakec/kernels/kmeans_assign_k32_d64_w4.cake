@@ -5,8 +5,11 @@
 # the two-warpgroup form at ~1.9 µs per item whether the item's X is 32 KiB (D = 64) or
 # 64 KiB (rows256_k32 at D = 128, 0.1327 against 0.1385 ms at B = 32, N = 65536, K = 16):
 # bound by the chain's latency with two warps per scheduler, not by streaming X. Four
-# warpgroups put four warps on each scheduler and halve each chain; the registers allow it
-# (4 × 128 threads × 112 + 128 × 40 <= 64 K). Correct for any K and D <= 64 (`requires`).
+# warpgroups put four warps on each scheduler and halve each chain. No `regs=`: at 640
+# threads the launch gives 96 registers per thread (what the math needs: 16 for the
+# accumulator), and setmaxnreg.inc draws only on what the CTA's other warpgroups released
+# (128 x 40 + 512 x 112 would exceed the CTA's 640 x 96 and block). Correct for any K and
+# D <= 64 (`requires`).
 @cake.schedule(target="sm_90a")
 def kmeans_assign_k32_d64_w4(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
                              Dist: LM.tensor2d, B: LM.i32, N: LM.i32, K: LM.i32):
@@ -20,8 +23,8 @@ def kmeans_assign_k32_d64_w4(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: L
     sc = pool.view(offset=196608, shape=(32, 64), dtype=lm.bf16, stage=4, swizzle=128b)
     scq = pool.view(offset=212992, shape=(1, 32), dtype=lm.f32, stage=4, swizzle=None)
 
-    load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19], regs=112)
+    load = lm.role(warps=[0, 1, 2, 3])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19])
     pipe = lm.pipeline(stages=4)
     xpipe = lm.pipeline(stages=6)
     x_full = lm.barrier(count=6, prod=[load], cons=[math], pipeline=xpipe)

@@ -16,9 +16,8 @@ def kmeans_assign_k32_w4(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.te
     sc = pool.view(offset=196608, shape=(32, 128), dtype=lm.bf16, stage=4, swizzle=128b)
     scq = pool.view(offset=229376, shape=(1, 32), dtype=lm.f32, stage=4, swizzle=None)
 
-    load = lm.role(warps=[0, 1, 2, 3], regs=40)
-    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
-                   regs=112)
+    load = lm.role(warps=[0, 1, 2, 3])
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19])
     pipe = lm.pipeline(stages=4)
     xpipe = lm.pipeline(stages=3)
     x_full = lm.barrier(count=3, prod=[load], cons=[math], pipeline=xpipe)
