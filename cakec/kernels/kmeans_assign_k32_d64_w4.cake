@@ -2,9 +2,10 @@
 # tiles and rings, each 256-row item split over 4 warpgroups of 64 rows instead of 2 of 128.
 # At K <= 32 an item's math is a short dependent chain per warpgroup (||x||², 4 wgmma
 # m64n32k16 per 64 rows, the argmin, the quad merge, the row stores) and the H200 measured
-# the two-warpgroup form at ~1.9 µs per item whether the item's X is 32 KiB (D = 64) or
-# 64 KiB (rows256_k32 at D = 128, 0.1327 against 0.1385 ms at B = 32, N = 65536, K = 16):
-# bound by the chain's latency with two warps per scheduler, not by streaming X. Four
+# the two-warpgroup forms at 1.8-2.3 µs per item whether the item's X is 32 or 64 KiB (B = 32,
+# N = 65536, K = 16: rows256_k32 0.1327 ms at D = 64, 0.1385 at D = 128; this form's
+# 0.1097-0.1199 at D = 64): bound by the chain's latency with two warps per scheduler, not
+# by streaming X. Not yet run on a GPU. Four
 # warpgroups put four warps on each scheduler and halve each chain. No `regs=`: at 640
 # threads the launch gives 96 registers per thread (what the math needs: 16 for the
 # accumulator), and setmaxnreg.inc draws only on what the CTA's other warpgroups released

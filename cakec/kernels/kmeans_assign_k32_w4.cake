@@ -2,7 +2,8 @@
 # (D <= 128), each 256-row item split over 4 warpgroups of 64 rows instead of 2 of 128, as
 # kmeans_assign_k32_d64_w4.cake does for D <= 64 (the reason is there: at K <= 32 an item's
 # math is a short dependent chain per warpgroup, and two warps per scheduler leave its
-# latency exposed). Correct for any K and D <= 128.
+# latency exposed). No `regs=` (the reason is there too). Not yet run on a GPU. Correct for
+# any K and D <= 128.
 @cake.schedule(target="sm_90a")
 def kmeans_assign_k32_w4(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
                          Dist: LM.tensor2d, B: LM.i32, N: LM.i32, K: LM.i32):
