@@ -16,6 +16,9 @@ Every shape is printed, losses included; then the geomeans and the share of shap
 route serves.
 
     python bench/portfolio.py [--only gemm,kmeans,e2e] [--quick] [--out DIR]
+
+--out DIR (default $OUT) writes DIR/portfolio.json, keeping the parts an earlier run with
+other --only parts wrote there.
 """
 
 from __future__ import annotations
@@ -239,8 +242,12 @@ def main() -> int:
     if "e2e" in parts:
         bench_e2e(out)
     if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "portfolio.json").write_text(json.dumps(out, indent=1))
+        # merged into what an earlier run with other --only parts wrote there (port25's
+        # `--only kmeans` after `--only gemm` into the same $OUT lost the gemm rows)
+        path = Path(args.out) / "portfolio.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        earlier = json.loads(path.read_text()) if path.exists() else {}
+        path.write_text(json.dumps({**earlier, **out}, indent=1))
     ok = all(part.get("ok", True) for part in out.values())
     return 0 if ok else 1
 
