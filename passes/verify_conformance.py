@@ -31,6 +31,7 @@ from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
 from cakec.passes.derive_common import overwaited, role_of
 from cakec.targets import sku as hw
+from cakec.targets.emit.emitter import launch_regs
 from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
 
@@ -437,15 +438,31 @@ class _Conformance:
         self.check_register_budget(budgeted)
 
     def check_register_budget(self, budgeted: list[tuple[cake.RoleOp, int]]) -> None:
+        """setmaxnreg.inc takes registers only from the block's own pool (what its other
+        warpgroups released with .dec) and waits until enough are there: the budgets, with
+        every thread of a role without `regs=` at the launch's count, must fit what the
+        launch gives the block (__launch_bounds__(threads, 1): launch_regs per thread), not
+        just the SM's register file. 4 warpgroups at 112 and one at 40 (62464 registers)
+        fit 64 K but not the 640 × 96 = 61440 a 640-thread block holds: the .inc never
+        returns."""
+        if not budgeted:
+            return
+        block = self.block_threads()
+        per_thread = launch_regs(block)
         threads = {role: hw.WARP_SIZE * len(warps_of(role)) for role, _ in budgeted}
-        total = sum(regs * threads[role] for role, regs in budgeted)
-        if total <= self.sku.registers_per_sm:
+        rest = max(block - sum(threads.values()), 0)
+        total = sum(regs * threads[role] for role, regs in budgeted) + per_thread * rest
+        if total <= per_thread * block:
             return
         parts = " + ".join(f"`{name_of(r.result)}` {regs} × {threads[r]}" for r, regs in budgeted)
+        if rest:
+            parts += f" + {per_thread} × {rest} without `regs=`"
         last = budgeted[-1][0]
         self.error("H008", f"the roles' `regs=` budgets add up to {total} registers ({parts} "
-                   f"threads), more than the {self.sku.registers_per_sm} registers of an SM on "
-                   f"{self.target}", last,
+                   f"threads), more than the {per_thread * block} a block of {block} threads "
+                   f"holds on {self.target} ({per_thread} per thread at launch; setmaxnreg.inc "
+                   "only takes what the block's other warpgroups released, and waits for it)",
+                   last,
                    [self.note(r, f"`{name_of(r.result)}` asks for {regs} per thread here")
                     for r, regs in budgeted[:-1]][:_MAX_NOTES],
                    help="lower `regs=` on some role so that the sum of regs × threads fits")
@@ -604,6 +621,12 @@ class _Conformance:
                        f"{hw.WARPGROUP_WARPS}", role, notes,
                        help=f"give role `{name}` aligned warps, e.g. {_aligned_warps(warps)}")
 
+    def block_threads(self) -> int:
+        """Threads per block: cake.block_threads, else 32 × (the highest warp of a role + 1)."""
+        warps = [w for r in self.idx.roles for w in warps_of(r)]
+        return (get_int(self.idx.kernel, "cake.block_threads")
+                or hw.WARP_SIZE * (max(warps) + 1 if warps else 0))
+
     # -- H010: threads per block --
 
     def check_threads(self) -> None:
@@ -612,7 +635,7 @@ class _Conformance:
             return
         top = max(roles, key=lambda r: warps_of(r)[-1])
         warp = warps_of(top)[-1]
-        threads = get_int(self.idx.kernel, "cake.block_threads") or hw.WARP_SIZE * (warp + 1)
+        threads = self.block_threads()
         limit = self.sku.max_threads_per_block
         if threads > limit:
             self.error("H010", f"role `{name_of(top.result)}` uses warp {warp}, so a block has "
