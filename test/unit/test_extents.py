@@ -58,6 +58,7 @@ KMEANS_TIES = {("X", 0): "B", ("X", 1): "N", ("C", 0): "B", ("C", 1): "K", ("Csq
     ("kmeans_assign_k32_d64", KMEANS_TIES, {("X", 2): 64, ("C", 2): 64}),
     ("kmeans_assign_k32_w4", KMEANS_TIES, {("X", 2): 128, ("C", 2): 128}),
     ("kmeans_assign_k32_d64_w4", KMEANS_TIES, {("X", 2): 64, ("C", 2): 64}),
+    ("kmeans_assign_k32_d64_x2", KMEANS_TIES, {("X", 2): 64, ("C", 2): 64}),
     # split-K over tile-major units (u // parts): only M, through tiles_m, is bound
     ("gemm_bf16_splitk_n128", {("A", 0): "M", ("C", 0): "M"}, {}),
     # centroid tiles counted as 2 * cdiv(K, 256): not a cdiv(K, 128), so K stays unbound
