@@ -9,8 +9,8 @@
 # warpgroups put four warps on each scheduler and halve each chain. No `regs=`: at 640
 # threads the launch gives 96 registers per thread (what the math needs: 16 for the
 # accumulator), and setmaxnreg.inc draws only on what the CTA's other warpgroups released
-# (128 x 40 + 512 x 112 would exceed the CTA's 640 x 96 and block). Correct for any K and
-# D <= 64 (`requires`).
+# (128 x 40 + 512 x 112 exceeds the CTA's 640 x 96: kmeans_assign_k32_w4's first draft hung
+# on the H200). Correct for any K and D <= 64 (`requires`).
 @cake.schedule(target="sm_90a")
 def kmeans_assign_k32_d64_w4(lm, X: LM.tma3d, C: LM.tma3d, Csq: LM.tma2d, Idx: LM.tensor2d,
                              Dist: LM.tensor2d, B: LM.i32, N: LM.i32, K: LM.i32):
