@@ -50,6 +50,11 @@ OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
 #: 0–5 % slower (H200, 2026-12-04: 1.16/1.07/1.02/1.00/0.97× KERNELS[64] at S = 1k..16k
 #: unmasked; 1.23/1.13/1.06/1.03/0.99× causal).
 D64_LONG_KEYS = 8192
+#: The two overlapped schedules with the tile before's last P·V issued behind the next tile's
+#: S_0 (its softmax runs under that wgmma) and its epilogue after it: candidates timed beside
+#: `fmha`'s kernels.
+XT = "fmha_fwd_sm90_xt.cake"
+XT_D64 = "fmha_fwd_sm90_d64_xt.cake"
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128
@@ -101,7 +106,7 @@ def alternatives(d: int) -> list[str]:
     """The schedules for head dim `d` (same parameters and result) that `fmha` does not run
     at every shape, which the GPU tests check at every shape of `d` and bench/fmha.py times
     beside `fmha`'s."""
-    every = {128: [KERNELS[128], OVERLAP], 64: [KERNELS[64], OVERLAP_D64]}[d]
+    every = {128: [KERNELS[128], OVERLAP, XT], 64: [KERNELS[64], OVERLAP_D64, XT_D64]}[d]
     runs = {kernel_file(d, causal, s_k) for causal in (False, True) for s_k in (1, 1 << 30)}
     return [f for f in every if runs != {f}]
 

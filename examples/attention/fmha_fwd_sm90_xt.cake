@@ -1,0 +1,221 @@
+# Attention forward on Hopper, head dim 128, with the epilogue under the next tile's MMAs: the
+# schedule of examples/attention/fmha_fwd_sm90.cake made persistent at every S, O copied out
+# through SMEM by an asynchronous TMA store while the next tile's first GEMM runs: `fmha`'s
+# head-dim-128 kernel (fmha_fwd_sm90.py, OVERLAP_BY_DEFAULT), correct at every test shape
+# and 1.07–1.45× fmha_fwd_sm90.cake on the H200, 0.88–1.17× cuDNN (docs/codegen.md). The
+# problem:
+#   O = softmax(Q·Kᵀ·scale [+ causal mask])·V, lse = the row logsumexp (natural log, f32),
+# for Q [B, S_q, H·D], K and V [B, S_k, H_kv·D] (views of the caller's [B, S, H, D] tensors,
+# no copy; examples/attention/fmha_fwd_sm90.py), O [B·S_q', H·D] bf16 (S_q' = S_q rounded up to
+# 128: each batch's rows start at a whole tile, so the last tile's rows past S_q land in its
+# own padding; `fmha` returns the [:, :S_q] view), Lse [B·H, S_q]. Query head h reads KV head
+# h // G (grouped-query attention). `causal` is 0 or 1. The tile index is reduced modulo the
+# tile count, so the launch metadata ties B and S_q to Q's extents (checked at every launch).
+#
+# Schedule (fmha_fwd_sm90.cake's choices, each measured on the H200, docs/codegen.md, plus
+# this file's persistent grid when not causal and overlapped epilogue, measured together):
+# * the tiles are (128 query rows, head, batch), walked by a persistent grid (one CTA per
+#   SM) in rounds that alternate direction (CTA c takes the c-th tile of an even round and
+#   the c-th from the end of an odd one). Causal: longest first — the last query tiles of
+#   every head, then the ones before — so every CTA gets long and short tiles alike. Not
+#   causal: a head's tiles side by side, so they share its K and V in L2;
+# * a producer warpgroup (24 registers) whose elected thread streams K and V tiles of 128
+#   keys through 2-stage rings (K and V on their own barriers both ways, so S = Q·Kᵀ starts
+#   before V has landed; the ring continues across a CTA's tiles), and each tile's Q into
+#   the Q stage the tile before did not use, so the next tile's loads run under this one;
+# * two consumer warpgroups in one role (240 registers each), 64 query rows each: S = Q·Kᵀ
+#   by wgmma from SMEM into f32 registers; the online softmax in the log2 domain (the scale
+#   and log2(e) folded into one FMA per element, exp2 as ex2.approx, row max and sum by quad
+#   shuffles); P converted to bf16 in registers and used as the A operand of the P·V wgmma
+#   (no SMEM round trip), V read MN-major from its [keys, D] stage (`sv[s].T`: V is never
+#   transposed in memory);
+# * FA3's intra-warpgroup overlap: block j issues S_j, then the P·V of block j − 1 behind it,
+#   and runs the softmax of S_j while that wgmma executes; O is rescaled by α = 2^(m_old −
+#   m_new) once it has retired; the last block's P·V follows the loop. The carried f32 P
+#   costs 64 registers per thread (no spills, ptxas 13.0);
+# * causal (bottom-right aligned: query i sees keys j ≤ i + S_k − S_q): the KV blocks wholly
+#   above the diagonal are never loaded; masks (causal diagonal, the key tail) are index
+#   comparisons, evaluated only on the blocks that hold the key tail or cross the diagonal;
+#   a row that sees no key keeps m = −inf, so its P and α are 0, O = 0 and lse = −inf,
+#   never NaN;
+# * the epilogue runs under the next tile's first GEMM: the tile's last P·V is committed to
+#   its V stage's empty barrier (the stage goes back once it has completed), its Q stage goes
+#   back, and the next tile issues S_0 before it normalises this tile's O, stages it in `so`
+#   (one 32 KiB stage) and copies it out by TMA (whole tiles, into the padded rows) — a copy
+#   nothing waits for until the next epilogue's `store` into `so` — and stores lse
+#   bounds-checked; the CTA's last tile is stored after the loop.
+@cake.schedule(target="sm_90a")
+def fmha_fwd_sm90_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d,
+                          Lse: LM.tensor2d, B: LM.i32, Sq: LM.i32, Sk: LM.i32, H: LM.i32,
+                          G: LM.i32, scale_log2: LM.f32, causal: LM.i32):
+    tiles_m = lm.cdiv(Sq, 128)
+    heads = H * B
+    tiles = tiles_m * heads
+    lm.grid(lm.min(tiles, lm.sm_count()))
+    kv_blocks = lm.cdiv(Sk, 128)
+
+    pool = lm.smem(229376)  # Q, K and V: 2 stages × 32 KiB each; O: one 32 KiB stage
+    sq = pool.view(offset=0, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    sk = pool.view(offset=65536, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    sv = pool.view(offset=131072, shape=(128, 128), dtype=lm.bf16, stage=2, swizzle=128b)
+    so = pool.view(offset=196608, shape=(128, 128), dtype=lm.bf16, swizzle=128b)
+
+    load = lm.role(warps=[0, 1, 2, 3], regs=24)
+    math = lm.role(warps=[4, 5, 6, 7, 8, 9, 10, 11], regs=240)
+    pipe = lm.pipeline(stages=2)
+    q_full = lm.barrier(count=2, prod=[load], cons=[math])
+    q_empty = lm.barrier(count=2, prod=[math], cons=[load])
+    k_full = lm.barrier(count=2, prod=[load], cons=[math], pipeline=pipe)
+    v_full = lm.barrier(count=2, prod=[load], cons=[math], pipeline=pipe)
+    k_empty = lm.barrier(count=2, prod=[math], cons=[load], pipeline=pipe)
+    v_empty = lm.barrier(count=2, prod=[math], cons=[load], pipeline=pipe)
+
+    s_acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    o_acc = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)
+    p_i = lm.regs(shape=(128, 128), dtype=lm.f32, role=math)   # P of the block before
+    m_i = lm.regs(shape=(128, 1), dtype=lm.f32, role=math)     # running max, log2 domain
+    l_i = lm.regs(shape=(128, 1), dtype=lm.f32, role=math)     # running sum of P
+
+    with load:
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            full_round = (i + 1) * lm.num_blocks(0) <= tiles
+            back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
+            u = (back if (i % 2 == 1 and full_round) else t) % tiles  # < tiles (launch metadata)
+            # causal: the last query tiles (the longest) first, across heads; else a head's
+            # tiles side by side, so they share its K and V in L2.
+            mt = (tiles_m - 1 - u // heads) if causal == 1 else u % tiles_m
+            hb = u % heads if causal == 1 else u // tiles_m
+            h = hb % H
+            b = hb // H
+            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
+            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            ring = i * kv_blocks                      # the K/V ring position of block 0
+            s_0 = ring % 2
+            qs = i % 2
+            # K_0 first, then this tile's Q (into the Q stage the last tile did not use).
+            lm.wait(k_empty, stage=s_0)
+            sk.tma_load(K, coords=(b, 0, h // G), stage=s_0, barrier=k_full)
+            lm.wait(q_empty, stage=qs)
+            sq.tma_load(Q, coords=(b, mt, h), stage=qs, barrier=q_full)
+            lm.wait(v_empty, stage=s_0)
+            sv.tma_load(V, coords=(b, 0, h // G), stage=s_0, barrier=v_full)
+            for j in lm.range(1, n_blocks):
+                s = (ring + j) % 2
+                lm.wait(k_empty, stage=s)
+                sk.tma_load(K, coords=(b, j, h // G), stage=s, barrier=k_full)
+                lm.wait(v_empty, stage=s)
+                sv.tma_load(V, coords=(b, j, h // G), stage=s, barrier=v_full)
+
+    with math:
+        o_acc = 0.0                                   # read first by tile 0's empty epilogue
+        m_i = -lm.inf
+        l_i = 0.0
+        p_i = 0.0                                     # (read by no P·V: tile 0 has no tile before)
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            full_round = (i + 1) * lm.num_blocks(0) <= tiles
+            back = (i + 1) * lm.num_blocks(0) - 1 - lm.block_id(0)  # odd rounds: from the end
+            u = (back if (i % 2 == 1 and full_round) else t) % tiles  # < tiles (launch metadata)
+            mt = (tiles_m - 1 - u // heads) if causal == 1 else u % tiles_m
+            hb = u % heads if causal == 1 else u // tiles_m
+            h = hb % H
+            b = hb // H
+            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
+            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            ring = i * kv_blocks                      # the K/V ring position of block 0
+            s_0 = ring % 2
+            qs = i % 2
+            diag = mt * 128 + Sk - Sq             # the last key row 0 of these rows sees
+            last = diag if causal == 1 else Sk
+            lm.wait(q_full, stage=qs)
+            # Block 0: S_0 is issued, then the tile before's last P·V behind it, so the softmax
+            # of S_0 runs while that wgmma does (the block loop's overlap, across tiles).
+            lm.wait(k_full, stage=s_0)
+            lm.mma(s_acc, sq[qs], sk[s_0], init=True)
+            # The tile before (its index arithmetic again, for tile t − num_blocks; tile 0 has
+            # none: its P·V is not issued, its copy and lse rows are aimed past the tensors'
+            # ends, where nothing is written).
+            tp = lm.max(t - lm.num_blocks(0), 0)           # (tile 0: any tile in range)
+            up = ((i * lm.num_blocks(0) - 1 - lm.block_id(0)) if (i % 2 == 0 and
+                  i * lm.num_blocks(0) <= tiles) else tp) % tiles
+            mtp = (tiles_m - 1 - up // heads) if causal == 1 else up % tiles_m
+            hbp = up % heads if causal == 1 else up // tiles_m
+            seen_p = lm.min(kv_blocks, lm.cdiv(mtp * 128 + 128 + Sk - Sq, 128))
+            n_p = lm.max(seen_p if causal == 1 else kv_blocks, 1)
+            # Its last block's V stage; tile 0 has none and issues a P·V of P = 0 on its own
+            # V_0 instead (waited here, released by its block 1, or by tile 1 if it has one
+            # block), so that every tile commits the same wgmma groups (a P·V under `if`
+            # would be predicated, and ptxas then serialises every wgmma: C7515); its result
+            # is overwritten by the next P·V into O (init).
+            pv_s = ((ring - kv_blocks + n_p - 1) % 2) if i > 0 else s_0
+            if i != 1 or n_p > 1:
+                lm.wait(v_full, stage=pv_s)
+            lm.mma(o_acc, p_i.to(lm.bf16), sv[pv_s].T, init=(n_p == 1))
+            m_p = m_i                                     # the tile before's row max and sum
+            l_p = l_i
+            if 127 >= Sk or (causal == 1 and 127 > diag):
+                col0 = lm.col_index(s_acc)
+                hidden0 = (col0 > lm.row_index(s_acc, base=last)) or (col0 >= Sk)
+                s_acc = lm.where(hidden0, -lm.inf, s_acc)
+            m_i = s_acc.max(axis=1) * scale_log2
+            m_use0 = lm.where(m_i == -lm.inf, 0.0, m_i)          # a row that sees no key yet
+            p_i = lm.exp2(s_acc * scale_log2 - m_use0)             # exp2(−inf) = 0 where masked
+            l_i = p_i.sum(axis=1)
+            lm.arrive(k_empty, stage=s_0)
+            # The tile before's epilogue, once its last P·V has completed: O normalised, staged
+            # in `so` and copied out by TMA (not waited for: the next `store` into `so` waits
+            # for the copy to have read it), lse stored.
+            if i > 0:
+                lm.commit(v_empty, stage=pv_s)
+            inv_lp = lm.where(l_p > 0.0, 1.0 / l_p, 0.0)
+            so[0].store((o_acc * inv_lp).to(lm.bf16))
+            lm.fence_proxy()
+            O.tma_store(so[0], coords=((hbp // H) * tiles_m + mtp if i > 0 else B * tiles_m,
+                                       hbp % H))
+            Lse.store((m_p + lm.log2(l_p)) * 0.6931471805599453,
+                      coords=(hbp if i > 0 else B * H, mtp))
+            # Block j: S_j is issued, then P_(j-1)·V_(j-1) behind it, so the softmax of S_j runs
+            # while that wgmma does; O is rescaled once it has retired.
+            for j in lm.range(1, n_blocks):
+                s = (ring + j) % 2
+                lm.wait(k_full, stage=s)
+                lm.mma(s_acc, sq[qs], sk[s], init=True)
+                if i > 0 or j > 1:                     # (tile 0's V_0: waited above)
+                    lm.wait(v_full, stage=1 - s)
+                lm.mma(o_acc, p_i.to(lm.bf16), sv[1 - s].T, init=(j == 1))
+                if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
+                    col = lm.col_index(s_acc, base=j * 128)
+                    hidden = (col > lm.row_index(s_acc, base=last)) or (col >= Sk)
+                    s_acc = lm.where(hidden, -lm.inf, s_acc)
+                m_new = lm.max(m_i, s_acc.max(axis=1) * scale_log2)
+                m_use = lm.where(m_new == -lm.inf, 0.0, m_new)
+                p_i = lm.exp2(s_acc * scale_log2 - m_use)
+                alpha = lm.exp2(m_i - m_use)
+                l_i = l_i * alpha + p_i.sum(axis=1)
+                m_i = m_new
+                lm.arrive(k_empty, stage=s)                    # S_j has retired
+                o_acc = o_acc * alpha                              # waits for P_(j-1)·V_(j-1)
+                lm.commit(v_empty, stage=1 - s)                # (it has: nothing to wait for)
+            lm.arrive(q_empty, stage=qs)
+        # The epilogue of this CTA's last tile (t = block_id + (n − 1)·num_blocks).
+        n = lm.cdiv(tiles - lm.block_id(0), lm.num_blocks(0))
+        il = n - 1
+        tl = lm.block_id(0) + il * lm.num_blocks(0)
+        ul = ((n * lm.num_blocks(0) - 1 - lm.block_id(0)) if (il % 2 == 1 and
+              n * lm.num_blocks(0) <= tiles) else tl) % tiles
+        mtl = (tiles_m - 1 - ul // heads) if causal == 1 else ul % tiles_m
+        hbl = ul % heads if causal == 1 else ul // tiles_m
+        seen_l = lm.min(kv_blocks, lm.cdiv(mtl * 128 + 128 + Sk - Sq, 128))
+        n_l = lm.max(seen_l if causal == 1 else kv_blocks, 1)
+        last_l = (il * kv_blocks + n_l - 1) % 2         # its last block's V stage
+        if il != 0 or n_l > 1:                          # (else waited by tile 0's P = 0 P·V)
+            lm.wait(v_full, stage=last_l)
+        lm.mma(o_acc, p_i.to(lm.bf16), sv[last_l].T, init=(n_l == 1))
+        lm.commit(v_empty, stage=last_l)
+        inv_l = lm.where(l_i > 0.0, 1.0 / l_i, 0.0)
+        so[0].store((o_acc * inv_l).to(lm.bf16))
+        lm.fence_proxy()
+        O.tma_store(so[0], coords=((hbl // H) * tiles_m + mtl, hbl % H))
+        Lse.store((m_i + lm.log2(l_i)) * 0.6931471805599453,
+                  coords=(hbl, mtl))
