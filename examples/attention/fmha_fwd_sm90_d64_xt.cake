@@ -122,8 +122,8 @@ def fmha_fwd_sm90_d64_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.t
                 lm.wait(v_full, stage=pv_s)
             lm.mma(o0, p0.to(lm.bf16), sv[pv_s].T, init=(n_p == 1))
             lm.arrive(turn1)
-            m_p = m0                                     # the tile before's row max and sum
-            l_p = l0
+            m_p = m0 + 0.0                               # the tile before's row max and sum
+            l_p = l0 + 0.0                               # (copies: `m_p = m0` would name m0's registers)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s0)
                 hidden0 = (col0 > lm.row_index(s0, base=last)) or (col0 >= Sk)
@@ -232,8 +232,8 @@ def fmha_fwd_sm90_d64_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.t
                 lm.wait(v_full, stage=pv_s)
             lm.mma(o1, p1.to(lm.bf16), sv[pv_s].T, init=(n_p == 1))
             lm.arrive(turn0)
-            m_p = m1                                     # the tile before's row max and sum
-            l_p = l1
+            m_p = m1 + 0.0                               # the tile before's row max and sum
+            l_p = l1 + 0.0                               # (copies: `m_p = m1` would name m1's registers)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s1)
                 hidden0 = (col0 > lm.row_index(s1, base=last)) or (col0 >= Sk)

@@ -152,8 +152,8 @@ def fmha_fwd_sm90_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d
             if i != 1 or n_p > 1:
                 lm.wait(v_full, stage=pv_s)
             lm.mma(o_acc, p_i.to(lm.bf16), sv[pv_s].T, init=(n_p == 1))
-            m_p = m_i                                     # the tile before's row max and sum
-            l_p = l_i
+            m_p = m_i + 0.0                               # the tile before's row max and sum
+            l_p = l_i + 0.0                               # (copies: `m_p = m_i` would name m_i's registers)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s_acc)
                 hidden0 = (col0 > lm.row_index(s_acc, base=last)) or (col0 >= Sk)
