@@ -328,6 +328,7 @@ class Frontend:
                     getattr(prev.ssa, "owner", None), cake.RegsOp):
                 assign_regs(self, t, prev, v, s.value.span)
                 return
+            _refuse_regs_alias(t, v, s.value.span)
             if v.ssa is not None and not v.ssa.name_hint:
                 v.ssa.name_hint = t.id
             op = v.ssa.owner if v.ssa is not None else None
@@ -1182,3 +1183,19 @@ def _scopes(s: Scope | None):
         yield s
         s = s.parent
 
+
+
+def _refuse_regs_alias(target: ast.Name, v: Value, span: Span) -> None:
+    """`p = m` for a declared `lm.regs` tile `m` would make `p` a second name of `m`'s
+    registers, so a later `m = ...` would change what `p` reads (test/lit/frontend/
+    regs_alias.cake: a kernel that kept the row max of the tile before this way stored the
+    next tile's); CAKE-T016 with the copy to write instead."""
+    owner = getattr(v.ssa, "owner", None)
+    if v.kind != "tile" or not isinstance(owner, cake.RegsOp) or not owner.sym_name.data:
+        return
+    m = owner.sym_name.data
+    zero = "0" if cake.dtype_name(v.ssa.type.element_type) == "i32" else "0.0"
+    raise error("CAKE-T016", f"`{target.id} = {m}` would name the register tile `{m}` again, "
+                f"not copy it: a later assignment to `{m}` would change `{target.id}`", span,
+                notes=decl_note(v),
+                help=f"copy its current value with `{target.id} = {m} + {zero}`")

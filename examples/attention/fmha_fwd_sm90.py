@@ -7,9 +7,11 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 
 * Grouped-query attention: H a multiple of H_kv; query head h reads KV head h // (H / H_kv).
 * Head dims 64 and 128, each the schedule that measured fastest there:
-  fmha_fwd_sm90_overlap.cake at 128 (persistent at every S, O stored by an asynchronous
-  TMA copy under the next tile's first GEMM: 1.07–1.45× fmha_fwd_sm90.cake, the one-role
-  schedule without it, at every bench shape on the H200, 2026-12-02); at 64 the two
+  fmha_fwd_sm90_xt.cake at 128 without a causal mask or from XT_CAUSAL_KEYS keys on, else
+  fmha_fwd_sm90_overlap.cake (both persistent at every S, O stored by an asynchronous TMA
+  copy: 1.07–1.45× fmha_fwd_sm90.cake, the one-role schedule without it, at every bench
+  shape on the H200, 2026-12-02; XT also issues the tile before's last P·V under the next
+  tile's first softmax, 1.01–1.05× OVERLAP where it runs, 2026-12-04); at 64 the two
   consumer warpgroups in ping-pong, persistent, with the same overlapped epilogue
   (fmha_fwd_sm90_d64_overlap.cake) except for unmasked rows of D64_LONG_KEYS keys or more,
   where fmha_fwd_sm90_d64.cake (its epilogue from registers) measured faster (2026-12-04).
@@ -50,11 +52,15 @@ OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
 #: 0–5 % slower (H200, 2026-12-04: 1.16/1.07/1.02/1.00/0.97× KERNELS[64] at S = 1k..16k
 #: unmasked; 1.23/1.13/1.06/1.03/0.99× causal).
 D64_LONG_KEYS = 8192
-#: The two overlapped schedules with the tile before's last P·V issued behind the next tile's
-#: S_0 (its softmax runs under that wgmma) and its epilogue after it: candidates timed beside
-#: `fmha`'s kernels.
+#: OVERLAP with the tile before's last P·V issued behind the next tile's S_0 (that tile's first
+#: softmax runs under it) and its epilogue after that softmax: `fmha`'s head-dim-128 kernel
+#: without a causal mask, and with one from XT_CAUSAL_KEYS keys on (H200, 2026-12-04, two runs:
+#: 1.01–1.04× OVERLAP at every unmasked bench shape, causal 1.02–1.05× at S ≥ 8k and
+#: 0.98–1.01× below, where short tiles expose its epilogue more often).
 XT = "fmha_fwd_sm90_xt.cake"
-XT_D64 = "fmha_fwd_sm90_d64_xt.cake"
+XT_CAUSAL_KEYS = 8192
+#: Every schedule of each head dim (same parameters and result).
+SCHEDULES = {128: [KERNELS[128], OVERLAP, XT], 64: [KERNELS[64], OVERLAP_D64]}
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128
@@ -93,7 +99,9 @@ def compiled(name: str):
 def kernel_file(d: int, causal: bool = False, s_k: int = 0) -> str:
     """The file of the kernel `fmha` runs for head dim `d`, the mask and S_k keys."""
     if d == 128:
-        return OVERLAP if OVERLAP_BY_DEFAULT else KERNELS[128]
+        if not OVERLAP_BY_DEFAULT:
+            return KERNELS[128]
+        return XT if not causal or s_k >= XT_CAUSAL_KEYS else OVERLAP
     return KERNELS[64] if not causal and s_k >= D64_LONG_KEYS else OVERLAP_D64
 
 
@@ -106,7 +114,7 @@ def alternatives(d: int) -> list[str]:
     """The schedules for head dim `d` (same parameters and result) that `fmha` does not run
     at every shape, which the GPU tests check at every shape of `d` and bench/fmha.py times
     beside `fmha`'s."""
-    every = {128: [KERNELS[128], OVERLAP, XT], 64: [KERNELS[64], OVERLAP_D64, XT_D64]}[d]
+    every = SCHEDULES[d]
     runs = {kernel_file(d, causal, s_k) for causal in (False, True) for s_k in (1, 1 << 30)}
     return [f for f in every if runs != {f}]
 

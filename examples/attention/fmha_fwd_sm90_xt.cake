@@ -1,9 +1,9 @@
-# Attention forward on Hopper, head dim 128, with the epilogue under the next tile's MMAs: the
-# schedule of examples/attention/fmha_fwd_sm90.cake made persistent at every S, O copied out
-# through SMEM by an asynchronous TMA store while the next tile's first GEMM runs: `fmha`'s
-# head-dim-128 kernel (fmha_fwd_sm90.py, OVERLAP_BY_DEFAULT), correct at every test shape
-# and 1.07–1.45× fmha_fwd_sm90.cake on the H200, 0.88–1.17× cuDNN (docs/codegen.md). The
-# problem:
+# Attention forward on Hopper, head dim 128, examples/attention/fmha_fwd_sm90_overlap.cake with
+# the tile boundary overlapped too: the tile before's last P·V is issued behind the next tile's
+# S_0, so that tile's first softmax runs while it executes, and the tile before's epilogue
+# follows that softmax. `fmha`'s head-dim-128 kernel without a causal mask and from 8k keys with
+# one (fmha_fwd_sm90.py XT_CAUSAL_KEYS): 1.01–1.05× the overlap kernel there on the H200,
+# 0.95–1.06× cuDNN (docs/codegen.md). The problem:
 #   O = softmax(Q·Kᵀ·scale [+ causal mask])·V, lse = the row logsumexp (natural log, f32),
 # for Q [B, S_q, H·D], K and V [B, S_k, H_kv·D] (views of the caller's [B, S, H, D] tensors,
 # no copy; examples/attention/fmha_fwd_sm90.py), O [B·S_q', H·D] bf16 (S_q' = S_q rounded up to
@@ -36,18 +36,18 @@
 # * causal (bottom-right aligned: query i sees keys j ≤ i + S_k − S_q): the KV blocks wholly
 #   above the diagonal are never loaded; masks (causal diagonal, the key tail) are index
 #   comparisons, evaluated only on the blocks that hold the key tail or cross the diagonal;
-#   a row that sees no key keeps m = −inf, so its P and α are 0, O = 0 and lse = −inf,
-#   never NaN;
-# * the epilogue runs under the next tile's first GEMM: the tile's last P·V is committed to
-#   its V stage's empty barrier (the stage goes back once it has completed), its Q stage goes
-#   back, and the next tile issues S_0 before it normalises this tile's O, stages it in `so`
-#   (one 32 KiB stage) and copies it out by TMA (whole tiles, into the padded rows) — a copy
-#   nothing waits for until the next epilogue's `store` into `so` — and stores lse
-#   bounds-checked; the CTA's last tile is stored after the loop.
+#   a row that sees no key keeps m = −inf, so its P and α are 0, O = 0, lse = −inf (no NaN);
+# * the tile boundary: tile i issues S_0, then tile i − 1's last P·V (tile 0: a P·V of P = 0 on
+#   its own V_0, so every tile commits the same wgmma groups; a P·V under `if` is predicated
+#   and ptxas then serialises every wgmma, C7515), runs the softmax of S_0 while it executes,
+#   then commits it to its V stage's empty barrier, normalises tile i − 1's O (its row max and
+#   sum kept as copies), stages it in `so` (one 32 KiB stage) and copies it out by TMA (whole
+#   tiles, into the padded rows; not waited for) and stores lse bounds-checked; tile 0's copy
+#   and lse rows are aimed past the ends. The CTA's last tile is stored after the loop.
 @cake.schedule(target="sm_90a")
-def fmha_fwd_sm90_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d,
-                          Lse: LM.tensor2d, B: LM.i32, Sq: LM.i32, Sk: LM.i32, H: LM.i32,
-                          G: LM.i32, scale_log2: LM.f32, causal: LM.i32):
+def fmha_fwd_sm90_xt(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d,
+                     Lse: LM.tensor2d, B: LM.i32, Sq: LM.i32, Sk: LM.i32, H: LM.i32,
+                     G: LM.i32, scale_log2: LM.f32, causal: LM.i32):
     tiles_m = lm.cdiv(Sq, 128)
     heads = H * B
     tiles = tiles_m * heads
@@ -152,8 +152,8 @@ def fmha_fwd_sm90_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d
             if i != 1 or n_p > 1:
                 lm.wait(v_full, stage=pv_s)
             lm.mma(o_acc, p_i.to(lm.bf16), sv[pv_s].T, init=(n_p == 1))
-            m_p = m_i + 0.0                               # the tile before's row max and sum
-            l_p = l_i + 0.0                               # (copies: `m_p = m_i` would name m_i's registers)
+            m_p = m_i + 0.0                               # the tile before's row max, sum
+            l_p = l_i + 0.0                               # (copies: CAKE-T016)
             if 127 >= Sk or (causal == 1 and 127 > diag):
                 col0 = lm.col_index(s_acc)
                 hidden0 = (col0 > lm.row_index(s_acc, base=last)) or (col0 >= Sk)

@@ -155,6 +155,8 @@ def test_max_shape_is_validated():
     # the same index, persistent at every S, O copied out of a staged view by TMA
     ("fmha_fwd_sm90_overlap", {("Q", 0): "B", ("Q", 1): "Sq", ("K", 0): "B", ("V", 0): "B",
                                ("Lse", 1): "Sq"}),
+    ("fmha_fwd_sm90_xt", {("Q", 0): "B", ("Q", 1): "Sq", ("K", 0): "B", ("V", 0): "B",
+                          ("Lse", 1): "Sq"}),
     # two 64-row query halves at rows 2 mt and 2 mt + 1 cover 2 cdiv(S_q, 128) tiles of 64,
     # not cdiv(S_q, 64): S_q stays unbound
     ("fmha_fwd_sm90_d64", {("Q", 0): "B", ("K", 0): "B", ("V", 0): "B"}),

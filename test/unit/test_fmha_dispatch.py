@@ -26,9 +26,11 @@ def test_d64_overlap_except_long_unmasked_rows(ex):
     assert ex.kernel_file(64, True, 1) == ex.OVERLAP_D64
 
 
-def test_d128_overlap_at_every_shape(ex):
-    assert {ex.kernel_file(128, c, s) for c in (False, True) for s in (1, 1 << 20)} == {
-        ex.OVERLAP}
+def test_d128_xt_except_short_causal_rows(ex):
+    keys = ex.XT_CAUSAL_KEYS
+    assert {ex.kernel_file(128, False, s) for s in (1, keys - 1, keys, 1 << 20)} == {ex.XT}
+    assert ex.kernel_file(128, True, keys - 1) == ex.OVERLAP
+    assert ex.kernel_file(128, True, keys) == ex.XT
 
 
 @pytest.mark.parametrize("d", [64, 128])
@@ -38,7 +40,7 @@ def test_alternatives_cover_every_pick(ex, d):
     alts = set(ex.alternatives(d))
     if len(picks) > 1:
         assert picks <= alts
-    every = {128: {ex.KERNELS[128], ex.OVERLAP}, 64: {ex.KERNELS[64], ex.OVERLAP_D64}}[d]
+    every = set(ex.SCHEDULES[d])
     assert alts | picks == every
     for f in every:
         assert (ex.HERE / f).exists()

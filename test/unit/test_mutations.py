@@ -383,10 +383,12 @@ LEGAL: dict[str, str] = {
     **{f"examples/attention/fmha_fwd_sm100.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (40, 41, 42, 43)},
     "examples/attention/fmha_fwd_sm90_d64.cake:delete_wait:73": _Q_BY_K_RING,
-    # The overlapped D128 schedule: the same Q, K, V views and q_empty wait, and its O stage.
-    **{f"examples/attention/fmha_fwd_sm90_overlap.cake:swizzle:{n}:128b->64b": _SWIZZLE
-       for n in (58, 59, 60)},
-    "examples/attention/fmha_fwd_sm90_overlap.cake:delete_wait:99": _Q_BY_K_RING,
+    # The overlapped D128 schedules (the tile before's last P·V under the next S_0, or not):
+    # the same Q, K, V views and q_empty wait, and their O stage.
+    **{f"examples/attention/fmha_fwd_sm90_{f}.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for f in ("overlap", "xt") for n in (58, 59, 60)},
+    **{f"examples/attention/fmha_fwd_sm90_{f}.cake:delete_wait:99": _Q_BY_K_RING
+       for f in ("overlap", "xt")},
     # The overlapped D64 ping-pong: fmha_fwd_sm90_d64.cake's views and waits, and its O stages.
     **{f"examples/attention/fmha_fwd_sm90_d64_overlap.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (26, 27, 28, 29)},
@@ -394,8 +396,8 @@ LEGAL: dict[str, str] = {
     "examples/attention/fmha_fwd_sm90_d64_overlap.cake:delete_wait:197": _TRANSITIVE_Q,
     **{f"examples/attention/fmha_fwd_sm90_d64_overlap.cake:swizzle:{n}:128b->{to}": _O_STAGE
        for n in (30, 31) for to in ("64b", "None")},
-    **{f"examples/attention/fmha_fwd_sm90_overlap.cake:swizzle:61:128b->{to}": _O_STAGE
-       for to in ("64b", "None")},
+    **{f"examples/attention/fmha_fwd_sm90_{f}.cake:swizzle:61:128b->{to}": _O_STAGE
+       for f in ("overlap", "xt") for to in ("64b", "None")},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
