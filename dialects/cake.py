@@ -247,6 +247,8 @@ class KernelOp(IRDLOperation):
     sym_name = prop_def(StringAttr)
     param_names = prop_def(ArrayAttr[StringAttr])
     target = opt_prop_def(StringAttr)
+    #: `blocks_per_sm=`: the blocks one SM must hold at once (the launch bound's minimum)
+    blocks_per_sm = opt_prop_def(IntegerAttr)
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
 

@@ -1,4 +1,4 @@
-"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H018, H020..H022).
+"""verify-conformance: the hardware-conformance gate (codes CAKE-H001..H022).
 
 A kernel must use only what its target has and stay inside the target's limits. Every fact
 comes from the one SKU table, targets/sku.py (the table `cakec targets` prints): instruction
@@ -31,7 +31,7 @@ from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
 from cakec.passes.derive_common import overwaited, role_of
 from cakec.targets import sku as hw
-from cakec.targets.emit.emitter import launch_regs
+from cakec.targets.emit.emitter import blocks_per_sm, launch_regs
 from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
 
@@ -242,7 +242,7 @@ def at_line(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class VerifyConformance(ModulePass):
-    """Reports CAKE-H001..H018 and H020..H022: constructs the target lacks and limits it imposes."""
+    """Reports CAKE-H001..H022: constructs the target lacks and limits it imposes."""
 
     name = "verify-conformance"
     target: str = ""
@@ -441,14 +441,14 @@ class _Conformance:
         """setmaxnreg.inc takes registers only from the block's own pool (what its other
         warpgroups released with .dec) and waits until enough are there: the budgets, with
         every thread of a role without `regs=` at the launch's count, must fit what the
-        launch gives the block (__launch_bounds__(threads, 1): launch_regs per thread), not
-        just the SM's register file. 4 warpgroups at 112 and one at 40 (62464 registers)
+        launch gives the block (__launch_bounds__(threads, blocks_per_sm): launch_regs per
+        thread), not just the SM's register file. 4 warpgroups at 112 and one at 40 (62464 registers)
         fit 64 K but not the 640 × 96 = 61440 a 640-thread block holds: the .inc never
         returns."""
         if not budgeted:
             return
         block = self.block_threads()
-        per_thread = launch_regs(block)
+        per_thread = launch_regs(block, blocks_per_sm(self.idx.kernel))
         threads = {role: hw.WARP_SIZE * len(warps_of(role)) for role, _ in budgeted}
         rest = max(block - sum(threads.values()), 0)
         total = sum(regs * threads[role] for role, regs in budgeted) + per_thread * rest
@@ -665,6 +665,7 @@ class _Conformance:
         total = dynamic + scratch + flags + barriers + reserved
         limit = self.sku.smem_per_block_optin
         if total <= limit:
+            self.check_blocks_per_sm(total)
             return
         where = max(self.idx.pools, key=lambda p: p.bytes.value.data, default=kernel)
         biggest = max(self.idx.views, key=lambda v: v.result.type.num_bytes()
@@ -683,6 +684,32 @@ class _Conformance:
                    f"{limit} bytes {self.target} allows", where, notes,
                    help=f"shrink the pool (fewer stages or smaller tiles) by at least "
                    f"{total - limit} bytes")
+
+    # -- H019: blocks per SM --
+
+    def check_blocks_per_sm(self, smem: int) -> None:
+        """`blocks_per_sm=N` asks ptxas for a register count that lets N blocks reside on one
+        SM; their threads and shared memory (`smem` bytes each) must fit it as well."""
+        kernel = self.idx.kernel
+        n = blocks_per_sm(kernel)
+        if n == 1:
+            return
+        threads = self.block_threads() or hw.WARP_SIZE
+        over = []
+        if n * threads > self.sku.max_threads_per_sm:
+            over.append(f"{n} × {threads} threads, more than the {self.sku.max_threads_per_sm} "
+                        "one SM holds")
+        if n * smem > self.sku.smem_per_sm:
+            over.append(f"{n} × {smem} bytes of shared memory (with the system's reservation), "
+                        f"more than the {self.sku.smem_per_sm} of one SM")
+        if not over:
+            return
+        fits = max(1, min(self.sku.max_threads_per_sm // threads, self.sku.smem_per_sm // smem))
+        pools = [self.note(p, f"pool `{name_of(p.result)}` takes {p.bytes.value.data} bytes "
+                           "per block") for p in self.idx.pools[:_MAX_NOTES]]
+        self.error("H019", f"`blocks_per_sm={n}` needs " + " and ".join(over) + f" on "
+                   f"{self.target}", kernel, pools,
+                   help=f"use `blocks_per_sm={fits}` or less, or shrink the block")
 
     # -- H015: tcgen05.ld lane quarters --
 

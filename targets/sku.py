@@ -191,6 +191,7 @@ class Sku:
     mma_forms: tuple[MmaForm, ...]
     codegen: str  # the package of targets/ that lowers it (a backend: sm80, sm90, sm100)
     max_threads_per_block: int = 1024
+    max_threads_per_sm: int = 2048  # resident threads of all blocks on one SM
     registers_per_sm: int = 65536  # the budget setmaxnreg redistributes
     #: shared memory the system takes per block (cudaDevAttrReservedSharedMemoryPerBlock;
     #: ptxas counts it in a kernel's static size), within the opt-in limit: on the H200 a
@@ -213,6 +214,13 @@ class Sku:
         for form in self.mma_forms:
             if form.family not in self.families:
                 raise ValueError(f"{self.name}: {form.instruction} {form.kind} needs {form.family}")
+
+    @property
+    def smem_per_sm(self) -> int:
+        """Shared memory of one SM, what its resident blocks share: the opt-in limit of one
+        block plus the system's reservation (H100/H200 228 KB, A100 164 KB, the 99 KB
+        targets 100 KB: CUDA programming guide, compute capabilities)."""
+        return self.smem_per_block_optin + self.reserved_smem_per_block
 
     def has(self, family: str) -> bool:
         if family not in FAMILIES:
@@ -309,7 +317,8 @@ SKUS: Mapping[str, Sku] = MappingProxyType({s.name: s for s in (
         tensor_flops_per_sm_clock=2048),
     Sku("sm_89", 89, "", "Ada L4/L40S/RTX 40", _AMPERE | {"mma_sync_fp8"},
         smem_per_block_optin=_CONSUMER_SMEM, max_cluster_size=0, tmem_columns=0,
-        min_ptx_version=(7, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80"),
+        min_ptx_version=(7, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80",
+        max_threads_per_sm=1536),
     Sku("sm_90a", 90, "a", "Hopper H100/H200", _AMPERE | _ASYNC | {"mma_sync_fp8", "wgmma"},
         smem_per_block_optin=_HOPPER_SMEM, max_cluster_size=8, tmem_columns=0,
         min_ptx_version=(8, 0), mma_forms=_WGMMA + _MMA_SYNC + _MMA_SYNC_FP8, codegen="sm90",
@@ -329,11 +338,13 @@ SKUS: Mapping[str, Sku] = MappingProxyType({s.name: s for s in (
     Sku("sm_120a", 120, "a", "Blackwell RTX 50/RTX PRO",
         _AMPERE | _ASYNC | {"mma_sync_fp8", "mma_sync_f8f6f4"},
         smem_per_block_optin=_CONSUMER_SMEM, max_cluster_size=8, tmem_columns=0,
-        min_ptx_version=(8, 7), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80"),
+        min_ptx_version=(8, 7), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80",
+        max_threads_per_sm=1536),
     Sku("sm_121a", 121, "a", "Blackwell DGX Spark GB10",
         _AMPERE | _ASYNC | {"mma_sync_fp8", "mma_sync_f8f6f4"},
         smem_per_block_optin=_CONSUMER_SMEM, max_cluster_size=8, tmem_columns=0,
-        min_ptx_version=(8, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80"),
+        min_ptx_version=(8, 8), mma_forms=_MMA_SYNC + _MMA_SYNC_FP8, codegen="sm80",
+        max_threads_per_sm=1536),
 )})
 
 DEFAULT_TARGET = "sm_100a"

@@ -269,4 +269,5 @@ PARAM_TYPES: dict[str, tuple[str, int, bool, str | None]] = {
 DTYPE_NAMES = ("bf16", "f16", "f32", "tf32", "e4m3", "e5m2", "i8", "i32")
 
 #: `@cake.schedule(...)` keyword arguments.
-SCHEDULE_ARGS = (Arg("target", "str", required=False),)
+SCHEDULE_ARGS = (Arg("target", "str", required=False),
+                 Arg("blocks_per_sm", "int", required=False, min=1))

@@ -150,7 +150,7 @@ class Frontend:
     # ---- kernel -----------------------------------------------------------------------------
 
     def _kernel(self, fn: ast.FuncDef) -> Operation:
-        target = self._decorator(fn)
+        target, blocks_per_sm = self._decorator(fn)
         params = fn.params
         if not params or params[0].annotation is not None:
             span = params[0].span if params else fn.name_span
@@ -189,7 +189,9 @@ class Frontend:
         kernel = cake.KernelOp.build(
             properties={"sym_name": StringAttr(fn.name),
                         "param_names": ArrayAttr([StringAttr(n) for n in names]),
-                        **({"target": StringAttr(target)} if target else {})},
+                        **({"target": StringAttr(target)} if target else {}),
+                        **({"blocks_per_sm": IntegerAttr(blocks_per_sm, i64)}
+                           if blocks_per_sm else {})},
             regions=[Region(body)])
         self._loc(kernel, fn.name_span)
         self.block = body
@@ -215,7 +217,8 @@ class Frontend:
                     self.tensor_dtypes[arg][0]), bool(t.tma.data))
         return kernel
 
-    def _decorator(self, fn: ast.FuncDef) -> str | None:
+    def _decorator(self, fn: ast.FuncDef) -> tuple[str | None, int | None]:
+        """`@cake.schedule(...)`'s options: (target, blocks_per_sm), None where not given."""
         decos = [d for d in fn.decorators if d.name == ("cake", "schedule")]
         for d in fn.decorators:
             if d.name != ("cake", "schedule"):
@@ -228,11 +231,20 @@ class Frontend:
         if d.args:
             raise error("CAKE-T013", "`@cake.schedule` takes keyword arguments only",
                         d.args[0].span)
-        target = None
+        target, blocks_per_sm = None, None
         for kw in d.kwargs:
+            if kw.name == "blocks_per_sm":
+                if not isinstance(kw.value, ast.IntLit) or kw.value.value < 1:
+                    raise error("CAKE-T007", "`blocks_per_sm` must be a positive integer "
+                                "literal such as 2", kw.value.span,
+                                help="the blocks the launch keeps resident on one SM "
+                                "(`__launch_bounds__(threads, blocks_per_sm)`)")
+                blocks_per_sm = kw.value.value
+                continue
             if kw.name != "target":
                 raise error("CAKE-T005", f"unknown keyword argument `{kw.name}` for "
-                            "`@cake.schedule`", kw.span, help="the only option is `target=`")
+                            "`@cake.schedule`", kw.span,
+                            help="the options are `target=` and `blocks_per_sm=`")
             if not isinstance(kw.value, ast.StrLit):
                 raise error("CAKE-T007", "`target` must be a string such as \"sm_90a\"",
                             kw.value.span)
@@ -242,7 +254,7 @@ class Frontend:
                 raise error("CAKE-T009", f"unknown target `{kw.value.value}`", kw.value.span,
                             help="known targets: " + ", ".join(SKUS))
             target = kw.value.value
-        return target
+        return target, blocks_per_sm
 
     # ---- statements -------------------------------------------------------------------------
 

@@ -382,7 +382,8 @@ class KernelEmitter:
                 args.append(f"const {'float' if p.dtype == 'f32' else 'i32'} {p.name}")
         span = self.span(self.kernel)
         lines = [f"// {Path(span.file).name}:{span.line}" if span else "",
-                 f'extern "C" __global__ void __launch_bounds__({block_threads}, 1)',
+                 f'extern "C" __global__ void __launch_bounds__({block_threads}, '
+                 f'{blocks_per_sm(self.kernel)})',
                  f"{self.kernel.sym_name.data}("]
         lines += [f"    {a}," for a in args[:-1]] + [f"    {args[-1]}) {{" if args else ") {"]
         return [line for line in lines if line]
@@ -539,7 +540,7 @@ class KernelEmitter:
         for op in self.kernel.body.block.ops:
             if isinstance(op, OnRoleOp) and isinstance(op.role.owner, RoleOp):
                 blocks.setdefault(op.role.owner, []).append(op)
-        default_regs = launch_regs(block_threads)
+        default_regs = launch_regs(block_threads, blocks_per_sm(self.kernel))
         for i, (role_op, ons) in enumerate(blocks.items()):
             self.role = role = self.make_role(role_op, ons)
             role.barrier_id = 1 + i
@@ -830,10 +831,16 @@ def _device_values(kernel: KernelOp) -> set[SSAValue]:
     return needed
 
 
-def launch_regs(block_threads: int) -> int:
-    """Registers per thread the launch gives (__launch_bounds__(threads, 1)): the 65536 of
-    the register file split evenly, in setmaxnreg's units of 8."""
-    return min(65536 // block_threads // 8 * 8, 256) if block_threads else 0
+def blocks_per_sm(kernel: KernelOp) -> int:
+    """`@cake.schedule(blocks_per_sm=N)`'s N (1 when not given): the launch bound's minimum
+    of resident blocks per SM."""
+    return kernel.blocks_per_sm.value.data if kernel.blocks_per_sm is not None else 1
+
+
+def launch_regs(block_threads: int, blocks: int = 1) -> int:
+    """Registers per thread the launch gives (__launch_bounds__(threads, blocks)): the 65536
+    of the register file split evenly over `blocks` blocks, in setmaxnreg's units of 8."""
+    return min(65536 // (block_threads * blocks) // 8 * 8, 256) if block_threads else 0
 
 
 def _warp_test(warps: list[int]) -> str:

@@ -20,7 +20,8 @@ from cakec.dialects.cake import (
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
-from cakec.targets.emit.emitter import AccState, KernelEmitter, RoleState, launch_regs, role_of
+from cakec.targets.emit.emitter import (AccState, KernelEmitter, RoleState, blocks_per_sm,
+                                        launch_regs, role_of)
 from cakec.targets.emit.tiles import (
     CP, R, Layout, column_pair, inlined, layout_of, tile_dims,
 )
@@ -365,7 +366,7 @@ def _role_regs(em: KernelEmitter, role: RoleState) -> int:
     """The role's per-thread register budget: its `regs=`, else the launch's default."""
     if role.op.regs is not None:
         return role.op.regs.value.data
-    return launch_regs(em.attr_int(em.kernel, "cake.block_threads"))
+    return launch_regs(em.attr_int(em.kernel, "cake.block_threads"), blocks_per_sm(em.kernel))
 
 
 def flush_deferred(em: KernelEmitter, op: Operation) -> None:
