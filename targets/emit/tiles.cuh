@@ -312,6 +312,30 @@ __device__ __forceinline__ void cake_whole_store_pair(const CakeTensor<R>& t, co
                                                       i32 row, i32 col, float x0, float x1) {
   Out::pair((typename Out::elem*)t.ptr + b.base + (long long)row * b.ld + col, x0, x1);
 }
+// A run of n elements along t's last dimension from element coordinates c, as a CakeBlock of
+// one row: element i at base + i * ld, whole when every element lies inside the tensor. A
+// vector load of a whole run reads with no per-element bounds (cake_whole_run_elem): loads
+// under a bounds test can compile to branches, each waiting for its load before the next
+// one issues.
+template <int R>
+__device__ __forceinline__ CakeBlock cake_run_block(const CakeTensor<R>& t, const i32 (&c)[R],
+                                                   i32 n) {
+  bool whole = true;
+  long long off = 0;
+#pragma unroll
+  for (int d = 0; d < R - 1; ++d) {
+    whole = whole && c[d] >= 0 && c[d] < t.shape[d];
+    off += (long long)c[d] * t.stride[d];
+  }
+  const long long k0 = c[R - 1], ld = t.stride[R - 1];
+  whole = whole && k0 >= 0 && k0 + n <= t.shape[R - 1];
+  return {off + k0 * ld, ld, whole};
+}
+template <int R, class In>
+__device__ __forceinline__ typename In::reg cake_whole_run_elem(const CakeTensor<R>& t,
+                                                                const CakeBlock& b, i32 i) {
+  return In::one((const typename In::elem*)t.ptr + b.base + (long long)i * b.ld);
+}
 template <int R, class In, int N>
 __device__ __forceinline__ void cake_whole_run(const CakeTensor<R>& t, const CakeBlock& b,
                                                i32 row, i32 col, typename In::reg (&x)[N]) {

@@ -1047,8 +1047,11 @@ def load_tile(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> bool:
 
 
 def load_vector(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> None:
-    """A (1, N) or (M, 1) vector (16-bit ones widened to f32), element by element with
-    bounds: each thread its own column (row) slots of the layout."""
+    """A (1, N) or (M, 1) vector (16-bit ones widened to f32): each thread its own column
+    (row) slots of the layout, by plain loads when the whole run lies inside the tensor (one
+    uniform test, `cake_run_block`), else element by element with bounds. Per-element tests
+    compiled to a branch around each load, and each branch waited for its load: the KDA
+    decode step's (1, 16) value vector took four DRAM round trips."""
     rows, cols = tile_dims(op.result)
     rank = len(op.coords)
     ctype = tile_ctype_loaded(op.result)
@@ -1057,14 +1060,21 @@ def load_vector(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> None:
     em.source_comment(op)
     em.line(f"{ctype} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}): this thread's "
             f"{'columns' if rows == 1 else 'rows'}")
-    pos, loop = ((layout.col(), layout.col_loop(em, op.result)) if rows == 1
-                 else (layout.row(), layout.row_loop(em, rows)))
+    pos = layout.col() if rows == 1 else layout.row()
+    tensor, trait = em.val(op.tensor), _load_traits(op)
+
+    def fill(whole: bool) -> None:
+        read = (f"cake_whole_run_elem<{rank}, {trait}>({tensor}, cake_vb, {pos})" if whole else
+                f"cake_load_run_elem<{rank}, {trait}>({tensor}, cake_at, {pos}, "
+                f"({ctype}){load_other(op, ctype)})")
+        with (layout.col_loop(em, op.result) if rows == 1 else layout.row_loop(em, rows)):
+            em.line(f"{layout.ref(var, (rows, cols))} = {read};")
+
     with em.block():
         em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, max(rows, cols))};")
-        with loop:
-            em.line(f"{layout.ref(var, (rows, cols))} = cake_load_run_elem<{rank}, "
-                    f"{_load_traits(op)}>({em.val(op.tensor)}, cake_at, {pos}, "
-                    f"({ctype}){load_other(op, ctype)});")
+        em.line(f"const CakeBlock cake_vb = cake_run_block<{rank}>({tensor}, cake_at, "
+                f"{max(rows, cols)});")
+        whole_or_checked(em, ["cake_vb"], None, fill)
 
 
 #: Element readers of loads (targets/emit/tiles.cuh): the stored type and its widening.
