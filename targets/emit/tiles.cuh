@@ -119,6 +119,15 @@ __device__ __forceinline__ void cake_store_col(float x, const CakeTensor<R>& t, 
   if (off >= 0 && k >= 0 && k < t.shape[R - 1]) Out::one((E*)t.ptr + off + (long long)k * t.stride[R - 1], x);
 }
 
+// The four elements of a 16-byte vector (float4, int4) into x[0..3].
+template <class V, class E>
+__device__ __forceinline__ void cake_unpack4(const V& v, E (&x)[4]) {
+  x[0] = v.x;
+  x[1] = v.y;
+  x[2] = v.z;
+  x[3] = v.w;
+}
+
 // How an (M, N) block load reads its tensor's elements: the stored type, one element widened
 // to the register type, and two adjacent ones in one access when the address allows it.
 struct CakeInF32 {
@@ -132,11 +141,7 @@ struct CakeInF32 {
     x[1] = v.y;
   }
   static __device__ __forceinline__ void quad(const float* p, float (&x)[4]) {
-    const float4 v = *(const float4*)p;
-    x[0] = v.x;
-    x[1] = v.y;
-    x[2] = v.z;
-    x[3] = v.w;
+    cake_unpack4(*(const float4*)p, x);
   }
 };
 struct CakeInI32 {
@@ -150,11 +155,7 @@ struct CakeInI32 {
     x[1] = v.y;
   }
   static __device__ __forceinline__ void quad(const i32* p, i32 (&x)[4]) {
-    const int4 v = *(const int4*)p;
-    x[0] = v.x;
-    x[1] = v.y;
-    x[2] = v.z;
-    x[3] = v.w;
+    cake_unpack4(*(const int4*)p, x);
   }
 };
 struct CakeInBf16 {
