@@ -121,7 +121,7 @@ __device__ __forceinline__ void cake_store_col(float x, const CakeTensor<R>& t, 
 
 // The four elements of a 16-byte vector (float4, int4) into x[0..3].
 template <class V, class E>
-__device__ __forceinline__ void cake_unpack4(const V& v, E (&x)[4]) {
+__device__ __forceinline__ void cake_unpack4(const V v, E (&x)[4]) {
   x[0] = v.x;
   x[1] = v.y;
   x[2] = v.z;
