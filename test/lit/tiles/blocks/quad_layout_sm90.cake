@@ -14,7 +14,13 @@ def quads(lm, X: LM.tensor2d, B: LM.tensor2d, Y: LM.tensor2d):
     with work:
         b = B.load(coords=(i, 0), shape=(1, 16), dtype=lm.f32)
         Y.store(X.load(coords=(i, 0), shape=(128, 16), dtype=lm.f32) + b, coords=(i, 0))
+# A vector decides its bounds once: a run inside the tensor is read by plain loads (all issued
+# before the first use), any other element by element with bounds.
 # QUAD: float b[4];  // (1, 16): this thread's columns
+# QUAD: const CakeBlock cake_vb = cake_run_block<2>(B, cake_at, 16);
+# QUAD-NEXT: if (cake_vb.whole) {
+# QUAD: b[cake_c] = cake_whole_run_elem<2, CakeInF32>(B, cake_vb, (16 * (cake_c / 4) + 4 * (i32)(cake_lane_id() % 4u) + cake_c % 4));
+# QUAD: else {
 # QUAD: b[cake_c] = cake_load_run_elem<2, CakeInF32>(B, cake_at, (16 * (cake_c / 4) + 4 * (i32)(cake_lane_id() % 4u) + cake_c % 4), (float)0.0f);
 # QUAD: const CakeBlock cake_b = cake_block<2, float, 4>(Y, cake_at, 128, 16);
 # QUAD: float cake_x[4];
