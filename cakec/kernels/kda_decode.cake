@@ -20,12 +20,17 @@
 #   far apart in time);
 # * the column block is the fastest-varying CTA index, so the 8 CTAs of one head run
 #   together and each 512-byte state row is fetched whole from DRAM (46 % → 50 % of a copy);
-#   fla's fused_recurrent_kda reaches ≈ 92 %: what is left is not occupancy (16 and 32
-#   columns measure alike) but this CTA's serial load → reduce → store chain;
-# * the block of S is loaded into registers two columns per 8-byte load (`s = S.load(...)`),
-#   decayed in place, and both Sᵀ k and Sᵀ q are column reductions (`axis=0`): each thread's
-#   4 rows, then shuffles over the 8 lanes sharing its columns, then the 4 warps through
-#   256 B of SMEM; the rank-1 update is one FMA per element, evaluated as it is assigned;
+# * the role has no MMA, so its tiles take the quad layout (docs/language.md): the block of S
+#   is loaded into registers four columns per 16-byte load (`s = S.load(...)`; 57 % → 61 % of
+#   a copy at B = 256, with 16, 32 or 64 columns per CTA alike), decayed in place, and both
+#   Sᵀ k and Sᵀ q are column reductions (`axis=0`): each thread's 4 rows, then shuffles over
+#   the 8 lanes sharing its columns, then the 4 warps through 256 B of SMEM; the rank-1
+#   update is one FMA per element, evaluated as it is assigned;
+# * every load is issued before the first value that waits for one: S first, g last (its
+#   exp is the first wait), and the vectors read by plain loads when the run lies inside
+#   (vector loads under per-element bounds tests compiled to a branch each, and each branch
+#   waited for its load: at 61 % a CTA took one DRAM round trip for g, four for v's 16
+#   values one after another, then S's; fla's fused_recurrent_kda, at ≈ 96 %, takes one);
 # * k, q, g are (128, 1) vectors (4 registers a thread), v and the outputs (1, 16) vectors.
 @cake.schedule(target="sm_90a")
 def kda_decode(lm, Q: LM.tensor2d, K: LM.tensor2d, V: LM.tensor2d, G: LM.tensor2d,
@@ -40,12 +45,14 @@ def kda_decode(lm, Q: LM.tensor2d, K: LM.tensor2d, V: LM.tensor2d, G: LM.tensor2
     step = lm.role(warps=[0, 1, 2, 3])
     s = lm.regs(shape=(128, 16), dtype=lm.f32, role=step)
     with step:
+        # Every load is issued before the first value that waits for one (the decay's exp):
+        # the state first, g last, so the step costs one DRAM round trip, not one per input.
+        s = S.load(coords=(bh, vb), shape=(128, 16), dtype=lm.f32)
+        beta = Beta.load(coords=(bh,), shape=(1, 1), dtype=lm.f32)
         k = K.load(coords=(qk, 0), shape=(128, 1), dtype=lm.bf16).to(lm.f32)
         q = Q.load(coords=(qk, 0), shape=(128, 1), dtype=lm.bf16).to(lm.f32)
-        decay = lm.exp(G.load(coords=(bh, 0), shape=(128, 1), dtype=lm.f32))
         v = V.load(coords=(bh, vb), shape=(1, 16), dtype=lm.bf16).to(lm.f32)
-        beta = Beta.load(coords=(bh,), shape=(1, 1), dtype=lm.f32)
-        s = S.load(coords=(bh, vb), shape=(128, 16), dtype=lm.f32)
+        decay = lm.exp(G.load(coords=(bh, 0), shape=(128, 1), dtype=lm.f32))
         s = s * decay
         u = beta * (v - (s * k).sum(axis=0))
         s = s + k * u

@@ -79,6 +79,13 @@ struct CakeOutF32 {
   static __device__ __forceinline__ void pair(float* p, float lo, float hi) {
     *(float2*)p = make_float2(lo, hi);
   }
+  // st.global.v4.f32 (p is a global tensor's): NVRTC 13.0 splits a float4 store into four.
+  static __device__ __forceinline__ void quad(float* p, const float (&x)[4]) {
+    asm volatile("{\n.reg .u64 g;\ncvta.to.global.u64 g, %0;\n"
+                 "st.global.v4.f32 [g], {%1, %2, %3, %4};\n}" ::"l"(p), "f"(x[0]), "f"(x[1]),
+                 "f"(x[2]), "f"(x[3])
+                 : "memory");
+  }
   static __device__ __forceinline__ void one(float* p, float v) { *p = v; }
   static __device__ __forceinline__ void sts_pair(u32 a, float lo, float hi) {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(lo), "f"(hi) : "memory");
@@ -91,6 +98,12 @@ struct CakeOutI32 {
     return (ld & 1) == 0 && ((u64)p & 7) == 0;
   }
   static __device__ __forceinline__ void pair(i32* p, i32 lo, i32 hi) { *(int2*)p = make_int2(lo, hi); }
+  static __device__ __forceinline__ void quad(i32* p, const float (&x)[4]) {
+    asm volatile("{\n.reg .u64 g;\ncvta.to.global.u64 g, %0;\n"
+                 "st.global.v4.s32 [g], {%1, %2, %3, %4};\n}" ::"l"(p), "r"((i32)x[0]),
+                 "r"((i32)x[1]), "r"((i32)x[2]), "r"((i32)x[3])
+                 : "memory");
+  }
   static __device__ __forceinline__ void one(i32* p, i32 v) { *p = v; }
 };
 

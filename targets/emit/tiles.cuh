@@ -119,6 +119,15 @@ __device__ __forceinline__ void cake_store_col(float x, const CakeTensor<R>& t, 
   if (off >= 0 && k >= 0 && k < t.shape[R - 1]) Out::one((E*)t.ptr + off + (long long)k * t.stride[R - 1], x);
 }
 
+// The four elements of a 16-byte vector (float4, int4) into x[0..3].
+template <class V, class E>
+__device__ __forceinline__ void cake_unpack4(const V v, E (&x)[4]) {
+  x[0] = v.x;
+  x[1] = v.y;
+  x[2] = v.z;
+  x[3] = v.w;
+}
+
 // How an (M, N) block load reads its tensor's elements: the stored type, one element widened
 // to the register type, and two adjacent ones in one access when the address allows it.
 struct CakeInF32 {
@@ -131,6 +140,9 @@ struct CakeInF32 {
     x[0] = v.x;
     x[1] = v.y;
   }
+  static __device__ __forceinline__ void quad(const float* p, float (&x)[4]) {
+    cake_unpack4(*(const float4*)p, x);
+  }
 };
 struct CakeInI32 {
   typedef i32 elem;
@@ -141,6 +153,9 @@ struct CakeInI32 {
     const int2 v = *(const int2*)p;
     x[0] = v.x;
     x[1] = v.y;
+  }
+  static __device__ __forceinline__ void quad(const i32* p, i32 (&x)[4]) {
+    cake_unpack4(*(const int4*)p, x);
   }
 };
 struct CakeInBf16 {
@@ -250,7 +265,8 @@ __device__ __forceinline__ void cake_store_block_pair(const CakeTensor<R>& t, co
 
 // An (M, N) block of t at element coordinates c taken whole: its element (0, 0) at `base`,
 // rows `ld` apart, and whether every element lies inside the tensor with the last dimension
-// contiguous (and, for PAIRS, every even column's pair aligned to one 2-element access). A
+// contiguous (and, for VEC > 1, every run of VEC columns from a multiple of VEC aligned to
+// one VEC-element access). A
 // whole block is read or written by plain accesses, one bounds decision for the tile (a
 // uniform branch) instead of one per element; any other block takes the checked helpers
 // above, so a ragged tail keeps its exact semantics.
@@ -260,7 +276,7 @@ struct CakeBlock {
   bool whole;
 };
 
-template <int R, class E, bool PAIRS>
+template <int R, class E, int VEC>
 __device__ __forceinline__ CakeBlock cake_block(const CakeTensor<R>& t, const i32 (&c)[R],
                                                 i32 rows, i32 cols) {
   bool whole = t.stride[R - 1] == 1;
@@ -274,12 +290,14 @@ __device__ __forceinline__ CakeBlock cake_block(const CakeTensor<R>& t, const i3
   whole = whole && r0 >= 0 && r0 + rows <= t.shape[R - 2] && k0 >= 0 &&
           k0 + cols <= t.shape[R - 1];
   off += r0 * ld + k0;
-  if (PAIRS) whole = whole && (ld & 1) == 0 && ((u64)((const E*)t.ptr + off) % (2 * sizeof(E))) == 0;
+  if (VEC > 1)
+    whole = whole && ld % VEC == 0 && ((u64)((const E*)t.ptr + off) % (VEC * sizeof(E))) == 0;
   return {off, ld, whole};
 }
 
-// The accesses of a whole block b (cake_block; PAIRS for the pairs): element (row, col), the
-// pair (row, col), (row, col + 1) with col even, read or stored with no bounds.
+// The accesses of a whole block b (cake_block; VEC for the pairs and runs): element (row, col),
+// the pair (row, col), (row, col + 1) with col even, the run of N = 4 columns from col a
+// multiple of 4 (4-byte elements: one 16-byte access), read or stored with no bounds.
 template <int R, class In>
 __device__ __forceinline__ typename In::reg cake_whole_elem(const CakeTensor<R>& t,
                                                             const CakeBlock& b, i32 row, i32 col) {
@@ -294,6 +312,42 @@ template <int R, class Out>
 __device__ __forceinline__ void cake_whole_store_pair(const CakeTensor<R>& t, const CakeBlock& b,
                                                       i32 row, i32 col, float x0, float x1) {
   Out::pair((typename Out::elem*)t.ptr + b.base + (long long)row * b.ld + col, x0, x1);
+}
+// A run of n elements along t's last dimension from element coordinates c, as a CakeBlock of
+// one row: element i at base + i * ld, whole when every element lies inside the tensor. A
+// vector load of a whole run reads with no per-element bounds (cake_whole_run_elem): loads
+// under a bounds test can compile to branches, each waiting for its load before the next
+// one issues.
+template <int R>
+__device__ __forceinline__ CakeBlock cake_run_block(const CakeTensor<R>& t, const i32 (&c)[R],
+                                                   i32 n) {
+  bool whole = true;
+  long long off = 0;
+#pragma unroll
+  for (int d = 0; d < R - 1; ++d) {
+    whole = whole && c[d] >= 0 && c[d] < t.shape[d];
+    off += (long long)c[d] * t.stride[d];
+  }
+  const long long k0 = c[R - 1], ld = t.stride[R - 1];
+  whole = whole && k0 >= 0 && k0 + n <= t.shape[R - 1];
+  return {off + k0 * ld, ld, whole};
+}
+template <int R, class In>
+__device__ __forceinline__ typename In::reg cake_whole_run_elem(const CakeTensor<R>& t,
+                                                                const CakeBlock& b, i32 i) {
+  return In::one((const typename In::elem*)t.ptr + b.base + (long long)i * b.ld);
+}
+template <int R, class In, int N>
+__device__ __forceinline__ void cake_whole_run(const CakeTensor<R>& t, const CakeBlock& b,
+                                               i32 row, i32 col, typename In::reg (&x)[N]) {
+  static_assert(N == 4, "runs of four 4-byte elements");
+  In::quad((const typename In::elem*)t.ptr + b.base + (long long)row * b.ld + col, x);
+}
+template <int R, class Out, int N>
+__device__ __forceinline__ void cake_whole_store_run(const CakeTensor<R>& t, const CakeBlock& b,
+                                                     i32 row, i32 col, const float (&x)[N]) {
+  static_assert(N == 4, "runs of four 4-byte elements");
+  Out::quad((typename Out::elem*)t.ptr + b.base + (long long)row * b.ld + col, x);
 }
 
 // ---------------------------------------------------------------- shared memory

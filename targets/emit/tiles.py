@@ -60,7 +60,12 @@ class Layout:
 
     A thread holds `row_slots(M)` rows and `col_slots(N)` columns of an (M, N) tile; an
     (M, 1) vector has one register per row slot, a (1, N) one per column slot. Column slots
-    2k and 2k + 1 are adjacent columns (stores write them as pairs)."""
+    v k, ..., v k + v − 1 (v = `vector`, at least 2) are adjacent columns: loads and stores
+    of 4-byte elements move them in one access when the block allows it, and 2k, 2k + 1
+    always form a pair."""
+
+    #: Column slots per run of adjacent columns (one 8- or 16-byte access of f32/i32).
+    vector: int = 2
 
     #: xor masks of the lanes that hold the other columns of a thread's rows
     #: (shfl.bfly partners of a row reduction), empty when a thread owns whole rows.
@@ -129,10 +134,11 @@ class Layout:
             yield
 
     @contextmanager
-    def col_loop(self, em: KernelEmitter, v: SSAValue, pairs: bool = False) -> Iterator[None]:
-        """Columns of the expression `v`: cake_c, or with `pairs` cake_cp = 0, 2, 4, ..."""
+    def col_loop(self, em: KernelEmitter, v: SSAValue, step: int = 1) -> Iterator[None]:
+        """Columns of the expression `v`: cake_c, or with a `step` n > 1 cake_cp = 0, n,
+        2n, ... (pairs, or runs of n adjacent column slots)."""
         n = self.col_slots(tile_dims(v)[1])
-        with _loop(em, CP, n, step=2) if pairs else _loop(em, C, n):
+        with _loop(em, CP, n, step=step) if step > 1 else _loop(em, C, n):
             yield
 
     @contextmanager
@@ -469,12 +475,19 @@ def _lvalue(em: KernelEmitter, dest: SSAValue, layout: Layout) -> str:
     return layout.ref(em.values[dest], tile_dims(dest))
 
 
-def column_pair(em: KernelEmitter, value: SSAValue, layout: Layout) -> None:
-    """`float cake_x[2]`: the elements of `value` at column slots cake_cp and cake_cp + 1 of
-    row slot cake_r (a store's pair, or two 16-bit halves of a register-A fragment)."""
-    em.line("float cake_x[2];")
-    for e in range(2):
+def column_pair(em: KernelEmitter, value: SSAValue, layout: Layout, n: int = 2) -> None:
+    """`float cake_x[n]`: the elements of `value` at column slots cake_cp, ..., cake_cp + n − 1
+    of row slot cake_r (a store's pair or run, or two 16-bit halves of a register-A
+    fragment)."""
+    em.line(f"float cake_x[{n}];")
+    for e in range(n):
         em.line(f"{{ const int {C} = {CP} + {e}; cake_x[{e}] = {element(em, value, layout)}; }}")
+
+
+def run_length(layout: Layout, dtype: str) -> int:
+    """Adjacent columns one access of a whole block moves: the layout's run for 4-byte
+    elements (16 bytes in the quad layout), a pair otherwise."""
+    return layout.vector if dtype in ("f32", "i32") else 2
 
 
 def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) -> None:
@@ -508,14 +521,18 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
             em.line(f"const i32 cake_at[{rank}] = {{{', '.join(cs)}}};")
             checked = (f"cake_store_block_pair<{rank}, {trait}>({out}, cake_at, {layout.row()}, "
                        f"{layout.col()}, cake_x[0], cake_x[1]);")
+        vec = run_length(layout, dtype)
         em.line(f"const CakeBlock cake_b = "
-                f"{block_of(out, 'cake_at', rank, dtype, rows, cols, True)};")
+                f"{block_of(out, 'cake_at', rank, dtype, rows, cols, vec)};")
         whole = (f"cake_whole_store_pair<{rank}, {trait}>({out}, cake_b, {layout.row()}, "
-                 f"{layout.col()}, cake_x[0], cake_x[1]);")
+                 f"{layout.col()}, cake_x[0], cake_x[1]);" if vec == 2 else
+                 f"cake_whole_store_run<{rank}, {trait}, {vec}>({out}, cake_b, {layout.row()}, "
+                 f"{layout.col()}, cake_x);")
 
         def store(is_whole: bool) -> None:
-            with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
-                column_pair(em, value, layout)
+            n = vec if is_whole else 2
+            with layout.row_loop(em, rows), layout.col_loop(em, value, step=n):
+                column_pair(em, value, layout, n)
                 em.line(f"{{ const int {C} = {CP}; {whole if is_whole else checked} }}")
 
         whole_or_checked(em, ["cake_b"], value, store)
@@ -567,13 +584,13 @@ def split_store(em: KernelEmitter, op: SplitStoreOp, layout: Layout) -> None:
         # One part (S came out 1 for the shape): the partial is the sum, stored directly,
         # with no workspace round trip and no arrival (cake_parts is uniform in the CTA).
         with em.block("if (cake_parts == 1)"):
-            with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
+            with layout.row_loop(em, vrows), layout.col_loop(em, value, step=2):
                 column_pair(em, value, layout)
                 em.line(f"{{ const int {C} = {CP}; cake_split_out<{flag_t}, "
                         f"{OUT_TRAITS[dtype]}>({out}, {at[0]}, {at[1]}, cake_x[0], "
                         "cake_x[1]); }")
         with em.block("else"):
-            with layout.row_loop(em, vrows), layout.col_loop(em, value, pairs=True):
+            with layout.row_loop(em, vrows), layout.col_loop(em, value, step=2):
                 column_pair(em, value, layout)
                 em.line(f"{{ const int {C} = {CP}; cake_split_put<{flag_t}>({work}, {out}, "
                         f"cake_part, {at[0]}, {at[1]}, cake_x[0], cake_x[1]); }}")
@@ -693,7 +710,7 @@ def store_stage(em: KernelEmitter, op: StageStoreOp, layout: Layout) -> None:
         if rows == 1:
             em.line(f"const bool cake_w = {_col_writer(layout, cols)};")
         with (layout.row_loop(em, rows) if rows > 1 else nullcontext()), \
-                layout.col_loop(em, value, pairs=True):
+                layout.col_loop(em, value, step=2):
             column_pair(em, value, layout)
             em.line(f"{{ const int {C} = {CP}; {guard}{STAGE_STORE_TRAITS[dtype]}::sts_pair("
                     f"cake_stage_addr<{rows}u, {span}u, {swz}u, {elem}u>(cake_st, "
@@ -895,12 +912,12 @@ _ELEM_CTYPE = {"f32": "float", "i32": "i32", "bf16": "u16", "f16": "u16"}
 
 
 def block_of(tensor: str, at: str, rank: int, dtype: str, rows: int, cols: int,
-             pairs: bool) -> str:
+             vec: int) -> str:
     """`cake_block<...>(...)`: the (rows, cols) block of `tensor` at element coordinates `at`
     (an i32 array), taken whole when it lies inside (one bounds decision per tile, tiles.cuh);
-    `pairs`: read or written two adjacent columns per access."""
-    return (f"cake_block<{rank}, {_ELEM_CTYPE[dtype]}, {'true' if pairs else 'false'}>"
-            f"({tensor}, {at}, {rows}, {cols})")
+    read or written `vec` adjacent columns per access (1: element by element), so whole
+    also asks that every run be aligned to one access."""
+    return f"cake_block<{rank}, {_ELEM_CTYPE[dtype]}, {vec}>({tensor}, {at}, {rows}, {cols})"
 
 
 def _declare_block(em: KernelEmitter, op: TileLoadOp, at: str) -> None:
@@ -908,7 +925,7 @@ def _declare_block(em: KernelEmitter, op: TileLoadOp, at: str) -> None:
     rows, cols = tile_dims(op.result)
     dtype = dtype_name(op.result.type.element_type)
     em.line(f"const CakeBlock {at}_b = "
-            f"{block_of(em.val(op.tensor), at, len(op.coords), dtype, rows, cols, False)};")
+            f"{block_of(em.val(op.tensor), at, len(op.coords), dtype, rows, cols, 1)};")
 
 
 def _load_elem(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> str:
@@ -955,7 +972,9 @@ def whole_or_checked(em: KernelEmitter, blocks: list[str], value: SSAValue | Non
 def _load_pairs(em: KernelEmitter, op: TileLoadOp, layout: Layout,
                 dest: Callable[[], str]) -> None:
     """Fill the registers `dest()` names at (cake_r, cake_c) with the block, two adjacent
-    columns per load (one 8-, 4- or 16-bit-pair access when the row allows it)."""
+    columns per load (one 8-, 4- or 16-bit-pair access when the row allows it), or, for a
+    whole f32/i32 block in a layout of longer runs, `layout.vector` columns per load (one
+    16-byte access in the quad layout)."""
     rows, cols = tile_dims(op.result)
     rank = len(op.coords)
     ctype = "i32" if tile_ctype_loaded(op.result) == "i32" else "float"
@@ -964,18 +983,22 @@ def _load_pairs(em: KernelEmitter, op: TileLoadOp, layout: Layout,
         at = "cake_at"
         em.line(f"const i32 cake_at[{rank}] = {_load_at(em, op)};")
     dtype = dtype_name(op.result.type.element_type)
+    vec = run_length(layout, dtype)
     em.line(f"const CakeBlock cake_pb = "
-            f"{block_of(em.val(op.tensor), at, rank, dtype, rows, cols, True)};")
+            f"{block_of(em.val(op.tensor), at, rank, dtype, rows, cols, vec)};")
     def load(whole: bool) -> None:
-        with layout.row_loop(em, rows), layout.col_loop(em, op.result, pairs=True):
-            em.line(f"{ctype} cake_x[2];")
-            read = (f"cake_whole_pair<{rank}, {_load_traits(op)}>({em.val(op.tensor)}, "
+        n = vec if whole else 2
+        with layout.row_loop(em, rows), layout.col_loop(em, op.result, step=n):
+            em.line(f"{ctype} cake_x[{n}];")
+            whole_read = (f"cake_whole_pair<{rank}, {_load_traits(op)}>" if n == 2 else
+                          f"cake_whole_run<{rank}, {_load_traits(op)}, {n}>")
+            read = (f"{whole_read}({em.val(op.tensor)}, "
                     f"cake_pb, {layout.row()}, {layout.col()}, cake_x);" if whole else
                     f"cake_load_block_pair<{rank}, {_load_traits(op)}>({em.val(op.tensor)}, "
                     f"{at}, {layout.row()}, {layout.col()}, cake_x, "
                     f"({ctype}){load_other(op, ctype)});")
             em.line(f"{{ const int {C} = {CP}; {read} }}")
-            for e in range(2):
+            for e in range(n):
                 em.line(f"{{ const int {C} = {CP} + {e}; {dest()} = cake_x[{e}]; }}")
 
     whole_or_checked(em, ["cake_pb"], None, load)
@@ -1024,8 +1047,11 @@ def load_tile(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> bool:
 
 
 def load_vector(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> None:
-    """A (1, N) or (M, 1) vector (16-bit ones widened to f32), element by element with
-    bounds: each thread its own column (row) slots of the layout."""
+    """A (1, N) or (M, 1) vector (16-bit ones widened to f32): each thread its own column
+    (row) slots of the layout, by plain loads when the whole run lies inside the tensor (one
+    uniform test, `cake_run_block`), else element by element with bounds. Per-element tests
+    compiled to a branch around each load, and each branch waited for its load: the KDA
+    decode step's (1, 16) value vector took four DRAM round trips."""
     rows, cols = tile_dims(op.result)
     rank = len(op.coords)
     ctype = tile_ctype_loaded(op.result)
@@ -1034,14 +1060,21 @@ def load_vector(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> None:
     em.source_comment(op)
     em.line(f"{ctype} {var}{layout.decl((rows, cols))};  // ({rows}, {cols}): this thread's "
             f"{'columns' if rows == 1 else 'rows'}")
-    pos, loop = ((layout.col(), layout.col_loop(em, op.result)) if rows == 1
-                 else (layout.row(), layout.row_loop(em, rows)))
+    pos = layout.col() if rows == 1 else layout.row()
+    tensor, trait = em.val(op.tensor), _load_traits(op)
+
+    def fill(whole: bool) -> None:
+        read = (f"cake_whole_run_elem<{rank}, {trait}>({tensor}, cake_vb, {pos})" if whole else
+                f"cake_load_run_elem<{rank}, {trait}>({tensor}, cake_at, {pos}, "
+                f"({ctype}){load_other(op, ctype)})")
+        with (layout.col_loop(em, op.result) if rows == 1 else layout.row_loop(em, rows)):
+            em.line(f"{layout.ref(var, (rows, cols))} = {read};")
+
     with em.block():
         em.line(f"const i32 cake_at[{rank}] = {tile_coords(em, op, max(rows, cols))};")
-        with loop:
-            em.line(f"{layout.ref(var, (rows, cols))} = cake_load_run_elem<{rank}, "
-                    f"{_load_traits(op)}>({em.val(op.tensor)}, cake_at, {pos}, "
-                    f"({ctype}){load_other(op, ctype)});")
+        em.line(f"const CakeBlock cake_vb = cake_run_block<{rank}>({tensor}, cake_at, "
+                f"{max(rows, cols)});")
+        whole_or_checked(em, ["cake_vb"], None, fill)
 
 
 #: Element readers of loads (targets/emit/tiles.cuh): the stored type and its widening.

@@ -152,10 +152,10 @@ class RowLayout(Layout):
         yield
 
     @contextmanager
-    def col_loop(self, em: KernelEmitter, v: SSAValue, pairs: bool = False) -> Iterator[None]:
+    def col_loop(self, em: KernelEmitter, v: SSAValue, step: int = 1) -> Iterator[None]:
         cols = tile_dims(v)[1]
         regions = {leaf: r for leaf in tile_leaves(v) for r in [_tmem_read(leaf)] if r is not None}
-        var, step = (CP, 2) if pairs else (C, 1)
+        var = CP if step > 1 else C
         if not regions:
             em.line("#pragma unroll")
             with em.block(f"for (int {var} = 0; {var} < {cols}; {var} += {step})"):

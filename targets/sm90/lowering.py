@@ -192,7 +192,7 @@ def _pack_register_a(em: KernelEmitter, op: MmaOp, frags: int, k_steps: int) -> 
     layout.before_read(em, op, value)
     em.line(f"u32 {var}[{frags}][{k_steps}][4];  // A: register-A fragments of "
             f"`{value.name_hint or 'the tile'}`, {dtype} pairs")
-    with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+    with layout.row_loop(em, rows), layout.col_loop(em, value, step=2):
         column_pair(em, value, layout)
         em.line(f"{var}[{R} / 2][{CP} / 4][{R} % 2 + 2 * (({CP} / 2) % 2)] = "
                 f"{OUT_TRAITS[dtype]}::pack(cake_x[0], cake_x[1]);")
@@ -258,7 +258,7 @@ def _defer_store(em: KernelEmitter, store: DeferredStore, role: RoleState) -> No
     layout.before_read(em, op, value)
     with em.block():
         _tile_origin(em, role, op, rows, store.n)
-        with layout.row_loop(em, rows), layout.col_loop(em, value, pairs=True):
+        with layout.row_loop(em, rows), layout.col_loop(em, value, step=2):
             column_pair(em, value, layout)
             em.line(f"{store.out}[{CP} + {R}] = {store.trait}::pack(cake_x[0], cake_x[1]);")
         args = f"<{store.n}, {store.trait}>"

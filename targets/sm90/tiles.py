@@ -17,15 +17,15 @@ from __future__ import annotations
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageLoadOp, StageOp, StageStoreOp, SumSqOp,
-    TileLoadOp, TileStoreOp,
+    ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, SplitStoreOp, StageLoadOp, StageOp,
+    StageStoreOp, SumSqOp, TileLoadOp, TileStoreOp,
     PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, dtype_name, tile_leaves, stage_source,
 )
 from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
 from cakec.targets.emit.tiles import (
     C, CP, R, STAGE_STORE_TRAITS, Layout, column_pair, declare_regs, declare_row_vector,
-    load_row_vector, load_tile, stage_geometry, store_stage, store_tile,
+    load_row_vector, load_tile, load_vector, stage_geometry, store_stage, store_tile,
     sum_sq_layout, tile_coords,
     load_other, tile_ctype, tile_dims, tile_heights, tile_role,
 )
@@ -193,6 +193,37 @@ class WgmmaLayout(Layout):
         em.line(f"cake_wgmma_wait<{pending}>();  // no wgmma of this role still reads the view")
 
 
+class QuadLayout(WgmmaLayout):
+    """The wgmma layout with each 16-column block's columns regrouped in fours: row slots as
+    there, column slot c = 4 j + e (column 16 j + 4 (l % 4) + e). A thread's rows, the lanes
+    sharing a row (a quad) and those sharing a column are the wgmma layout's, so reductions
+    and (M, 1) vectors lower alike; only which four columns of each 16 a lane holds differs,
+    so an f32 block moves as one 16-byte access per row and lane (a warp reads 8 rows × 64
+    contiguous bytes per load instead of 8 × 32). The tiles of a role with no MMA take it
+    (`tile_layout`)."""
+
+    vector = 4
+
+    def col(self) -> str:
+        return f"(16 * ({C} / 4) + 4 * (i32)(cake_lane_id() % 4u) + {C} % 4)"
+
+
+#: What a role may contain for its tiles to take the quad layout: ops whose lowerings address
+#: columns only through `Layout.col()` (no MMA fragment, ldmatrix/stmatrix, argmin chains or
+#: TMA staging, each of which assumes the wgmma columns).
+_NOT_QUAD = (MmaOp, StageLoadOp, StageStoreOp, ArgminOp, SumSqOp, TmaStoreOp, SplitStoreOp)
+
+
+def _quad_role(role: RoleState) -> bool:
+    """Whether the role's tiles take the quad layout: it issues no MMA, none of its ops
+    needs the wgmma columns, and every tile is 1 or a multiple of 16 columns wide."""
+    if role.accs or any(isinstance(op, _NOT_QUAD) for op in role.ops):
+        return False
+    return all(d[1] == 1 or d[1] % 16 == 0 for op in role.ops
+               for r in (*op.results, *op.operands) if isinstance(r.type, TileType)
+               for d in [r.type.dims()] if len(d) == 2)
+
+
 def _reads_view(op: Operation, view: SSAValue) -> bool:
     return isinstance(op, MmaOp) and view in (_view_of(op.a), _view_of(op.b))
 
@@ -220,7 +251,8 @@ def _view_of(v: SSAValue) -> SSAValue | None:
 
 
 def tile_layout(em: KernelEmitter) -> WgmmaLayout:
-    """The layout of the current role's tiles: fragments of its tallest tile's rows."""
+    """The layout of the current role's tiles: fragments of its tallest tile's rows, the
+    columns regrouped in fours in a role with no MMA (`QuadLayout`)."""
     role = tile_role(em)
     heights = tile_heights(role)
     rows = max(heights, default=_FRAG_ROWS * _warpgroups(role))
@@ -228,7 +260,7 @@ def tile_layout(em: KernelEmitter) -> WgmmaLayout:
         raise Unsupported(f"register tiles of {' and '.join(map(str, sorted(heights - {1})))} "
                           f"rows in role `{role.name}` (a role's (M, N) tiles and (M, 1) "
                           "vectors share one row count on sm_90a)")
-    return WgmmaLayout(em, rows)
+    return (QuadLayout if _quad_role(role) else WgmmaLayout)(em, rows)
 
 
 def element(em: KernelEmitter, v: SSAValue) -> str:
@@ -350,11 +382,15 @@ _ROW_VECTOR = (4, "columns 8 j + 2 (l % 4) + e")
 
 
 def tile_load(em: KernelEmitter, op: TileLoadOp) -> None:
-    if load_tile(em, op, tile_layout(em)):
+    layout = tile_layout(em)
+    if load_tile(em, op, layout):
         return
     rows, cols = tile_dims(op.result)
     if cols != 1:
-        load_row_vector(em, op, "cake_load_cols", *_ROW_VECTOR)
+        if isinstance(layout, QuadLayout):  # the helper reads the wgmma columns
+            load_vector(em, op, layout)
+        else:
+            load_row_vector(em, op, "cake_load_cols", *_ROW_VECTOR)
         return
     # An (L, 1) vector (one value per row: a per-row scale) fills the (M, 1) layout, two rows
     # per thread and fragment, as `tile_store` writes one.
@@ -417,7 +453,7 @@ def _load_block_stage(em: KernelEmitter, op: StageLoadOp) -> None:
     with em.block():
         em.line(f"const u32 cake_ld = {unparen(addr)};")
         if cols % 16 or rows != layout.frags * _FRAG_ROWS * _warpgroups(tile_role(em)):
-            with layout.row_loop(em, rows), layout.col_loop(em, op.result, pairs=True):
+            with layout.row_loop(em, rows), layout.col_loop(em, op.result, step=2):
                 em.line(f"{{ const int {C} = {CP}; {layout.ref_packed(var, (rows, cols))} = "
                         f"cake_lds_b32({at}(cake_ld, (u32){paren(layout.row())}, "
                         f"(u32){paren(layout.col())})); }}")

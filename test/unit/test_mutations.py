@@ -473,8 +473,11 @@ LEGAL: dict[str, str] = {
     "examples/gemm_residual_cooperative.cake:swizzle:25:128b->64b": _SWIZZLE,
     "examples/gemm_residual_cooperative.cake:swizzle:26:128b->64b": _SWIZZLE,
     # The KDA kernels: one warpgroup, register state, no MMA.
-    **{f"examples/kda/kda_decode.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (43, 44, 46)},
-    **{f"examples/kda/kda_decode.cake:retarget:30:{t}": _BLOCKS_ANYWHERE
+    **{f"examples/kda/kda_decode.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (52, 53, 54)},
+    **{f"examples/kda/kda_decode.cake:retarget:35:{t}": _BLOCKS_ANYWHERE
+       for t in ("sm_100a", "sm_103a", "sm_120a", "sm_121a", "sm_80", "sm_89")},
+    **{f"examples/kda/kda_decode_wide.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (32, 33, 34)},
+    **{f"examples/kda/kda_decode_wide.cake:retarget:15:{t}": _BLOCKS_ANYWHERE
        for t in ("sm_100a", "sm_103a", "sm_120a", "sm_121a", "sm_80", "sm_89")},
     **{f"examples/kda/kda_prefill_recurrent.cake:dtype:{n}:bf16->f16": _LOAD16
        for n in (39, 40, 42)},
