@@ -16,6 +16,7 @@ import sys
 import click
 
 from cakec import __version__
+from cakec.cli_core import failure, load, report, use_color, verified
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                       show_default=True, help="Diagnostic output format.")
@@ -56,38 +57,14 @@ class _Cli(click.Group):
     """Turns what escapes a command into one line on stderr and an exit status."""
 
     def invoke(self, ctx: click.Context):
-        from cakec.errors import CakeCompileError, CakeError
-
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
-        except CakeCompileError as e:  # its text is the rendered diagnostics
-            click.echo(str(e), err=True)
-            ctx.exit(e.exit_status)
-        except CakeError as e:
-            first, *rest = str(e).splitlines() or [type(e).__name__]
-            click.echo(f"cakec: error: {first}", err=True)
-            for line in rest:  # an NVRTC log, say: after the one-line summary
-                click.echo(line, err=True)
-            ctx.exit(e.exit_status)
-        except Exception as e:  # noqa: BLE001 - a bug, said so, never a traceback
-            import traceback
-
-            tb = traceback.extract_tb(e.__traceback__)
-            where = f" at {tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno}" if tb else ""
-            click.echo(f"cakec: error: internal compiler error: {type(e).__name__}: {e}{where} "
-                       "[CAKE-I001]\nhelp: this is a bug in cakec; please report it with the "
-                       "command line and input files", err=True)
-            ctx.exit(1)
-
-
-def use_color(choice: str, is_tty: bool, environ: "dict[str, str] | os._Environ[str]") -> bool:
-    """--color: `always`, `never`, or `auto` (a terminal, unless NO_COLOR is set non-empty,
-    https://no-color.org)."""
-    if choice != "auto":
-        return choice == "always"
-    return is_tty and not environ.get("NO_COLOR")
+        except Exception as e:  # noqa: BLE001 - a CakeError's line, or a bug said so
+            text, status = failure(e)
+            click.echo(text, err=True)
+            ctx.exit(status)
 
 
 @click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
@@ -104,54 +81,17 @@ def main(ctx: click.Context, color: str) -> None:
     ctx.obj = {"color": use_color(color, sys.stderr.isatty(), os.environ)}
 
 
-#: An input file that cannot be read: a diagnostic of its own, so the other files of the
-#: command still get theirs, in text and in JSON (exit status 2).
-UNREADABLE = "CAKE-P005"
-
-
-def _load(path: str):
-    """The source of `path`, or a failed Compilation carrying CAKE-P005 for it."""
-    from cakec.driver import Compilation, read_source
-    from cakec.errors import CakeReadError
-
-    try:
-        return read_source(path)
-    except CakeReadError as e:
-        from cakec.diagnostics import Diagnostic, SourceFile, Span
-
-        comp = Compilation(SourceFile(path, ""))
-        comp.sink.report(Diagnostic("error", UNREADABLE, f"cannot read the file: {e.why}",
-                                    Span(path, 0, 0)))
-        return comp
-
-
-def _unreadable(comps) -> bool:
-    return any(d.code == UNREADABLE for c in comps for d in c.sink.diagnostics)
-
-
 def _report(comps, fmt: str, **json_fields: object) -> int:
     """Print the compilations' diagnostics (stderr as text, or stdout as the JSON document
     with `json_fields`); the exit status they imply."""
-    from cakec.diagnostics import render_json, render_text
-
-    diags = [d for c in comps for d in c.sink.diagnostics]
-    if fmt == "json":
-        click.echo(render_json(diags, **json_fields))
-    else:
-        sources = {k: v for c in comps for k, v in c.sources.items()}
-        ctx = click.get_current_context(silent=True)
-        color = bool(ctx and (ctx.find_object(dict) or {}).get("color"))
-        text = render_text(diags, sources, color=color)
-        if text:  # click.echo would strip the styles off a non-terminal unless told
-            click.echo(text, err=True, nl=False, color=color)
-    return 2 if _unreadable(comps) else 1 if any(not c.ok for c in comps) else 0
-
-
-def _verified(path: str, target: str | None):
-    from cakec.driver import Compilation, verify_source
-
-    src = _load(path)
-    return src if isinstance(src, Compilation) else verify_source(src, target)
+    ctx = click.get_current_context(silent=True)
+    color = bool(ctx and (ctx.find_object(dict) or {}).get("color"))
+    document, text, status = report(comps, fmt, color, **json_fields)
+    if document is not None:
+        click.echo(document)
+    if text:  # click.echo would strip the styles off a non-terminal unless told
+        click.echo(text, err=True, nl=False, color=color)
+    return status
 
 
 @main.command()
@@ -160,7 +100,7 @@ def _verified(path: str, target: str | None):
 @FORMAT
 def verify(files: tuple[str, ...], target: str | None, fmt: str) -> None:
     """Check FILES (syntax, names, types, and every verifier gate)."""
-    sys.exit(_report([_verified(f, target) for f in files], fmt))
+    sys.exit(_report([verified(f, target) for f in files], fmt))
 
 
 @main.command()
@@ -177,7 +117,7 @@ def opt(file: str, target: str | None, pipeline: str, print_loc: bool, generic: 
     """Print FILE (.cake or .mlir) as MLIR text after an optional pass pipeline."""
     from cakec.driver import Compilation, build, run_passes
 
-    src = _load(file)
+    src = load(file)
     comp = src if isinstance(src, Compilation) else build(src, target)
     try:
         run_passes(comp, pipeline)
@@ -258,7 +198,7 @@ def targets(fmt: str) -> None:
 def inspect(file: str, target: str | None) -> None:
     """Print what FILE's schedule implies as JSON: SMEM/TMEM layout, barriers, waits with
     their parity, TMA boxes and coordinates, MMA instructions and descriptors."""
-    comp = _verified(file, target)  # derive, then the gates: a ledger only for a valid kernel
+    comp = verified(file, target)  # derive, then the gates: a ledger only for a valid kernel
     status = _report([comp], "text")
     if status or comp.module is None:
         sys.exit(status or 1)
@@ -301,7 +241,7 @@ def emit(file: str, target: str | None, kind: str, output: str, header: str | No
     from cakec.driver import Compilation
 
     deps = _aot_options(kind, output, header, md, mf)
-    src = _load(file)
+    src = load(file)
     if isinstance(src, Compilation):
         _finish(src, fmt, output, None)
     wd = None
