@@ -110,3 +110,30 @@ def test_a_file_of_another_python_is_not_used(tmp_path: Path) -> None:
     r = _run(tmp_path)
     _same_behaviour(r)
     assert r["used"] == 0
+
+
+#: the docstrings dataclasses wrote for xDSL's builtin attributes, and whether they were
+#: still to be made (a descriptor) before the first read
+_DOCS = r"""
+import dataclasses, json, sys
+if sys.argv[1] == "cakec":
+    import cakec
+from xdsl.dialects import builtin as b
+classes = {n: c for n, c in vars(b).items()
+           if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == b.__name__}
+deferred = sorted({k.__name__ for c in classes.values() for k in c.__mro__
+                   if type(vars(k).get("__doc__")).__name__ == "_SignatureDoc"})
+print(json.dumps({"docs": {n: c.__doc__ for n, c in classes.items()}, "deferred": deferred}))
+"""
+
+
+def test_generated_docstrings_are_made_on_first_read_as_dataclasses_writes_them(
+        tmp_path: Path) -> None:
+    def run(mode: str) -> dict:
+        env = {**os.environ, "CAKEC_CACHE_DIR": str(tmp_path)}
+        return json.loads(subprocess.run([sys.executable, "-c", _DOCS, mode], env=env,
+                                         capture_output=True, text=True, check=True).stdout)
+    lazy, plain = run("cakec"), run("plain")
+    assert lazy["docs"] == plain["docs"] and len(plain["docs"]) > 30
+    assert "IntegerAttr" in lazy["deferred"] and plain["deferred"] == []
+    assert plain["docs"]["IntegerAttr"].startswith("IntegerAttr(value: ")
