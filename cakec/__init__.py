@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from cakec import codecache, lazyformat
+from cakec import codecache, xdslhooks
 
 codecache.install()  # before anything defines a dataclass (xDSL: ~100 ms of a fresh process)
-lazyformat.install()  # before xDSL defines its ops (their assembly formats: ~11 ms)
+xdslhooks.install()  # before xDSL is imported (its assembly formats, its .irdl loader)
 
 from cakec.errors import (CakeArgumentError, CakeCompileError, CakeError, CakeLaunchError,
                           CakeReadError, CakeToolkitError, CakeUsageError, NvrtcError)

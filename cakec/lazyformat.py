@@ -5,57 +5,26 @@ format string parsed into a format program when the class is defined: the CPU ti
 importing xDSL's builtin + arith dialects and Cake's IR builder after `import cakec` fell from
 148.7 to 138.0 ms without it (best of 12 fresh processes each, 2026-12-04). `cakec verify`
 builds its IR in Python and prints it only on request (`cakec opt`, `--emit ir`), so it never
-uses those programs. `install()` arranges that, when `xdsl.irdl.operations` is imported, the
-function that gives an op class its accessors leaves the format out and adds `parse`/`print`
-methods that parse the format on their first call, then use the program exactly as xDSL's
-own methods do (same program, same output). A format string xDSL cannot parse is reported on
-first use instead of at class definition, still as xDSL's PyRDLOpDefinitionError.
+uses those programs. `patch()`, run when `xdsl.irdl.operations` has been imported, replaces
+the function that gives an op class its accessors by one that leaves the format out and adds
+`parse`/`print` methods that parse the format on their first call, then use the program
+exactly as xDSL's own methods do (same program, same output). A format string xDSL cannot
+parse is reported on first use instead of at class definition, still as xDSL's
+PyRDLOpDefinitionError.
 
-Nothing is imported here until xDSL is: `import cakec` stays free of it (a one-name meta
-path finder does the patch after the module has run); where xDSL's layout differs from the
-one this expects (another version), the hook leaves it alone.
+Nothing is imported here until xDSL is: `import cakec` stays free of it (cakec/xdslhooks.py
+calls `patch` when the module has run); where xDSL's layout differs from the one this
+expects (another version), `patch` leaves it alone.
 """
 
 from __future__ import annotations
 
-import sys
-from importlib.machinery import PathFinder
 from types import ModuleType
 from typing import Any
 
-_TARGET = "xdsl.irdl.operations"
 
-
-class _Finder:
-    """Finds `xdsl.irdl.operations` as the path finder would and patches it once it ran."""
-
-    @staticmethod
-    def find_spec(name: str, path: Any = None, target: Any = None) -> Any:
-        if name != _TARGET:
-            return None
-        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _Finder)]
-        spec = PathFinder.find_spec(name, path)
-        loader = getattr(spec, "loader", None)
-        run = getattr(loader, "exec_module", None)
-        if run is None:
-            return spec
-
-        def exec_module(module: ModuleType) -> None:
-            run(module)
-            _patch(module)
-        loader.exec_module = exec_module  # type: ignore[union-attr]
-        return spec
-
-
-def install() -> None:
-    """Patch `xdsl.irdl.operations` when it is imported (now, if it already is)."""
-    if _TARGET in sys.modules:
-        _patch(sys.modules[_TARGET])
-    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
-
-
-def _patch(ops: ModuleType) -> None:
+def patch(ops: ModuleType) -> None:
+    """Give `xdsl.irdl.operations` (`ops`, just run) the lazy accessors (once)."""
     accessors = getattr(ops, "get_accessors_from_op_def", None)
     if accessors is None or getattr(accessors, "_cake_lazy", False):
         return
