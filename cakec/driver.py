@@ -11,14 +11,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-
 from cakec.diagnostics import CompileError, Diagnostic, DiagnosticSink, SourceFile, Span
 from cakec.errors import CakeReadError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # xDSL is imported once a file parses: a syntax error never pays for it
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Operation
+
     from cakec.frontend.ast import Module
 
 
@@ -42,6 +42,7 @@ class Compilation:
 
 
 def make_context(comp: Compilation | None = None) -> Context:
+    from xdsl.context import Context
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
 
@@ -105,10 +106,11 @@ def build(source: SourceFile, target: str | None = None) -> Compilation:
         if _is_mlir(source):
             comp.module = _parse_mlir(comp)
         else:
-            from cakec.frontend.ir_builder import Frontend
             from cakec.frontend.parser import parse
 
             tree = comp.tree = parse(source.text, source.path)
+            from cakec.frontend.ir_builder import Frontend
+
             fe = Frontend(source.path, comp.sink)
             module = fe.build(tree)
             comp.spans = fe.spans
