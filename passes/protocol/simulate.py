@@ -8,6 +8,8 @@ lapping, uninitialised reads, unconsumed phases), each in the author's terms.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.ir import Operation
 
 from cakec.dialects import cake
@@ -33,9 +35,9 @@ class Simulation:
     round-robin, each until it blocks, so producers run as far ahead as the protocol lets them.
     """
 
-    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str,
-                 tcgen05: bool = False, wgmma: bool = False):
-        self.k, self.traces, self.where = k, traces, where
+    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]],
+                 where: str | Callable[[], str], tcgen05: bool = False, wgmma: bool = False):
+        self.k, self.traces, self.launch = k, traces, where
         # An MMA into registers is asynchronous (its operand reads end at a commit or an
         # accumulator read) only as a wgmma; mma.sync has read its operands when it returns.
         self.async_reg_mma = wgmma
@@ -89,6 +91,16 @@ class Simulation:
         #: per role: the fill each `view[s].load()` last read (for CAKE-S021)
         self.vec_fill: list[dict[Operation, list]] = [{} for _ in range(R)]
         self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
+        #: per instruction reading a stage: `_read_flags` (once per kernel)
+        self.read_flags: dict[Instr, tuple[bool, bool, bool, bool]] = k.memo.setdefault(
+            "read_flags", {})
+
+    @property
+    def where(self) -> str:
+        """The launch, as findings name it (described when the first finding does)."""
+        if not isinstance(self.launch, str):
+            self.launch = self.launch()
+        return self.launch
 
     # ---- driver --------------------------------------------------------------------------------
 
@@ -139,9 +151,6 @@ class Simulation:
         kind = ev[0]
         if kind == WAIT:
             self._wait(r, ev)
-        elif kind == SKIP:
-            self.waits[ev[2]].setdefault(r, []).append(0)
-            self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
         elif kind == TMA:
             if self.bulk[r]:
                 self._drain(r, ev[1].view)
@@ -166,6 +175,9 @@ class Simulation:
             self._arrive(r, ev, arr)
         elif kind == MMA:
             self._mma(r, ev)
+        elif kind == SKIP:
+            self.waits[ev[2]].setdefault(r, []).append(0)
+            self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
         elif kind == READ_STAGE:
             self._read_stage(r, ev[1], *ev[2])
         elif kind == TILE_WRITE:
@@ -334,7 +346,10 @@ class Simulation:
         ins: Instr = ev[1]
         e, s = ev[2], ev[4]
         vc = self.vc[w]
-        st = self.stage.setdefault(ins.view.buffer(s), [[], []])
+        key = ins.view.buffer(s)
+        st = self.stage.get(key)
+        if st is None:
+            st = self.stage[key] = [[], []]
         for rec in st[1]:
             if not self._after_end(vc, rec):
                 self._war(w, ins, rec, s)
@@ -531,8 +546,11 @@ class Simulation:
                  f"{release} (an empty barrier)"), other=other)
 
     def _updated(self, acc: Acc, ins: Instr, it: int) -> None:
-        v = self.versions.setdefault(acc.index, [0, {}])
-        v[1].setdefault(v[0], (ins, it))  # the first write after version v[0]
+        v = self.versions.get(acc.index)
+        if v is None:
+            v = self.versions[acc.index] = [0, {}]
+        if v[0] not in v[1]:
+            v[1][v[0]] = (ins, it)  # the first write after version v[0]
         v[0] += 1
 
     def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: int) -> None:
@@ -578,7 +596,9 @@ class Simulation:
         acc = ins.acc
         if acc is None:
             return
-        st = self.acc.setdefault(acc.index, [[], []])
+        st = self.acc.get(acc.index)
+        if st is None:
+            st = self.acc[acc.index] = [[], []]
         if not ev[4] and not st[0]:
             self._report("uninit", Finding(
                 "CAKE-S012", ins.op,
@@ -586,7 +606,9 @@ class Simulation:
                 f"before any MMA initialised it{self.where}",
                 [(acc.op, f"`{acc.name}` is declared here")],
                 help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
-        unread = self.unread.setdefault(acc.index, [])
+        unread = self.unread.get(acc.index)
+        if unread is None:
+            unread = self.unread[acc.index] = []
         if ev[4] and unread:
             self._discard(ins, ev[5], unread, acc, "the MMA", "the partial sums of", "the MMA")
         self.unread[acc.index] = [(ins, ev[5])] if ev[4] else [*unread, (ins, ev[5])]
@@ -651,11 +673,16 @@ class Simulation:
         (ends at the role's next write of its view, `_drain`) or a synchronous read (ends
         where it stands). Returns the fill it reads when that is well ordered."""
         vc = self.vc[r]
-        st = self.stage.setdefault(view.buffer(s), [[], []])
+        key = view.buffer(s)
+        st = self.stage.get(key)
+        if st is None:
+            st = self.stage[key] = [[], []]
         writes = st[0]
-        pending = ins.kind == MMA and (self.async_reg_mma or ins.acc is None
-                                           or isinstance(ins.acc.op, cake.TmemOp))
-        bulk = isinstance(ins.op, cake.TmaStoreStageOp)  # ends at the role's next write
+        flags = self.read_flags.get(ins)
+        if flags is None:
+            flags = self.read_flags[ins] = _read_flags(ins)
+        mma, pending, bulk, vec = flags
+        pending = pending or (mma and self.async_reg_mma)
         rec = [r, vc[r], None if pending or bulk else -1, ins, (view, s), not writes]
         st[1].append(rec)
         if pending:
@@ -667,13 +694,14 @@ class Simulation:
             return None
         # The newest fill this read is ordered after; a newer one is a refill that raced it.
         seen = len(writes) - 1
-        if not self._fill_seen(vc, writes[seen]):
-            seen = next((i for i in range(seen - 1, -1, -1)
-                         if self._fill_seen(vc, writes[i])), None)
-        if seen == len(writes) - 1:
-            if ins.kind == READ_STAGE and type(ins.op) is cake.StageLoadOp:
-                self.vec_fill[r][ins.op] = writes[seen]
-            return writes[seen]
+        last = writes[seen]
+        # `_fill_seen(vc, last)`, inlined: most reads are of the newest fill
+        if (vc[last[0]] >= last[1] if last[2] is None else vc[self.R + last[2]] > last[3]):
+            if vec:
+                self.vec_fill[r][ins.op] = last
+            return last
+        seen = next((i for i in range(seen - 1, -1, -1)
+                     if self._fill_seen(vc, writes[i])), None)
         name = f"{view.name}[{s}]"
         roles = self.k.roles
         if seen is not None:
@@ -1015,6 +1043,16 @@ def _join(dst: list[int], src: list[int]) -> None:
             dst[i] = x
 
 
+def _read_flags(ins: Instr) -> tuple[bool, bool, bool, bool]:
+    """How a read of a stage by `ins` ends: (an MMA; its reads end at a commit whatever the
+    target: an MMA into TMEM or without accumulator; a TMA store's, at the role's next
+    write; a `view[s].load()`, whose fill CAKE-S021 compares)."""
+    mma = ins.kind == MMA
+    return (mma, mma and (ins.acc is None or isinstance(ins.acc.op, cake.TmemOp)),
+            isinstance(ins.op, cake.TmaStoreStageOp),
+            ins.kind == READ_STAGE and type(ins.op) is cake.StageLoadOp)
+
+
 def _stage_reader(ins: Instr) -> tuple[str, str]:
     """How findings name a read of a stage, and how its role releases the stage after it."""
     if ins.kind == MMA:
@@ -1038,7 +1076,8 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
     for run in ex.runs:
         if not run.complete or not run.fresh:
             continue
-        sim = Simulation(k, fwf, run.traces, run.where, tcgen05, wgmma)  # type: ignore[arg-type]
+        sim = Simulation(k, fwf, run.traces, run.describe, tcgen05,  # type: ignore[arg-type]
+                         wgmma)
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:
