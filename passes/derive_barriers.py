@@ -19,6 +19,7 @@ from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
 from cakec.passes.base import target_of
+from cakec.passes.derive_common import walk
 from cakec.passes.protocol.accounting import accounting_of, first_wait_free
 from cakec.passes.protocol.model import Kernel
 from cakec.passes.protocol.parity import parities
@@ -54,7 +55,7 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
         wait.attributes["cake.parity"] = (StringAttr(parity) if isinstance(parity, str)
                                           else DenseArrayBase.from_list(i64, parity))
         wait.attributes["cake.initial_parity"] = IntegerAttr(int(free), i64)
-    for skip in (o for o in kernel.walk() if isinstance(o, cake.SkipOp)):
+    for skip in (o for o in walk(kernel) if isinstance(o, cake.SkipOp)):
         # A skip flips the same phase bits as the role's waits: it starts them when it
         # comes first.
         free = fwf[k.barriers.index(k.barrier_of(skip.barrier))]

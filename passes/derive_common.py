@@ -27,8 +27,27 @@ def kernels(module: ModuleOp) -> list[KernelOp]:
     return [op for op in module.ops if isinstance(op, KernelOp)]
 
 
+def walk(op: Operation) -> list[Operation]:
+    """`op.walk()` as a list, in the same order (pre-order: an op, then the ops of its
+    regions), by following the ops' links: xDSL's walk is a generator per op, region and
+    block, and the passes walk every kernel about twenty times per verify."""
+    out = [op]
+    for region in op.regions:
+        block = region.first_block
+        while block is not None:
+            inner = block.first_op
+            while inner is not None:
+                if inner.regions:
+                    out += walk(inner)
+                else:
+                    out.append(inner)
+                inner = inner.next_op
+            block = block.next_block
+    return out
+
+
 def ops_of(kernel: KernelOp, cls: type[Operation]) -> Iterator[Operation]:
-    return (op for op in kernel.walk() if isinstance(op, cls))
+    return (op for op in walk(kernel) if isinstance(op, cls))
 
 
 def overwaited(ops: Iterator[Operation]) -> dict[BarrierOp, list[Operation]]:

@@ -29,7 +29,7 @@ from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
-from cakec.passes.derive_common import overwaited, role_of
+from cakec.passes.derive_common import overwaited, role_of, walk
 from cakec.targets import sku as hw
 from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
@@ -633,12 +633,12 @@ class _Conformance:
             barriers = 8 * sum(b.count.value.data for b in self.idx.barriers)
         reserved = self.sku.reserved_smem_per_block
         # Column reductions (`axis=0`) combine their warps' partials in static scratch.
-        reductions = [op for op in kernel.walk() if isinstance(op, cake.TileReduceOp)
+        reductions = [op for op in walk(kernel) if isinstance(op, cake.TileReduceOp)
                       and column_scratch_bytes(op, 1)]
         scratch = sum(column_scratch_bytes(op, len(warps_of(role)))
                       for op in reductions for role in [role_of(op)] if role is not None)
         # Each split_store's last-arrival flag is a static int.
-        flags = SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp) for op in kernel.walk())
+        flags = SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp) for op in walk(kernel))
         total = dynamic + scratch + flags + barriers + reserved
         limit = self.sku.smem_per_block_optin
         if total <= limit:

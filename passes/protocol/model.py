@@ -21,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
-from cakec.passes.derive_common import overwaited
+from cakec.passes.derive_common import overwaited, walk as walk_ops
 from cakec.passes.protocol.exprs import ExprInfo, Exprs
 from cakec.targets.sku import MAX_WAITED_MBARRIERS
 
@@ -167,7 +167,7 @@ class Kernel:
         self._view_of: dict[Operation, View] = {}
         self._acc_of: dict[Operation, Acc] = {}
         self._stage_loads: dict[Instr, tuple[cake.StageLoadOp, ...]] = {}
-        self.overwaited = overwaited(op.walk())
+        self.overwaited = overwaited(walk_ops(op))
         self._read_declarations()
         self.programs = [self._compile(list(op.body.block.ops), r, inside=False)
                          for r in self.roles]
@@ -245,7 +245,7 @@ class Kernel:
                 self._acc_of[o] = a
                 if isinstance(o, cake.TmemOp):
                     self.tmems.append(o)
-        for o in self.op.walk():
+        for o in walk_ops(self.op):
             if isinstance(o, cake.ArgminOp):
                 self.running.update(filter(None, (self.acc_of(o.value), self.acc_of(o.index))))
             elif isinstance(o, cake.MmaOp) and self._operand(o.a) is None:

@@ -36,6 +36,7 @@ from cakec.dialects.cake import (
     dtype_name, runs_single_thread, views_overlap, written_view,
 )
 from cakec.passes.base import sink_of, span_of
+from cakec.passes.derive_common import walk
 from cakec.targets.emit import metadata as meta
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.unsupported import MISSING, NOT_LOWERED_HELP, UNSUPPORTED, Unsupported
@@ -478,7 +479,7 @@ class KernelEmitter:
         """The ops completing each barrier (one walk of the kernel for all barriers)."""
         if self._barrier_events is None:
             self._barrier_events = {}
-            for op in self.kernel.walk():
+            for op in walk(self.kernel):
                 if isinstance(op, (TmaLoadOp, CopyLoadOp, ArriveOp, CommitOp)):
                     self._barrier_events.setdefault(op.barrier.owner, []).append(op)
         return self._barrier_events
