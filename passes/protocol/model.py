@@ -94,8 +94,15 @@ class View:
     offset: int
     pool: cake.SmemOp
 
+    def __post_init__(self) -> None:
+        #: `buffer(s)` of the first stages, built once (the simulation asks at every access)
+        self.buffers = [self._buffer(s) for s in range(min(self.stages, 64))]
+
     def buffer(self, s: int) -> tuple[int, int, int]:
         """The bytes of stage s; views that alias a buffer share its key."""
+        return self.buffers[s] if 0 <= s < len(self.buffers) else self._buffer(s)
+
+    def _buffer(self, s: int) -> tuple[int, int, int]:
         return id(self.pool), self.offset + s * self.stage_bytes, self.stage_bytes
 
 

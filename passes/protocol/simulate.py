@@ -306,25 +306,27 @@ class Simulation:
 
     def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
         e = ev[2]
+        pending = self.pending
         # `arr` is the arriver's own copy: the first arrival of a phase takes it as is.
-        if self.pending[e]:
-            _join(self.pend_vc[e], arr)
+        if pending[e]:
+            pvc = self.pend_vc[e]
+            _join(pvc, arr)
         else:
-            self.pend_vc[e] = arr
-        self.pending[e] += 1
-        if self.pending[e] < self.init[e]:
+            pvc = self.pend_vc[e] = arr
+        pending[e] += 1
+        if pending[e] < self.init[e]:
             return
         q = self.completed[e]
-        pvc = self.pend_vc[e]
         pvc[self.R + e] = q + 1
         self.phase_vc[e].append(pvc)
         self.completer[e].append((r, ev[1], ev[4]))
         self.completed[e] = q + 1
-        self.pending[e] = 0
+        pending[e] = 0
         # Completing phase q is safe only after every consumer observed phase q - 1.
         n = q - 1 + self.fwf[e]
+        waits = self.waits[e]
         for c in self.consumers[e]:
-            lst = self.waits[e].get(c, ())
+            lst = waits.get(c, ())
             if 0 <= n < len(lst) and pvc[c] < lst[n]:
                 self._lapped(e, q, c, self.traces[c][lst[n] - 1][1])
 
@@ -354,9 +356,16 @@ class Simulation:
         st = self.stage.get(key)
         if st is None:
             st = self.stage[key] = [[], []]
+        commits = self.R + self.E
         for rec in st[1]:
-            if not self._after_end(vc, rec):
-                self._war(w, ins, rec, s)
+            # `_after_end(vc, rec)`, inlined: a refill meets each read since the last fill
+            end = rec[2]
+            if end == -1:
+                if vc[rec[0]] >= rec[1]:
+                    continue
+            elif end is not None and vc[commits + rec[0]] >= end:
+                continue
+            self._war(w, ins, rec, s)
         if st[0] and not st[1]:
             prev = st[0][-1]
             if prev[0] != w and not self._fill_seen(vc, prev):
