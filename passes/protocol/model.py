@@ -283,6 +283,8 @@ class Kernel:
     def _compile(self, ops: list[Operation], role: Role, inside: bool) -> list[Instr]:
         out: list[Instr] = []
         for o in ops:
+            if o.name.startswith("arith."):
+                continue  # scalar arithmetic (most ops): read where an effect uses it (exprs.py)
             if isinstance(o, cake.OnRoleOp):
                 if not inside and self._role_of.get(o.role.owner) is role:
                     out.extend(self._compile(list(o.body.block.ops), role, inside=True))
