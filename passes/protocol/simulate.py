@@ -15,8 +15,8 @@ from xdsl.ir import Operation
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, VERB,
-    WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
+    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA,
+    VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
 from cakec.passes.protocol.trace import Exploration
@@ -106,8 +106,13 @@ class Simulation:
 
     def run(self) -> list[Finding]:
         traces, pos = self.traces, self.pos
-        waits, completed, fwf, step = self.waits, self.completed, self.fwf, self._step
+        waits, completed, fwf = self.waits, self.completed, self.fwf
         vcs, phase_vc, R = self.vc, self.phase_vc, self.R
+        handlers = {TMA: self._on_tma, ARRIVE: self._on_arrive, COMMIT: self._on_commit,
+                    MMA: self._mma, SKIP: self._on_skip, READ_STAGE: self._on_read_stage,
+                    TILE_WRITE: self._tile_write, TILE_READ: self._on_tile_read,
+                    ACC_WRITE: self._acc_write, WRITE_STAGE: self._on_write_stage,
+                    READ_ACC: self._on_read_acc}
         progress = True
         while progress:
             progress = False
@@ -117,7 +122,8 @@ class Simulation:
                 while i < n:
                     ev = tr[i]
                     if ev[0] != WAIT:
-                        step(r, ev)
+                        vc[r] += 1
+                        handlers[ev[0]](r, ev)
                         i += 1
                         continue
                     # A wait (a third of the events), inlined: it runs once the phase it
@@ -164,63 +170,62 @@ class Simulation:
             found[(f.code, id(other))] = f
         found.setdefault((f.code, id(f.op)), f)
 
-    def _step(self, r: int, ev: tuple) -> None:
-        vc = self.vc[r]
-        vc[r] += 1
-        kind = ev[0]
-        if kind == TMA:
-            if self.bulk[r]:
-                self._drain(r, ev[1].view)
-            self._tma(r, ev)
-            self._arrive(r, ev, vc[:])
-        elif kind == ARRIVE:
-            self._drain_for(r, ev[1].barrier)
-            self._arrive(r, ev, vc[:])
-        elif kind == COMMIT:
-            self._drain_for(r, ev[1].barrier)
-            self.commits[r] += 1
-            for rec in self.outstanding[r]:
-                rec[2] = self.commits[r]
-            self.outstanding[r] = []
-            arr = vc[:]
-            arr[self.R + self.E + r] = self.commits[r]
-            if self.tc_commit[r]:
-                # The arrival of a tcgen05.commit tracks the role's MMAs; the PTX ISA does not
-                # say it makes what the role observed on other barriers (TMA data that landed)
-                # visible to the threads that wait on it: they must wait on those themselves.
-                arr[self.R:self.R + self.E] = [0] * self.E
-            self._arrive(r, ev, arr)
-        elif kind == MMA:
-            self._mma(r, ev)
-        elif kind == SKIP:
-            self.waits[ev[2]].setdefault(r, []).append(0)
-            self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
-        elif kind == READ_STAGE:
-            self._read_stage(r, ev[1], *ev[2])
-        elif kind == TILE_WRITE:
-            self._tile_write(r, ev)
-        elif kind == TILE_READ:
-            self._tile_read(r, ev[1])
-        elif kind == ACC_WRITE:
-            self._acc_write(r, ev)
-        elif kind == WRITE_STAGE:
-            self._drain(r, ev[2][0])
-            if ev[1].acc is not None:  # the value it stores reads an accumulator first
-                self._read_acc(r, ev)
-                self._retire_mmas(r, ev[1].acc)
-            self._write_stage(r, ev[1], *ev[2])
-            acc = ev[1].acc
-            buf = ev[2][0].buffer(ev[2][1])
-            self.copies[buf] = ([acc, self.versions.get(acc.index, [0])[0], ev[1]]
-                                if acc is not None else None)
-        else:
-            if ev[1].acc is not None:
-                self._read_acc(r, ev)
-                self._check_companions(r, ev[1])
-                self._retire_mmas(r, ev[1].acc)
-            if ev[1].dest is not None:
-                self._assign_acc(r, ev[1], ev[4])
-                self._updated(ev[1].dest, ev[1], ev[2])
+    # Every event but a wait, by kind (`run` has advanced the role's own clock component):
+
+    def _on_tma(self, r: int, ev: tuple) -> None:
+        if self.bulk[r]:
+            self._drain(r, ev[1].view)
+        self._tma(r, ev)
+        self._arrive(r, ev, self.vc[r][:])
+
+    def _on_arrive(self, r: int, ev: tuple) -> None:
+        self._drain_for(r, ev[1].barrier)
+        self._arrive(r, ev, self.vc[r][:])
+
+    def _on_commit(self, r: int, ev: tuple) -> None:
+        self._drain_for(r, ev[1].barrier)
+        self.commits[r] += 1
+        for rec in self.outstanding[r]:
+            rec[2] = self.commits[r]
+        self.outstanding[r] = []
+        arr = self.vc[r][:]
+        arr[self.R + self.E + r] = self.commits[r]
+        if self.tc_commit[r]:
+            # The arrival of a tcgen05.commit tracks the role's MMAs; the PTX ISA does not
+            # say it makes what the role observed on other barriers (TMA data that landed)
+            # visible to the threads that wait on it: they must wait on those themselves.
+            arr[self.R:self.R + self.E] = [0] * self.E
+        self._arrive(r, ev, arr)
+
+    def _on_skip(self, r: int, ev: tuple) -> None:
+        self.waits[ev[2]].setdefault(r, []).append(0)
+        self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
+
+    def _on_read_stage(self, r: int, ev: tuple) -> None:
+        self._read_stage(r, ev[1], *ev[2])
+
+    def _on_tile_read(self, r: int, ev: tuple) -> None:
+        self._tile_read(r, ev[1])
+
+    def _on_write_stage(self, r: int, ev: tuple) -> None:
+        self._drain(r, ev[2][0])
+        if ev[1].acc is not None:  # the value it stores reads an accumulator first
+            self._read_acc(r, ev)
+            self._retire_mmas(r, ev[1].acc)
+        self._write_stage(r, ev[1], *ev[2])
+        acc = ev[1].acc
+        buf = ev[2][0].buffer(ev[2][1])
+        self.copies[buf] = ([acc, self.versions.get(acc.index, [0])[0], ev[1]]
+                            if acc is not None else None)
+
+    def _on_read_acc(self, r: int, ev: tuple) -> None:
+        if ev[1].acc is not None:
+            self._read_acc(r, ev)
+            self._check_companions(r, ev[1])
+            self._retire_mmas(r, ev[1].acc)
+        if ev[1].dest is not None:
+            self._assign_acc(r, ev[1], ev[4])
+            self._updated(ev[1].dest, ev[1], ev[2])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
         """A per-column vector read from a staged view (`scq[s].load()`) combined with an
