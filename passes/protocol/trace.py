@@ -44,9 +44,9 @@ def trace_role(k: Kernel, role: int, env: Env, budget: list[int], oob: list[Find
                where: "str | Callable[[], str]" = "") -> list[tuple] | None:
     """The events of one role under `env`; None if an operand cannot be evaluated or
     the budget ran out. Out-of-range stage indices are appended to `oob` (naming the launch
-    as `where`, or as what it returns: built only for a finding); the ops that ran inside a shortened loop are added to `shortened`. Loops of
-    at most `exact_up_to` (and at most four laps of the deepest pipeline) iterations run in
-    full."""
+    as `where`, or as what it returns: built only for a finding); the ops that ran inside a
+    shortened loop are added to `shortened`. Loops of at most `exact_up_to` (and at most
+    four laps of the deepest pipeline) iterations run in full."""
     tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to, where)
     if k.traced is None:
         k.traced = [_steps(prog) for prog in k.programs]
