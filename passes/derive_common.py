@@ -6,6 +6,7 @@ compiles for, and printing index values as expressions of the author's .cake nam
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -130,7 +131,14 @@ def set_int(op: Operation, name: str, value: int) -> None:
     # i64 attributes hold two's complement: descriptors with bit 63 set read back negative.
     if value > (1 << 63) - 1:
         value -= 1 << 64
-    op.attributes[name] = IntegerAttr(value, i64)
+    op.attributes[name] = int_attr(value) if type(value) is int else IntegerAttr(value, i64)
+
+
+@lru_cache(maxsize=4096)
+def int_attr(value: int, type_: IntegerType = i64) -> IntegerAttr:
+    """`IntegerAttr(value, type_)` of an int, one instance per value and type: attributes are
+    immutable, and building and verifying them was a tenth of the derive passes."""
+    return IntegerAttr(value, type_)
 
 
 def set_str(op: Operation, name: str, value: str) -> None:
@@ -138,7 +146,12 @@ def set_str(op: Operation, name: str, value: str) -> None:
 
 
 def set_ints(op: Operation, name: str, values: Sequence[int]) -> None:
-    op.attributes[name] = DenseArrayBase.from_list(i64, list(values))
+    op.attributes[name] = _i64_array(tuple(values))
+
+
+@lru_cache(maxsize=1024)
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
 
 
 def set_strs(op: Operation, name: str, values: Sequence[str]) -> None:
