@@ -90,6 +90,18 @@ def index_kernel(kernel: cake.KernelOp) -> KernelIndex:
     return idx
 
 
+def index_of(ctx: object, kernel: cake.KernelOp) -> KernelIndex:
+    """`index_kernel(kernel)`, once per compilation: verify-conformance and
+    verify-consistency share it (no pass adds or moves ops; the index holds only ops)."""
+    cache: dict[cake.KernelOp, KernelIndex] | None = getattr(ctx, "cake_index", None)
+    if cache is None:
+        cache = {}
+        setattr(ctx, "cake_index", cache)
+    if kernel not in cache:
+        cache[kernel] = index_kernel(kernel)
+    return cache[kernel]
+
+
 def name_of(value: SSAValue) -> str:
     """The .cake name behind a value; a stage `v[s]` (or `v[s].T`) is named by its view `v`."""
     owner = cake.stage_source(value)[0].owner
@@ -257,7 +269,7 @@ class VerifyConformance(ModulePass):
                 sink.error("CAKE-T009", f"unknown target `{name}`", span_of(kernel, ctx),
                            help="known targets: " + ", ".join(hw.SKUS))
                 continue
-            _Conformance(ctx, sink, sku, index_kernel(kernel)).run()
+            _Conformance(ctx, sink, sku, index_of(ctx, kernel)).run()
 
 
 #: At most this many "also here" notes, so one root cause stays one readable error.
