@@ -792,8 +792,20 @@ SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, SkipOp, ArriveOp, TmaLoadOp, TmaStoreS
 
 def runs_single_thread(on_roles: Sequence[OnRoleOp]) -> bool:
     """Whether a role whose `with` blocks are `on_roles` runs on one elected thread."""
-    return all(isinstance(op, SINGLE_THREAD_OPS) or op.name.startswith("arith.")
-               for on in on_roles for op in on.body.block.walk())
+    known = _SINGLE_THREAD_TYPES
+    for on in on_roles:
+        for op in on.body.block.walk():
+            single = known.get(type(op))
+            if single is None:
+                single = known[type(op)] = issubclass(type(op), SINGLE_THREAD_OPS)
+            if not (single or op.name.startswith("arith.")):
+                return False
+    return True
+
+
+#: per op class, whether it is one of SINGLE_THREAD_OPS (`isinstance` against the tuple, an
+#: ABC check per class of it for every op, was a sixth of the emitter's time)
+_SINGLE_THREAD_TYPES: dict[type, bool] = {}
 
 
 Cake = Dialect(

@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i1, i64
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i1, i64
 from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
 from cakec.passes.base import target_of
+from cakec.passes.derive_common import int_attr, walk
 from cakec.passes.protocol.accounting import accounting_of, first_wait_free
 from cakec.passes.protocol.model import Kernel
 from cakec.passes.protocol.parity import parities
@@ -45,18 +46,18 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
     acct = accounting_of(k, ex, target)
     for b, free, arrivals, tx in zip(k.barriers, fwf, acct.arrivals, acct.tx_bytes):
         attrs = b.op.attributes
-        attrs["cake.smem_offset"] = IntegerAttr(MBARRIER_BYTES * b.base, i64)
-        attrs["cake.arrivals"] = IntegerAttr(arrivals, i64)
-        attrs["cake.tx_bytes"] = IntegerAttr(tx, i64)
-        attrs["cake.first_wait_free"] = IntegerAttr(int(free), i1)
+        attrs["cake.smem_offset"] = int_attr(MBARRIER_BYTES * b.base)
+        attrs["cake.arrivals"] = int_attr(arrivals)
+        attrs["cake.tx_bytes"] = int_attr(tx)
+        attrs["cake.first_wait_free"] = int_attr(int(free), i1)
     for wait, parity in parities(k, fwf).items():
         free = fwf[k.barriers.index(k.barrier_of(wait.operands[0]))]
         wait.attributes["cake.parity"] = (StringAttr(parity) if isinstance(parity, str)
                                           else DenseArrayBase.from_list(i64, parity))
-        wait.attributes["cake.initial_parity"] = IntegerAttr(int(free), i64)
-    for skip in (o for o in kernel.walk() if isinstance(o, cake.SkipOp)):
+        wait.attributes["cake.initial_parity"] = int_attr(int(free))
+    for skip in (o for o in walk(kernel) if isinstance(o, cake.SkipOp)):
         # A skip flips the same phase bits as the role's waits: it starts them when it
         # comes first.
         free = fwf[k.barriers.index(k.barrier_of(skip.barrier))]
-        skip.attributes["cake.initial_parity"] = IntegerAttr(int(free), i64)
-    kernel.attributes["cake.barrier_smem"] = IntegerAttr(MBARRIER_BYTES * k.total_elems, i64)
+        skip.attributes["cake.initial_parity"] = int_attr(int(free))
+    kernel.attributes["cake.barrier_smem"] = int_attr(MBARRIER_BYTES * k.total_elems)

@@ -6,6 +6,7 @@ compiles for, and printing index values as expressions of the author's .cake nam
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -27,8 +28,27 @@ def kernels(module: ModuleOp) -> list[KernelOp]:
     return [op for op in module.ops if isinstance(op, KernelOp)]
 
 
+def walk(op: Operation) -> list[Operation]:
+    """`op.walk()` as a list, in the same order (pre-order: an op, then the ops of its
+    regions), by following the ops' links: xDSL's walk is a generator per op, region and
+    block, and the passes walk every kernel about twenty times per verify."""
+    out = [op]
+    for region in op.regions:
+        block = region.first_block
+        while block is not None:
+            inner = block.first_op
+            while inner is not None:
+                if inner.regions:
+                    out += walk(inner)
+                else:
+                    out.append(inner)
+                inner = inner.next_op
+            block = block.next_block
+    return out
+
+
 def ops_of(kernel: KernelOp, cls: type[Operation]) -> Iterator[Operation]:
-    return (op for op in kernel.walk() if isinstance(op, cls))
+    return (op for op in walk(kernel) if isinstance(op, cls))
 
 
 def overwaited(ops: Iterator[Operation]) -> dict[BarrierOp, list[Operation]]:
@@ -111,7 +131,14 @@ def set_int(op: Operation, name: str, value: int) -> None:
     # i64 attributes hold two's complement: descriptors with bit 63 set read back negative.
     if value > (1 << 63) - 1:
         value -= 1 << 64
-    op.attributes[name] = IntegerAttr(value, i64)
+    op.attributes[name] = int_attr(value) if type(value) is int else IntegerAttr(value, i64)
+
+
+@lru_cache(maxsize=4096)
+def int_attr(value: int, type_: IntegerType = i64) -> IntegerAttr:
+    """`IntegerAttr(value, type_)` of an int, one instance per value and type: attributes are
+    immutable, and building and verifying them was a tenth of the derive passes."""
+    return IntegerAttr(value, type_)
 
 
 def set_str(op: Operation, name: str, value: str) -> None:
@@ -119,7 +146,12 @@ def set_str(op: Operation, name: str, value: str) -> None:
 
 
 def set_ints(op: Operation, name: str, values: Sequence[int]) -> None:
-    op.attributes[name] = DenseArrayBase.from_list(i64, list(values))
+    op.attributes[name] = _i64_array(tuple(values))
+
+
+@lru_cache(maxsize=1024)
+def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
 
 
 def set_strs(op: Operation, name: str, values: Sequence[str]) -> None:

@@ -29,7 +29,7 @@ from cakec.dialects.cake import (
     dtype_name,
 )
 from cakec.passes.derive_common import (
-    get_int, get_str, kernels, scaled, set_int, set_ints, set_strs,
+    get_int, get_str, kernels, scaled, set_int, set_ints, set_strs, walk,
 )
 
 #: Fixed tensor-map parameters (runtime TmapSpec / cuTensorMapEncodeTiled): dense boxes and
@@ -72,7 +72,7 @@ class _TensorMaps:
         self.specs: list[Attribute] = []
 
     def run(self) -> None:
-        for op in self.kernel.walk():
+        for op in walk(self.kernel):
             copy = (_load(self.kernel, op.tensor, op.view.owner, op.fill)
                     if isinstance(op, TmaLoadOp) else
                     _load(self.kernel, op.tensor, _view(op.source), None)

@@ -29,7 +29,7 @@ from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
-from cakec.passes.derive_common import overwaited, role_of
+from cakec.passes.derive_common import overwaited, role_of, walk
 from cakec.targets import sku as hw
 from cakec.targets.emit.emitter import blocks_per_sm, launch_regs
 from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
@@ -89,6 +89,18 @@ def index_kernel(kernel: cake.KernelOp) -> KernelIndex:
             for block in reversed(region.blocks):
                 stack.extend((child, inner) for child in reversed(list(block.ops)))
     return idx
+
+
+def index_of(ctx: object, kernel: cake.KernelOp) -> KernelIndex:
+    """`index_kernel(kernel)`, once per compilation: verify-conformance and
+    verify-consistency share it (no pass adds or moves ops; the index holds only ops)."""
+    cache: dict[cake.KernelOp, KernelIndex] | None = getattr(ctx, "cake_index", None)
+    if cache is None:
+        cache = {}
+        setattr(ctx, "cake_index", cache)
+    if kernel not in cache:
+        cache[kernel] = index_kernel(kernel)
+    return cache[kernel]
 
 
 def name_of(value: SSAValue) -> str:
@@ -258,7 +270,7 @@ class VerifyConformance(ModulePass):
                 sink.error("CAKE-T009", f"unknown target `{name}`", span_of(kernel, ctx),
                            help="known targets: " + ", ".join(hw.SKUS))
                 continue
-            _Conformance(ctx, sink, sku, index_kernel(kernel)).run()
+            _Conformance(ctx, sink, sku, index_of(ctx, kernel)).run()
 
 
 #: At most this many "also here" notes, so one root cause stays one readable error.
@@ -656,12 +668,12 @@ class _Conformance:
             barriers = 8 * sum(b.count.value.data for b in self.idx.barriers)
         reserved = self.sku.reserved_smem_per_block
         # Column reductions (`axis=0`) combine their warps' partials in static scratch.
-        reductions = [op for op in kernel.walk() if isinstance(op, cake.TileReduceOp)
+        reductions = [op for op in walk(kernel) if isinstance(op, cake.TileReduceOp)
                       and column_scratch_bytes(op, 1)]
         scratch = sum(column_scratch_bytes(op, len(warps_of(role)))
                       for op in reductions for role in [role_of(op)] if role is not None)
         # Each split_store's last-arrival flag is a static int.
-        flags = SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp) for op in kernel.walk())
+        flags = SPLIT_FLAG_BYTES * sum(isinstance(op, cake.SplitStoreOp) for op in walk(kernel))
         total = dynamic + scratch + flags + barriers + reserved
         limit = self.sku.smem_per_block_optin
         if total <= limit:

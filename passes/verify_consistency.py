@@ -29,7 +29,7 @@ from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.verify_conformance import (
     KernelIndex, at_line, decl_span, dims_of, dtype_of, elem_bytes, get_int, get_ints, get_str,
-    index_kernel, mma_forms, name_of, or_list, view_of, view_swizzle,
+    index_of, mma_forms, name_of, or_list, view_of, view_swizzle,
 )
 from cakec.targets import sku as hw
 from cakec.targets.descriptors import decode_fields
@@ -60,7 +60,7 @@ class VerifyConsistency(ModulePass):
         for kernel in op.ops:
             if isinstance(kernel, cake.KernelOp):
                 sku = hw.SKUS.get(target_of(kernel, ctx, self.target))
-                _Consistency(ctx, sink_of(ctx), sku, index_kernel(kernel)).run()
+                _Consistency(ctx, sink_of(ctx), sku, index_of(ctx, kernel)).run()
 
 
 @dataclass

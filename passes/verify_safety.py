@@ -22,7 +22,7 @@ from xdsl.passes import ModulePass
 from cakec.diagnostics import Note
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
-from cakec.passes.derive_common import exclusive, line_of, same_value
+from cakec.passes.derive_common import exclusive, line_of, same_value, walk
 from cakec.passes.protocol.definite import tile_definedness
 from cakec.passes.protocol.accounting import (
     accounting_of, first_wait_free, role_findings,
@@ -109,7 +109,7 @@ def _foreign_tiles(kernel: cake.KernelOp) -> list[Finding]:
         if not isinstance(on, cake.OnRoleOp):
             continue
         role = on.role.owner
-        for op in on.walk():
+        for op in walk(on):
             for v in op.operands:
                 regs = v.owner
                 if (not isinstance(regs, cake.RegsOp) or regs.role.owner is role
@@ -202,7 +202,7 @@ def _tmem(k: Kernel) -> list[Finding]:
 
 def _coords(k: Kernel) -> list[Finding]:
     out: list[Finding] = []
-    for o in k.op.walk():
+    for o in walk(k.op):
         if not isinstance(o, cake.ASYNC_LOADS):
             continue
         for c in o.coords:
@@ -219,7 +219,7 @@ def _split_tensors(k: Kernel) -> list[Finding]:
     docs/language.md "Split-K"); and one pair serves one output tensor."""
     owner: dict[SSAValue, tuple[cake.SplitStoreOp, str]] = {}
     out: list[Finding] = []
-    splits = [o for o in k.op.walk() if isinstance(o, cake.SplitStoreOp)]
+    splits = [o for o in walk(k.op) if isinstance(o, cake.SplitStoreOp)]
     for o in splits:
         for t, what in ((o.workspace, "workspace"), (o.counters, "counters")):
             first = owner.setdefault(t, (o, what))
@@ -229,7 +229,7 @@ def _split_tensors(k: Kernel) -> list[Finding]:
                 break  # one finding per split_store
         else:
             out.extend(_twice(o, splits))
-    for o in k.op.walk():
+    for o in walk(k.op):
         if isinstance(o, cake.SplitStoreOp):
             continue
         for t in o.operands:

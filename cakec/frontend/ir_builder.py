@@ -54,6 +54,18 @@ def _integer_attr(n: int, type_: Any) -> IntegerAttr:
     return IntegerAttr(n, type_)
 
 
+# Locations too: the ops at one position share one, and a rebuild of a file (the server, a
+# search loop) reuses them (building and verifying them was a fifth of the IR build).
+@lru_cache(maxsize=16384)
+def _location_attr(path: str, line: int, col: int) -> FileLineColLoc:
+    return FileLineColLoc(_string_attr(path), _int_attr(line), _int_attr(col))
+
+
+@lru_cache(maxsize=4096)
+def _string_attr(text: str) -> StringAttr:
+    return StringAttr(text)
+
+
 # The two ops of most of a kernel's scalar arithmetic, built through `Operation.create` with
 # what their IRDL constructors would give them (an i32 result; the default overflow flags of
 # the ops that have them): IRDL's per-argument building was the larger part of the IR build.
@@ -97,10 +109,8 @@ class Frontend:
 
     def __init__(self, path: str, sink: DiagnosticSink):
         self.path = path
-        self.path_attr = StringAttr(path)  # shared by every op's location
         self.sink = sink
         self.spans: dict[Operation, Span] = {}
-        self.locations: dict[tuple[int, int], FileLineColLoc] = {}
         self.block: Block = Block()
         self.scope = Scope({}, None, "kernel")
         self.closed: dict[str, tuple[Value, str]] = {}  # names of finished inner scopes
@@ -135,13 +145,7 @@ class Frontend:
         return op
 
     def _location(self, line: int, col: int) -> FileLineColLoc:
-        # Locations are immutable attributes: the ops at one position share one (building
-        # and verifying the attributes was a fifth of the IR build).
-        loc = self.locations.get((line, col))
-        if loc is None:
-            loc = self.locations[(line, col)] = FileLineColLoc(self.path_attr, _int_attr(line),
-                                                               _int_attr(col))
-        return loc
+        return _location_attr(self.path, line, col)
 
     def _add(self, op: Operation, span: Span) -> Operation:
         self.block.add_op(self._loc(op, span))
@@ -922,11 +926,11 @@ def _props(**kw: Any) -> dict[str, Any]:
     out = {}
     for k, v in kw.items():
         if isinstance(v, bool):
-            out[k] = IntegerAttr(int(v), i64)
+            out[k] = _integer_attr(int(v), i64)
         elif isinstance(v, int):
-            out[k] = IntegerAttr(v, i64)
+            out[k] = _integer_attr(v, i64)
         elif isinstance(v, str):
-            out[k] = StringAttr(v)
+            out[k] = _string_attr(v)
         else:
             out[k] = v
     return out

@@ -34,6 +34,8 @@ SEARCH_HI = 1 << 22  # largest leaf value the inversion tries
 
 _FREE = ("param", "dim", "lm.sm_count")  # leaves the launch chooses
 _GRID = ("lm.block_id", "lm.num_blocks")  # leaves the grid and the block determine
+#: their keys in an environment, per grid dimension
+_DIMS = [(("lm.num_blocks", str(d)), ("lm.block_id", str(d))) for d in range(3)]
 
 
 @dataclass
@@ -127,13 +129,13 @@ class Launches:
         the grid has no block there (nothing runs)."""
         env = dict(values)
         scratch = dict(values)  # the grid's values cache themselves here, not in `values`
-        for d in range(3):
+        for d, (size, index) in enumerate(_DIMS):
             g = self.grid[d].fn(scratch) if d < len(self.grid) else 1
             if g is None or g < 1:
                 return None
-            env[("lm.num_blocks", str(d))] = g
-            b = 0 if d not in self.block_used else (g - 1 if block < 0 else min(block, g - 1))
-            env[("lm.block_id", str(d))] = b
+            env[size] = g
+            env[index] = 0 if d not in self.block_used else (
+                g - 1 if block < 0 else min(block, g - 1))
         return env
 
     def _invert(self, leaf: Leaf, fn: Callable[[Env], int | None], targets: list[int]) -> None:
@@ -195,14 +197,14 @@ class Launches:
             combos = sorted(set(combos), key=lambda c: (sum(c), c))[:MAX_LAUNCHES]
         combos.sort(key=lambda c: (sum(c), c))
         out: list[Env] = []
-        seen: set[tuple] = set()
+        seen: set[frozenset] = set()
         for c in combos:
             values = {lf.key: r[i] for lf, r, i in zip(leaves, reps, c)}
             for block in ((0, 1, -1) if self.block_used else (0,)):
                 env = self.complete(values, block)
                 if env is None:
                     break
-                sig = tuple(sorted(env.items()))
+                sig = frozenset(env.items())
                 if sig not in seen:
                     seen.add(sig)
                     out.append(env)

@@ -21,7 +21,7 @@ from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
-from cakec.passes.derive_common import overwaited
+from cakec.passes.derive_common import overwaited, walk as walk_ops
 from cakec.passes.protocol.exprs import ExprInfo, Exprs
 from cakec.targets.sku import MAX_WAITED_MBARRIERS
 
@@ -94,8 +94,15 @@ class View:
     offset: int
     pool: cake.SmemOp
 
+    def __post_init__(self) -> None:
+        #: `buffer(s)` of the first stages, built once (the simulation asks at every access)
+        self.buffers = [self._buffer(s) for s in range(min(self.stages, 64))]
+
     def buffer(self, s: int) -> tuple[int, int, int]:
         """The bytes of stage s; views that alias a buffer share its key."""
+        return self.buffers[s] if 0 <= s < len(self.buffers) else self._buffer(s)
+
+    def _buffer(self, s: int) -> tuple[int, int, int]:
         return id(self.pool), self.offset + s * self.stage_bytes, self.stage_bytes
 
 
@@ -167,7 +174,7 @@ class Kernel:
         self._view_of: dict[Operation, View] = {}
         self._acc_of: dict[Operation, Acc] = {}
         self._stage_loads: dict[Instr, tuple[cake.StageLoadOp, ...]] = {}
-        self.overwaited = overwaited(op.walk())
+        self.overwaited = overwaited(walk_ops(op))
         self._read_declarations()
         self.programs = [self._compile(list(op.body.block.ops), r, inside=False)
                          for r in self.roles]
@@ -245,7 +252,7 @@ class Kernel:
                 self._acc_of[o] = a
                 if isinstance(o, cake.TmemOp):
                     self.tmems.append(o)
-        for o in self.op.walk():
+        for o in walk_ops(self.op):
             if isinstance(o, cake.ArgminOp):
                 self.running.update(filter(None, (self.acc_of(o.value), self.acc_of(o.index))))
             elif isinstance(o, cake.MmaOp) and self._operand(o.a) is None:
@@ -276,6 +283,8 @@ class Kernel:
     def _compile(self, ops: list[Operation], role: Role, inside: bool) -> list[Instr]:
         out: list[Instr] = []
         for o in ops:
+            if o.name.startswith("arith."):
+                continue  # scalar arithmetic (most ops): read where an effect uses it (exprs.py)
             if isinstance(o, cake.OnRoleOp):
                 if not inside and self._role_of.get(o.role.owner) is role:
                     out.extend(self._compile(list(o.body.block.ops), role, inside=True))

@@ -8,13 +8,15 @@ lapping, uninitialised reads, unconsumed phases), each in the author's terms.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.ir import Operation
 
 from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
-    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, VERB,
-    WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
+    ACC_WRITE, ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA,
+    VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
 from cakec.passes.protocol.trace import Exploration
@@ -33,9 +35,9 @@ class Simulation:
     round-robin, each until it blocks, so producers run as far ahead as the protocol lets them.
     """
 
-    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]], where: str,
-                 tcgen05: bool = False, wgmma: bool = False):
-        self.k, self.traces, self.where = k, traces, where
+    def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]],
+                 where: str | Callable[[], str], tcgen05: bool = False, wgmma: bool = False):
+        self.k, self.traces, self.launch = k, traces, where
         # An MMA into registers is asynchronous (its operand reads end at a commit or an
         # accumulator read) only as a wgmma; mma.sync has read its operands when it returns.
         self.async_reg_mma = wgmma
@@ -89,24 +91,59 @@ class Simulation:
         #: per role: the fill each `view[s].load()` last read (for CAKE-S021)
         self.vec_fill: list[dict[Operation, list]] = [{} for _ in range(R)]
         self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
+        #: per instruction reading a stage: `_read_flags` (once per kernel)
+        self.read_flags: dict[Instr, tuple[bool, bool, bool, bool]] = k.memo.setdefault(
+            "read_flags", {})
+
+    @property
+    def where(self) -> str:
+        """The launch, as findings name it (described when the first finding does)."""
+        if not isinstance(self.launch, str):
+            self.launch = self.launch()
+        return self.launch
 
     # ---- driver --------------------------------------------------------------------------------
 
     def run(self) -> list[Finding]:
         traces, pos = self.traces, self.pos
-        waits, completed, fwf, step = self.waits, self.completed, self.fwf, self._step
+        waits, completed, fwf = self.waits, self.completed, self.fwf
+        vcs, phase_vc, R = self.vc, self.phase_vc, self.R
+        handlers = {TMA: self._on_tma, ARRIVE: self._on_arrive, COMMIT: self._on_commit,
+                    MMA: self._mma, SKIP: self._on_skip, READ_STAGE: self._on_read_stage,
+                    TILE_WRITE: self._tile_write, TILE_READ: self._on_tile_read,
+                    ACC_WRITE: self._acc_write, WRITE_STAGE: self._on_write_stage,
+                    READ_ACC: self._on_read_acc}
         progress = True
         while progress:
             progress = False
             for r, tr in enumerate(traces):
                 i, n = pos[r], len(tr)
+                vc = vcs[r]
                 while i < n:
                     ev = tr[i]
-                    if ev[0] == WAIT:  # ready: its phase completed (`_ready`, inlined)
-                        e = ev[2]
-                        if completed[e] < len(waits[e].get(r, ())) + 1 - fwf[e]:
-                            break
-                    step(r, ev)
+                    if ev[0] != WAIT:
+                        vc[r] += 1
+                        handlers[ev[0]](r, ev)
+                        i += 1
+                        continue
+                    # A wait (a third of the events), inlined: it runs once the phase it
+                    # needs (m completed phases) completed; it then knows what that phase's
+                    # completers knew.
+                    e = ev[2]
+                    lst = waits[e].get(r)
+                    m = (0 if lst is None else len(lst)) + 1 - fwf[e]
+                    if completed[e] < m:
+                        break
+                    vc[r] += 1
+                    if lst is None:
+                        lst = waits[e][r] = []
+                    if m >= 2 and vc[R + e] < m - 1:
+                        self._stale_parity(r, ev[1], e, m)
+                    if m >= 1:
+                        _join(vc, phase_vc[e][m - 1])
+                    if completed[e] > m:
+                        self._lapped(e, m, r, ev[1])
+                    lst.append(vc[r])
                     i += 1
                 if i != pos[r]:
                     pos[r] = i
@@ -133,65 +170,62 @@ class Simulation:
             found[(f.code, id(other))] = f
         found.setdefault((f.code, id(f.op)), f)
 
-    def _step(self, r: int, ev: tuple) -> None:
-        vc = self.vc[r]
-        vc[r] += 1
-        kind = ev[0]
-        if kind == WAIT:
-            self._wait(r, ev)
-        elif kind == SKIP:
-            self.waits[ev[2]].setdefault(r, []).append(0)
-            self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
-        elif kind == TMA:
-            if self.bulk[r]:
-                self._drain(r, ev[1].view)
-            self._tma(r, ev)
-            self._arrive(r, ev, vc[:])
-        elif kind == ARRIVE:
-            self._drain_for(r, ev[1].barrier)
-            self._arrive(r, ev, vc[:])
-        elif kind == COMMIT:
-            self._drain_for(r, ev[1].barrier)
-            self.commits[r] += 1
-            for rec in self.outstanding[r]:
-                rec[2] = self.commits[r]
-            self.outstanding[r] = []
-            arr = vc[:]
-            arr[self.R + self.E + r] = self.commits[r]
-            if self.tc_commit[r]:
-                # The arrival of a tcgen05.commit tracks the role's MMAs; the PTX ISA does not
-                # say it makes what the role observed on other barriers (TMA data that landed)
-                # visible to the threads that wait on it: they must wait on those themselves.
-                arr[self.R:self.R + self.E] = [0] * self.E
-            self._arrive(r, ev, arr)
-        elif kind == MMA:
-            self._mma(r, ev)
-        elif kind == READ_STAGE:
-            self._read_stage(r, ev[1], *ev[2])
-        elif kind == TILE_WRITE:
-            self._tile_write(r, ev)
-        elif kind == TILE_READ:
-            self._tile_read(r, ev[1])
-        elif kind == ACC_WRITE:
-            self._acc_write(r, ev)
-        elif kind == WRITE_STAGE:
-            self._drain(r, ev[2][0])
-            if ev[1].acc is not None:  # the value it stores reads an accumulator first
-                self._read_acc(r, ev)
-                self._retire_mmas(r, ev[1].acc)
-            self._write_stage(r, ev[1], *ev[2])
-            acc = ev[1].acc
-            buf = ev[2][0].buffer(ev[2][1])
-            self.copies[buf] = ([acc, self.versions.get(acc.index, [0])[0], ev[1]]
-                                if acc is not None else None)
-        else:
-            if ev[1].acc is not None:
-                self._read_acc(r, ev)
-                self._check_companions(r, ev[1])
-                self._retire_mmas(r, ev[1].acc)
-            if ev[1].dest is not None:
-                self._assign_acc(r, ev[1], ev[4])
-                self._updated(ev[1].dest, ev[1], ev[2])
+    # Every event but a wait, by kind (`run` has advanced the role's own clock component):
+
+    def _on_tma(self, r: int, ev: tuple) -> None:
+        if self.bulk[r]:
+            self._drain(r, ev[1].view)
+        self._tma(r, ev)
+        self._arrive(r, ev, self.vc[r][:])
+
+    def _on_arrive(self, r: int, ev: tuple) -> None:
+        self._drain_for(r, ev[1].barrier)
+        self._arrive(r, ev, self.vc[r][:])
+
+    def _on_commit(self, r: int, ev: tuple) -> None:
+        self._drain_for(r, ev[1].barrier)
+        self.commits[r] += 1
+        for rec in self.outstanding[r]:
+            rec[2] = self.commits[r]
+        self.outstanding[r] = []
+        arr = self.vc[r][:]
+        arr[self.R + self.E + r] = self.commits[r]
+        if self.tc_commit[r]:
+            # The arrival of a tcgen05.commit tracks the role's MMAs; the PTX ISA does not
+            # say it makes what the role observed on other barriers (TMA data that landed)
+            # visible to the threads that wait on it: they must wait on those themselves.
+            arr[self.R:self.R + self.E] = [0] * self.E
+        self._arrive(r, ev, arr)
+
+    def _on_skip(self, r: int, ev: tuple) -> None:
+        self.waits[ev[2]].setdefault(r, []).append(0)
+        self.skips[(r, self.k.barriers.index(ev[1].barrier))] = ev[1]
+
+    def _on_read_stage(self, r: int, ev: tuple) -> None:
+        self._read_stage(r, ev[1], *ev[2])
+
+    def _on_tile_read(self, r: int, ev: tuple) -> None:
+        self._tile_read(r, ev[1])
+
+    def _on_write_stage(self, r: int, ev: tuple) -> None:
+        self._drain(r, ev[2][0])
+        if ev[1].acc is not None:  # the value it stores reads an accumulator first
+            self._read_acc(r, ev)
+            self._retire_mmas(r, ev[1].acc)
+        self._write_stage(r, ev[1], *ev[2])
+        acc = ev[1].acc
+        buf = ev[2][0].buffer(ev[2][1])
+        self.copies[buf] = ([acc, self.versions.get(acc.index, [0])[0], ev[1]]
+                            if acc is not None else None)
+
+    def _on_read_acc(self, r: int, ev: tuple) -> None:
+        if ev[1].acc is not None:
+            self._read_acc(r, ev)
+            self._check_companions(r, ev[1])
+            self._retire_mmas(r, ev[1].acc)
+        if ev[1].dest is not None:
+            self._assign_acc(r, ev[1], ev[4])
+            self._updated(ev[1].dest, ev[1], ev[2])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
         """A per-column vector read from a staged view (`scq[s].load()`) combined with an
@@ -251,19 +285,6 @@ class Simulation:
 
     # ---- barriers ------------------------------------------------------------------------------
 
-    def _wait(self, r: int, ev: tuple) -> None:
-        e = ev[2]
-        lst = self.waits[e].setdefault(r, [])
-        m = len(lst) + 1 - self.fwf[e]  # completed phases this wait needs
-        vc = self.vc[r]
-        if m >= 2 and vc[self.R + e] < m - 1:
-            self._stale_parity(r, ev[1], e, m)
-        if m >= 1:
-            _join(vc, self.phase_vc[e][m - 1])
-        if self.completed[e] > m:
-            self._lapped(e, m, r, ev[1])
-        lst.append(vc[r])
-
     def _stale_parity(self, r: int, wait: Instr, e: int, m: int) -> None:
         """CAKE-S042: a wait for phase m - 1 while phase m - 2, which the role skipped, is not
         known complete. A parity wait passes whenever the barrier's phase count has the
@@ -290,25 +311,27 @@ class Simulation:
 
     def _arrive(self, r: int, ev: tuple, arr: list[int]) -> None:
         e = ev[2]
+        pending = self.pending
         # `arr` is the arriver's own copy: the first arrival of a phase takes it as is.
-        if self.pending[e]:
-            _join(self.pend_vc[e], arr)
+        if pending[e]:
+            pvc = self.pend_vc[e]
+            _join(pvc, arr)
         else:
-            self.pend_vc[e] = arr
-        self.pending[e] += 1
-        if self.pending[e] < self.init[e]:
+            pvc = self.pend_vc[e] = arr
+        pending[e] += 1
+        if pending[e] < self.init[e]:
             return
         q = self.completed[e]
-        pvc = self.pend_vc[e]
         pvc[self.R + e] = q + 1
         self.phase_vc[e].append(pvc)
         self.completer[e].append((r, ev[1], ev[4]))
         self.completed[e] = q + 1
-        self.pending[e] = 0
+        pending[e] = 0
         # Completing phase q is safe only after every consumer observed phase q - 1.
         n = q - 1 + self.fwf[e]
+        waits = self.waits[e]
         for c in self.consumers[e]:
-            lst = self.waits[e].get(c, ())
+            lst = waits.get(c, ())
             if 0 <= n < len(lst) and pvc[c] < lst[n]:
                 self._lapped(e, q, c, self.traces[c][lst[n] - 1][1])
 
@@ -334,10 +357,20 @@ class Simulation:
         ins: Instr = ev[1]
         e, s = ev[2], ev[4]
         vc = self.vc[w]
-        st = self.stage.setdefault(ins.view.buffer(s), [[], []])
+        key = ins.view.buffer(s)
+        st = self.stage.get(key)
+        if st is None:
+            st = self.stage[key] = [[], []]
+        commits = self.R + self.E
         for rec in st[1]:
-            if not self._after_end(vc, rec):
-                self._war(w, ins, rec, s)
+            # `_after_end(vc, rec)`, inlined: a refill meets each read since the last fill
+            end = rec[2]
+            if end == -1:
+                if vc[rec[0]] >= rec[1]:
+                    continue
+            elif end is not None and vc[commits + rec[0]] >= end:
+                continue
+            self._war(w, ins, rec, s)
         if st[0] and not st[1]:
             prev = st[0][-1]
             if prev[0] != w and not self._fill_seen(vc, prev):
@@ -531,8 +564,11 @@ class Simulation:
                  f"{release} (an empty barrier)"), other=other)
 
     def _updated(self, acc: Acc, ins: Instr, it: int) -> None:
-        v = self.versions.setdefault(acc.index, [0, {}])
-        v[1].setdefault(v[0], (ins, it))  # the first write after version v[0]
+        v = self.versions.get(acc.index)
+        if v is None:
+            v = self.versions[acc.index] = [0, {}]
+        if v[0] not in v[1]:
+            v[1][v[0]] = (ins, it)  # the first write after version v[0]
         v[0] += 1
 
     def _stale_copy(self, r: int, ins: Instr, opnd: tuple, it: int) -> None:
@@ -578,7 +614,9 @@ class Simulation:
         acc = ins.acc
         if acc is None:
             return
-        st = self.acc.setdefault(acc.index, [[], []])
+        st = self.acc.get(acc.index)
+        if st is None:
+            st = self.acc[acc.index] = [[], []]
         if not ev[4] and not st[0]:
             self._report("uninit", Finding(
                 "CAKE-S012", ins.op,
@@ -586,7 +624,9 @@ class Simulation:
                 f"before any MMA initialised it{self.where}",
                 [(acc.op, f"`{acc.name}` is declared here")],
                 help="pass `init=True` on the first MMA into it, e.g. `init=(k == 0)`"))
-        unread = self.unread.setdefault(acc.index, [])
+        unread = self.unread.get(acc.index)
+        if unread is None:
+            unread = self.unread[acc.index] = []
         if ev[4] and unread:
             self._discard(ins, ev[5], unread, acc, "the MMA", "the partial sums of", "the MMA")
         self.unread[acc.index] = [(ins, ev[5])] if ev[4] else [*unread, (ins, ev[5])]
@@ -651,11 +691,16 @@ class Simulation:
         (ends at the role's next write of its view, `_drain`) or a synchronous read (ends
         where it stands). Returns the fill it reads when that is well ordered."""
         vc = self.vc[r]
-        st = self.stage.setdefault(view.buffer(s), [[], []])
+        key = view.buffer(s)
+        st = self.stage.get(key)
+        if st is None:
+            st = self.stage[key] = [[], []]
         writes = st[0]
-        pending = ins.kind == MMA and (self.async_reg_mma or ins.acc is None
-                                           or isinstance(ins.acc.op, cake.TmemOp))
-        bulk = isinstance(ins.op, cake.TmaStoreStageOp)  # ends at the role's next write
+        flags = self.read_flags.get(ins)
+        if flags is None:
+            flags = self.read_flags[ins] = _read_flags(ins)
+        mma, pending, bulk, vec = flags
+        pending = pending or (mma and self.async_reg_mma)
         rec = [r, vc[r], None if pending or bulk else -1, ins, (view, s), not writes]
         st[1].append(rec)
         if pending:
@@ -667,13 +712,14 @@ class Simulation:
             return None
         # The newest fill this read is ordered after; a newer one is a refill that raced it.
         seen = len(writes) - 1
-        if not self._fill_seen(vc, writes[seen]):
-            seen = next((i for i in range(seen - 1, -1, -1)
-                         if self._fill_seen(vc, writes[i])), None)
-        if seen == len(writes) - 1:
-            if ins.kind == READ_STAGE and type(ins.op) is cake.StageLoadOp:
-                self.vec_fill[r][ins.op] = writes[seen]
-            return writes[seen]
+        last = writes[seen]
+        # `_fill_seen(vc, last)`, inlined: most reads are of the newest fill
+        if (vc[last[0]] >= last[1] if last[2] is None else vc[self.R + last[2]] > last[3]):
+            if vec:
+                self.vec_fill[r][ins.op] = last
+            return last
+        seen = next((i for i in range(seen - 1, -1, -1)
+                     if self._fill_seen(vc, writes[i])), None)
         name = f"{view.name}[{s}]"
         roles = self.k.roles
         if seen is not None:
@@ -1015,6 +1061,16 @@ def _join(dst: list[int], src: list[int]) -> None:
             dst[i] = x
 
 
+def _read_flags(ins: Instr) -> tuple[bool, bool, bool, bool]:
+    """How a read of a stage by `ins` ends: (an MMA; its reads end at a commit whatever the
+    target: an MMA into TMEM or without accumulator; a TMA store's, at the role's next
+    write; a `view[s].load()`, whose fill CAKE-S021 compares)."""
+    mma = ins.kind == MMA
+    return (mma, mma and (ins.acc is None or isinstance(ins.acc.op, cake.TmemOp)),
+            isinstance(ins.op, cake.TmaStoreStageOp),
+            ins.kind == READ_STAGE and type(ins.op) is cake.StageLoadOp)
+
+
 def _stage_reader(ins: Instr) -> tuple[str, str]:
     """How findings name a read of a stage, and how its role releases the stage after it."""
     if ins.kind == MMA:
@@ -1038,7 +1094,8 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
     for run in ex.runs:
         if not run.complete or not run.fresh:
             continue
-        sim = Simulation(k, fwf, run.traces, run.where, tcgen05, wgmma)  # type: ignore[arg-type]
+        sim = Simulation(k, fwf, run.traces, run.describe, tcgen05,  # type: ignore[arg-type]
+                         wgmma)
         sim.run()
         rank, found = sim.verdict()
         if found and rank < best[0]:

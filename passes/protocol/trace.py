@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from cakec.dialects import cake
 from cakec.passes.protocol.exprs import Env, ExprInfo
@@ -45,13 +45,13 @@ CLOCK_ELEMENTS = 256
 
 
 def trace_role(k: Kernel, role: int, env: Env, budget: list[int], oob: list[Finding],
-               shortened: set[Operation] | None = None, exact_up_to: int = 0, where: str = ""
-               ) -> list[tuple] | None:
+               shortened: set[Operation] | None = None, exact_up_to: int = 0,
+               where: "str | Callable[[], str]" = "") -> list[tuple] | None:
     """The events of one role under `env`; None if an operand cannot be evaluated or
     the budget ran out. Out-of-range stage indices are appended to `oob` (naming the launch
-    as `where`); the ops that ran inside a shortened loop are added to `shortened`. Loops of
-    at most `exact_up_to` (and at most four laps of the deepest pipeline) iterations run in
-    full."""
+    as `where`, or as what it returns: built only for a finding); the ops that ran inside a
+    shortened loop are added to `shortened`. Loops of at most `exact_up_to` (and at most
+    four laps of the deepest pipeline) iterations run in full."""
     tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to, where)
     if k.traced is None:
         k.traced = [_steps(prog) for prog in k.programs]
@@ -93,16 +93,20 @@ def _constant(e: ExprInfo | None) -> int | None:
 def _step(ins: Instr) -> Step:
     kind = ins.kind
     if kind == "loop":
-        body = _steps(ins.body)
-        return lambda t: t.loop(ins, body)
+        body, name = _steps(ins.body), ins.iv.name_hint or "i"
+        return lambda t: t.loop(ins, body, name)
     if kind == "branch":
         then, orelse = _steps(ins.body), _steps(ins.orelse or [])
         return lambda t: t.run(then if t.value(ins.cond, ins) else orelse)
     if kind == MMA:
+        a, b, init = ins.a, ins.b, ins.init
+
         def mma(t: _Tracer) -> None:
             _tick(t, ins)
-            t.events.append((MMA, ins, t.stage_of(ins, ins.a), t.stage_of(ins, ins.b),
-                             bool(t.value(ins.init, ins)), t.step(), t.it, t.seg))
+            loops = t.loops
+            t.events.append((MMA, ins, t.stage_of(ins, a), t.stage_of(ins, b),
+                             bool(t.value(init, ins)), loops[-1] if loops else None, t.it,
+                             t.seg))
         return mma
     if kind == TILE_WRITE:
         def tile_write(t: _Tracer) -> None:
@@ -184,10 +188,11 @@ class _Stop(Exception):
 
 class _Tracer:
     def __init__(self, k: Kernel, env: Env, budget: list[int], oob: list[Finding],
-                 shortened: set[Operation] | None, exact_up_to: int, where: str):
+                 shortened: set[Operation] | None, exact_up_to: int,
+                 where: "str | Callable[[], str]"):
         self.k = k
         self.env = dict(env)
-        self.where = where
+        self.launch = where
         self.budget = budget
         self.oob = oob
         self.shortened = shortened
@@ -195,7 +200,8 @@ class _Tracer:
         self.inside_short = 0  # depth of shortened loops around the current op
         self.events: list[tuple] = []
         self.seg = 0  # accounting segment: a wait or a loop iteration starts a new one
-        self.loops: list[tuple[SSAValue, int]] = []  # enclosing loop variables and values
+        #: the enclosing loops' variables (their names) and values
+        self.loops: list[tuple[str, int]] = []
         #: which iteration an event is in: the enclosing loops' values, numbered in order of
         #: first appearance (what is read of them is whether two events share an iteration:
         #: numbers make block 1's trace equal to block 0's when only tile indices differ)
@@ -210,11 +216,16 @@ class _Tracer:
             raise _Stop()
         return v
 
+    @property
+    def where(self) -> str:
+        """The launch, as findings name it."""
+        return self.launch if isinstance(self.launch, str) else self.launch()
+
     def index(self, ins: Instr, s: int, count: int, what: str, decl: Operation) -> bool:
         if 0 <= s < count:
             return True
         where = self.where
-        loops = ", ".join(f"{iv.name_hint or 'i'} = {v}" for iv, v in self.loops)
+        loops = ", ".join(f"{name} = {v}" for name, v in self.loops)
         self.oob.append(Finding(
             "CAKE-S008", ins.op,
             f"stage {s} is out of range for {what} with {count} "
@@ -239,10 +250,7 @@ class _Tracer:
 
     def step(self) -> tuple[str, int] | None:
         """The innermost loop's variable and value, for messages ("k = 3")."""
-        if not self.loops:
-            return None
-        iv, v = self.loops[-1]
-        return iv.name_hint or "i", v
+        return self.loops[-1] if self.loops else None
 
     def run(self, steps: list[Step]) -> None:
         for f in steps:
@@ -256,7 +264,7 @@ class _Tracer:
             + (f" ({where.strip()})" if where else "") + ": it never ends",
             help="the step must be at least 1 for every launch, e.g. `lm.max(step, 1)`"))
 
-    def loop(self, ins: Instr, body: list[Step]) -> None:
+    def loop(self, ins: Instr, body: list[Step], name: str) -> None:
         lb, ub, step = self.value(ins.lb, ins), self.value(ins.ub, ins), self.value(ins.step, ins)
         if step <= 0:
             if lb < ub:
@@ -276,12 +284,12 @@ class _Tracer:
             short = 1
         self.inside_short += short
         key = id(iv)
-        self.loops.append((iv, lb))
+        self.loops.append((name, lb))
         outer, values, its = self.it, self.values, self.iterations
         loops, env = self.loops, self.env
         for j in iterations:
             v = lb + j * step
-            loops[-1] = (iv, v)
+            loops[-1] = (name, v)
             self.values = now = (*values, v)
             self.it = its.setdefault(now, len(its))
             env[key] = v
@@ -305,12 +313,16 @@ class Run:
     env: Env
     traces: list[list[tuple] | None]
     oob: list[Finding]
-    where: str  # the launch, as findings name it
+    describe: Callable[[], str]  # the launch, as findings name it (`where`)
     fresh: bool = True  # False when every trace repeats an earlier run's (same verdict)
 
     @property
     def complete(self) -> bool:
         return all(t is not None for t in self.traces)
+
+    @property
+    def where(self) -> str:
+        return self.describe()
 
 
 @dataclass
@@ -342,7 +354,8 @@ def explore(k: Kernel) -> Exploration:
     per_run, total = (EVENT_BUDGET * CLOCK_ELEMENTS // width,
                       TOTAL_BUDGET * CLOCK_ELEMENTS // width)
     for env in launches.envs():
-        where = launches.describe(env)
+        # The description is built when a finding names the launch, once.
+        where = _described(launches, env)
         oob: list[Finding] = []
         budget = [min(per_run, total)]
         traces = []
@@ -376,12 +389,23 @@ def explore(k: Kernel) -> Exploration:
             continue
         if budget[0] < 0 or total <= 0:
             # The other launches are as large: stop rather than stall.
-            return Exploration(runs, f"running it{where} takes more than "
+            return Exploration(runs, f"running it{where()} takes more than "
                                      f"{per_run} events", launches)
         bad = k.undecidable[-1]
         partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot be "
-                              f"evaluated{where}")
+                              f"evaluated{where()}")
     return Exploration(runs, partial, launches)
+
+
+def _described(launches: Launches, env: Env) -> Callable[[], str]:
+    """`launches.describe(env)`, computed on the first call."""
+    text: list[str] = []
+
+    def where() -> str:
+        if not text:
+            text.append(launches.describe(env))
+        return text[0]
+    return where
 
 
 def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:

@@ -31,6 +31,7 @@ from cakec.dialects.cake import (
     BlockIdOp, CopyLoadOp, ForOp, GridOp, KernelOp, NumBlocksOp, TensorType, TileLoadOp,
     SplitStoreOp, TileStoreOp, TmaLoadOp, TmaStoreOp, TmaStoreStageOp,
 )
+from cakec.passes.derive_common import walk
 
 #: A tile count: scalar S divided (rounding up) by a constant e; (S, 1) is S itself.
 Atom = tuple[str, int]
@@ -158,7 +159,7 @@ class _Reach:
 def _accesses(kernel: KernelOp):
     """(op, tensor argument, per-dimension tile extent) for every tile access; vectors run
     along the last dimension, (M, N) blocks cover the last two."""
-    for op in kernel.walk():
+    for op in walk(kernel):
         if isinstance(op, (TmaLoadOp, CopyLoadOp)):
             tile = op.view.type.dims()
         elif isinstance(op, (TmaStoreOp, SplitStoreOp)):
