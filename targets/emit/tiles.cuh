@@ -196,108 +196,106 @@ __device__ __forceinline__ typename In::reg cake_load_run_elem(const CakeTensor<
              : other;
 }
 
-// Offset of row c[R-2] + row of the block at c (leading coordinates are element indices),
-// or -1 when it lies outside the tensor.
-template <int R>
-__device__ __forceinline__ long long cake_block_row(const CakeTensor<R>& t, const i32 (&c)[R],
-                                                    i32 row) {
-  long long off = 0;
-#pragma unroll
-  for (int d = 0; d < R - 2; ++d) {
-    if (c[d] < 0 || c[d] >= t.shape[d]) return -1;
-    off += (long long)c[d] * t.stride[d];
-  }
-  const i32 r = c[R - 2] + row;
-  return (r >= 0 && r < t.shape[R - 2]) ? off + (long long)r * t.stride[R - 2] : -1;
-}
-
-// Element (row, col) of the (M, N) block whose first element is at c; outside, `other`.
-template <int R, class In>
-__device__ __forceinline__ typename In::reg cake_load_block_elem(const CakeTensor<R>& t,
-                                                                 const i32 (&c)[R], i32 row,
-                                                                 i32 col, typename In::reg other) {
-  const long long off = cake_block_row<R>(t, c, row);
-  const i32 k = c[R - 1] + col;
-  return (off >= 0 && k >= 0 && k < t.shape[R - 1])
-             ? In::one((const typename In::elem*)t.ptr + off + (long long)k * t.stride[R - 1])
-             : other;
-}
-
-// Elements (row, col) and (row, col + 1) of the block at c: one access when both are inside
-// and the row allows it, else each alone (`other` outside). No early return.
-template <int R, class In>
-__device__ __forceinline__ void cake_load_block_pair(const CakeTensor<R>& t, const i32 (&c)[R],
-                                                     i32 row, i32 col, typename In::reg (&x)[2],
-                                                     typename In::reg other) {
-  typedef typename In::elem E;
-  const long long off = cake_block_row<R>(t, c, row);
-  const i32 k = c[R - 1] + col;
-  const long long ld = t.stride[R - 1], n = t.shape[R - 1];
-  const E* const p = (const E*)t.ptr + (off >= 0 ? off : 0);
-  if (off >= 0 && k >= 0 && k + 1 < n && ld == 1 && In::pairs_ok(p + k)) {
-    In::pair(p + k, x);
-  } else {
-    x[0] = (off >= 0 && k >= 0 && k < n) ? In::one(p + (long long)k * ld) : other;
-    x[1] = (off >= 0 && k + 1 >= 0 && k + 1 < n) ? In::one(p + (long long)(k + 1) * ld) : other;
-  }
-}
-
-// The same pair of a tile stored into a tensor of rank R > 2: the tile's rows and columns
-// are the last two dimensions, the leading coordinates c[0..R-3] element indices (as
-// cake_load_block_pair reads them); rows outside any dimension are skipped.
-template <int R, class Out>
-__device__ __forceinline__ void cake_store_block_pair(const CakeTensor<R>& t, const i32 (&c)[R],
-                                                      i32 row, i32 col, float x0, float x1) {
-  typedef typename Out::elem E;
-  const long long off = cake_block_row<R>(t, c, row);
-  if (off >= 0) {
-    E* const p = (E*)t.ptr + off;
-    const i32 k = c[R - 1] + col;
-    const long long ld = t.stride[R - 1], n = t.shape[R - 1];
-    if (k >= 0 && k + 1 < n && ld == 1 && Out::pairs_ok(p + k, t.stride[R - 2])) {
-      Out::pair(p + k, x0, x1);
-    } else {
-      if (k >= 0 && k < n) Out::one(p + (long long)k * ld, x0);
-      if (k + 1 >= 0 && k + 1 < n) Out::one(p + (long long)(k + 1) * ld, x1);
-    }
-  }
-}
-
-// An (M, N) block of t at element coordinates c taken whole: its element (0, 0) at `base`,
-// rows `ld` apart, and whether every element lies inside the tensor with the last dimension
-// contiguous (and, for VEC > 1, every run of VEC columns from a multiple of VEC aligned to
-// one VEC-element access). A
-// whole block is read or written by plain accesses, one bounds decision for the tile (a
-// uniform branch) instead of one per element; any other block takes the checked helpers
-// above, so a ragged tail keeps its exact semantics.
+// An (M, N) block of t at element coordinates c (the leading ones element indices, the last
+// two the block's first row and column): its element (0, 0) at offset `base`, rows `ld` and
+// columns `ldc` apart. The elements inside the tensor form a rectangle of the block, rows
+// [r_lo, r_hi) by columns [c_lo, c_hi) (empty when a leading coordinate is outside), so
+// bounds are decided once per block and a checked access compares its row and column with
+// it, the row's half shared by every access of the row. `whole`: every element is inside
+// with the last dimension contiguous (and, for VEC > 1, every run of VEC columns from a
+// multiple of VEC aligned to one VEC-element access); a whole block is read or written by plain accesses, one uniform
+// branch for the tile instead of a check per element, and any other block takes the
+// checked helpers below, so a ragged tail keeps its exact semantics.
 struct CakeBlock {
   long long base;
   long long ld;
+  long long ldc;
+  i32 r_lo, r_hi, c_lo, c_hi;
   bool whole;
 };
+
+// [lo, hi) of 0 <= i < n with 0 <= x0 + i < extent, as i32 in [0, n].
+__device__ __forceinline__ void cake_block_span(long long x0, i32 n, long long extent, i32& lo,
+                                                i32& hi) {
+  lo = (i32)(x0 >= 0 ? 0 : (-x0 < n ? -x0 : n));
+  const long long left = extent - x0;
+  hi = (i32)(left <= 0 ? 0 : (left < n ? left : n));
+  if (hi < lo) hi = lo;
+}
 
 template <int R, class E, int VEC>
 __device__ __forceinline__ CakeBlock cake_block(const CakeTensor<R>& t, const i32 (&c)[R],
                                                 i32 rows, i32 cols) {
-  bool whole = t.stride[R - 1] == 1;
+  bool in = true;
   long long off = 0;
 #pragma unroll
   for (int d = 0; d < R - 2; ++d) {
-    whole = whole && c[d] >= 0 && c[d] < t.shape[d];
+    in = in && c[d] >= 0 && c[d] < t.shape[d];
     off += (long long)c[d] * t.stride[d];
   }
-  const long long r0 = c[R - 2], k0 = c[R - 1], ld = t.stride[R - 2];
-  whole = whole && r0 >= 0 && r0 + rows <= t.shape[R - 2] && k0 >= 0 &&
-          k0 + cols <= t.shape[R - 1];
-  off += r0 * ld + k0;
+  const long long r0 = c[R - 2], k0 = c[R - 1], ld = t.stride[R - 2], ldc = t.stride[R - 1];
+  off += r0 * ld + k0 * ldc;
+  CakeBlock b;
+  b.base = off;
+  b.ld = ld;
+  b.ldc = ldc;
+  cake_block_span(r0, rows, t.shape[R - 2], b.r_lo, b.r_hi);
+  cake_block_span(k0, cols, t.shape[R - 1], b.c_lo, b.c_hi);
+  if (!in) b.r_hi = b.r_lo;
+  bool whole = ldc == 1 && b.r_lo == 0 && b.r_hi == rows && b.c_lo == 0 && b.c_hi == cols;
   if (VEC > 1)
     whole = whole && ld % VEC == 0 && ((u64)((const E*)t.ptr + off) % (VEC * sizeof(E))) == 0;
-  return {off, ld, whole};
+  b.whole = whole;
+  return b;
 }
 
-// The accesses of a whole block b (cake_block; VEC for the pairs and runs): element (row, col),
-// the pair (row, col), (row, col + 1) with col even, the run of N = 4 columns from col a
-// multiple of 4 (4-byte elements: one 16-byte access), read or stored with no bounds.
+__device__ __forceinline__ bool cake_block_in(const CakeBlock& b, i32 row, i32 col) {
+  return row >= b.r_lo && row < b.r_hi && col >= b.c_lo && col < b.c_hi;
+}
+
+// Checked accesses of block b: element (row, col), outside `other`; the pair (row, col),
+// (row, col + 1), one access when both are inside and contiguous and aligned, else each
+// alone (outside: `other` read, nothing stored). No early return: a warp leaves converged.
+template <int R, class In>
+__device__ __forceinline__ typename In::reg cake_block_elem(const CakeTensor<R>& t,
+                                                            const CakeBlock& b, i32 row, i32 col,
+                                                            typename In::reg other) {
+  return cake_block_in(b, row, col)
+             ? In::one((const typename In::elem*)t.ptr + b.base + (long long)row * b.ld +
+                       (long long)col * b.ldc)
+             : other;
+}
+template <int R, class In>
+__device__ __forceinline__ void cake_block_pair(const CakeTensor<R>& t, const CakeBlock& b,
+                                                i32 row, i32 col, typename In::reg (&x)[2],
+                                                typename In::reg other) {
+  const bool in0 = cake_block_in(b, row, col), in1 = cake_block_in(b, row, col + 1);
+  const typename In::elem* const p =
+      (const typename In::elem*)t.ptr + b.base + (long long)row * b.ld + (long long)col * b.ldc;
+  if (in0 && in1 && b.ldc == 1 && In::pairs_ok(p)) {
+    In::pair(p, x);
+  } else {
+    x[0] = in0 ? In::one(p) : other;
+    x[1] = in1 ? In::one(p + b.ldc) : other;
+  }
+}
+template <int R, class Out>
+__device__ __forceinline__ void cake_block_store_pair(const CakeTensor<R>& t, const CakeBlock& b,
+                                                      i32 row, i32 col, float x0, float x1) {
+  const bool in0 = cake_block_in(b, row, col), in1 = cake_block_in(b, row, col + 1);
+  typename Out::elem* const p =
+      (typename Out::elem*)t.ptr + b.base + (long long)row * b.ld + (long long)col * b.ldc;
+  if (in0 && in1 && b.ldc == 1 && Out::pairs_ok(p, b.ld)) {
+    Out::pair(p, x0, x1);
+  } else {
+    if (in0) Out::one(p, x0);
+    if (in1) Out::one(p + b.ldc, x1);
+  }
+}
+
+// The accesses of a whole block b (cake_block; VEC for the pairs and runs) with no bounds:
+// element (row, col), the pair (row, col), (row, col + 1) with col even, the run of N = 4
+// columns from col a multiple of 4 (4-byte elements: one 16-byte access), read or stored.
 template <int R, class In>
 __device__ __forceinline__ typename In::reg cake_whole_elem(const CakeTensor<R>& t,
                                                             const CakeBlock& b, i32 row, i32 col) {
@@ -313,6 +311,7 @@ __device__ __forceinline__ void cake_whole_store_pair(const CakeTensor<R>& t, co
                                                       i32 row, i32 col, float x0, float x1) {
   Out::pair((typename Out::elem*)t.ptr + b.base + (long long)row * b.ld + col, x0, x1);
 }
+
 // A run of n elements along t's last dimension from element coordinates c, as a CakeBlock of
 // one row: element i at base + i * ld, whole when every element lies inside the tensor. A
 // vector load of a whole run reads with no per-element bounds (cake_whole_run_elem): loads
@@ -330,7 +329,11 @@ __device__ __forceinline__ CakeBlock cake_run_block(const CakeTensor<R>& t, cons
   }
   const long long k0 = c[R - 1], ld = t.stride[R - 1];
   whole = whole && k0 >= 0 && k0 + n <= t.shape[R - 1];
-  return {off + k0 * ld, ld, whole};
+  CakeBlock b = {};
+  b.base = off + k0 * ld;
+  b.ld = ld;
+  b.whole = whole;
+  return b;
 }
 template <int R, class In>
 __device__ __forceinline__ typename In::reg cake_whole_run_elem(const CakeTensor<R>& t,

@@ -16,7 +16,7 @@ unrolled: every array index is a constant after unrolling."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from weakref import WeakKeyDictionary
 
@@ -451,16 +451,36 @@ def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
     # A number fills every element: the loops run over the destination's registers.
     over = value if isinstance(value.type, TileType) else op.dest
 
+    if trait is not None and op.dest not in em.values:
+        raise Unsupported("assigning a register tile its role does not hold")
+
+    def one() -> None:
+        em.line(f"{_lvalue(em, op.dest, layout)} = {element(em, value, layout)};")
+
     def assign(_whole: bool) -> None:
-        with layout.loops(em, shape, over):
-            x = element(em, value, layout)
+        if 1 in shape or (trait is None and not any(
+                leaf in _DEFERRED.get(em, {}) for leaf in tile_leaves(value))):
+            with layout.loops(em, shape, over):
+                if trait is None:
+                    one()
+                else:
+                    em.line(f"{trait}::set({layout.ref_packed(em.values[op.dest], shape)}, "
+                            f"{C} % 2, {element(em, value, layout)});")
+            return
+        # A column pair at a time: deferred loads in `value` read one access per pair
+        # (paired_loads), and a 16-bit destination's register packed whole (one convert).
+        with layout.row_loop(em, shape[0]), layout.col_loop(em, over, step=2):
             if trait is None:
-                em.line(f"{_lvalue(em, op.dest, layout)} = {x};")
-            elif op.dest in em.values:
-                em.line(f"{trait}::set({layout.ref_packed(em.values[op.dest], shape)}, "
-                        f"{C} % 2, {x});")
+                with paired_loads(em, value, layout):
+                    for e in range(2):
+                        with em.block():
+                            em.line(f"const int {C} = {CP} + {e};")
+                            one()
             else:
-                raise Unsupported("assigning a register tile its role does not hold")
+                column_pair(em, value, layout)
+                em.line(f"{{ const int {C} = {CP}; "
+                        f"{layout.ref_packed(em.values[op.dest], shape)} = "
+                        f"{trait}::pack(cake_x[0], cake_x[1]); }}")
 
     with em.block():
         whole_or_checked(em, [], value, assign)
@@ -478,10 +498,44 @@ def _lvalue(em: KernelEmitter, dest: SSAValue, layout: Layout) -> str:
 def column_pair(em: KernelEmitter, value: SSAValue, layout: Layout, n: int = 2) -> None:
     """`float cake_x[n]`: the elements of `value` at column slots cake_cp, ..., cake_cp + n − 1
     of row slot cake_r (a store's pair or run, or two 16-bit halves of a register-A
-    fragment)."""
+    fragment); for a pair, deferred loads read one access per pair (paired_loads)."""
     em.line(f"float cake_x[{n}];")
-    for e in range(n):
-        em.line(f"{{ const int {C} = {CP} + {e}; cake_x[{e}] = {element(em, value, layout)}; }}")
+    with (paired_loads(em, value, layout) if n == 2 else nullcontext()):
+        for e in range(n):
+            em.line(f"{{ const int {C} = {CP} + {e}; cake_x[{e}] = {element(em, value, layout)}; }}")
+
+
+@contextmanager
+def paired_loads(em: KernelEmitter, value: SSAValue | None, layout: Layout) -> Iterator[None]:
+    """In a column-pair loop (cake_cp: the pair's first column slot, whose next slot is the
+    next column): each deferred (M, N) load `value` reads is read two columns at a time, one
+    8- or 4-byte access for a whole block (`cake_whole_pair`), else the checked
+    `cake_block_pair`, into `cake_pN[2]`; the elements at cake_c = cake_cp and cake_cp + 1
+    inside the body are its halves. Without it a deferred load is one access per element."""
+    loads = [] if value is None else list(dict.fromkeys(
+        leaf for leaf in tile_leaves(value) if leaf in _DEFERRED.get(em, {})))
+    paired = _PAIRED.setdefault(em, {})
+    for leaf in loads:
+        op = leaf.owner
+        assert isinstance(op, TileLoadOp)
+        var = em.names.fresh("cake_p")
+        ctype = "i32" if tile_ctype_loaded(leaf) == "i32" else "float"
+        at, rank, tensor = _DEFERRED[em][leaf], len(op.coords), em.val(op.tensor)
+        em.line(f"{ctype} {var}[2];")
+        read = (f"cake_whole_pair<{rank}, {_load_traits(op)}>({tensor}, {at}_b, {layout.row()}, "
+                f"{layout.col()}, {var});" if leaf in _WHOLE.get(em, ()) else
+                f"cake_block_pair<{rank}, {_load_traits(op)}>({tensor}, {at}_b, {layout.row()}, "
+                f"{layout.col()}, {var}, ({ctype}){load_other(op, ctype)});")
+        em.line(f"{{ const int {C} = {CP}; {read} }}")
+        paired[leaf] = var
+    yield
+    for leaf in loads:
+        del paired[leaf]
+
+
+#: Per emitter: the deferred loads read a pair at a time in the current column-pair loop
+#: (paired_loads) → the pair's registers.
+_PAIRED: "WeakKeyDictionary[KernelEmitter, dict[SSAValue, str]]" = WeakKeyDictionary()
 
 
 def run_length(layout: Layout, dtype: str) -> int:
@@ -509,18 +563,9 @@ def store_tile(em: KernelEmitter, op: TileStoreOp | TmaStoreOp, layout: Layout) 
     layout.before_read(em, op, value)
     out, trait = em.val(op.tensor), OUT_TRAITS[dtype]
     with em.block():
-        if rank == 2:
-            em.line(f"const i32 cake_row0 = {scaled(em.val(op.coords[0]), rows)};")
-            em.line(f"const i32 cake_col0 = {scaled(em.val(op.coords[1]), cols)};")
-            em.line("const i32 cake_at[2] = {cake_row0, cake_col0};")
-            checked = (f"cake_store_pair<{trait}>({out}, cake_row0 + {layout.row()}, "
-                       f"cake_col0 + {layout.col()}, cake_x[0], cake_x[1]);")
-        else:  # leading coordinates are element indices, as for an (M, N) block load
-            cs = [em.val(c) for c in op.coords]
-            cs[-2], cs[-1] = scaled(cs[-2], rows), scaled(cs[-1], cols)
-            em.line(f"const i32 cake_at[{rank}] = {{{', '.join(cs)}}};")
-            checked = (f"cake_store_block_pair<{rank}, {trait}>({out}, cake_at, {layout.row()}, "
-                       f"{layout.col()}, cake_x[0], cake_x[1]);")
+        em.line(f"const i32 cake_at[{rank}] = {_block_at(em, op.coords, rows, cols)};")
+        checked = (f"cake_block_store_pair<{rank}, {trait}>({out}, cake_b, {layout.row()}, "
+                   f"{layout.col()}, cake_x[0], cake_x[1]);")
         vec = run_length(layout, dtype)
         em.line(f"const CakeBlock cake_b = "
                 f"{block_of(out, 'cake_at', rank, dtype, rows, cols, vec)};")
@@ -895,10 +940,10 @@ def _load_traits(op: TileLoadOp) -> str:
     return _IN_TRAITS[dtype_name(op.result.type.element_type)]
 
 
-def _load_at(em: KernelEmitter, op: TileLoadOp) -> str:
-    """`{c0, ..., row0, col0}`: element coordinates of the block's first element."""
-    rows, cols = tile_dims(op.result)
-    cs = [em.val(c) for c in op.coords]
+def _block_at(em: KernelEmitter, coords: Sequence[SSAValue], rows: int, cols: int) -> str:
+    """`{c0, ..., row0, col0}`: element coordinates of a (rows, cols) block's first element
+    (the leading coordinates element indices, the last two tile indices)."""
+    cs = [em.val(c) for c in coords]
     cs[-2], cs[-1] = scaled(cs[-2], rows), scaled(cs[-1], cols)
     return "{" + ", ".join(cs) + "}"
 
@@ -925,7 +970,7 @@ def _declare_block(em: KernelEmitter, op: TileLoadOp, at: str) -> None:
     rows, cols = tile_dims(op.result)
     dtype = dtype_name(op.result.type.element_type)
     em.line(f"const CakeBlock {at}_b = "
-            f"{block_of(em.val(op.tensor), at, len(op.coords), dtype, rows, cols, 1)};")
+            f"{block_of(em.val(op.tensor), at, len(op.coords), dtype, rows, cols, 2)};")
 
 
 def _load_elem(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> str:
@@ -933,12 +978,15 @@ def _load_elem(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> str:
     at = _DEFERRED.get(em, {}).get(op.result)
     if at is None:
         raise em.undefined(op.result, "an (M, N) load read before its coordinates")
+    pair = _PAIRED.get(em, {}).get(op.result)
+    if pair is not None:
+        return f"{pair}[{C} - {CP}]"
     if op.result in _WHOLE.get(em, ()):
         return (f"cake_whole_elem<{len(op.coords)}, {_load_traits(op)}>({em.val(op.tensor)}, "
                 f"{at}_b, {layout.row()}, {layout.col()})")
     ctype = "i32" if tile_ctype_loaded(op.result) == "i32" else "float"
-    return (f"cake_load_block_elem<{len(op.coords)}, {_load_traits(op)}>({em.val(op.tensor)}, "
-            f"{at}, {layout.row()}, {layout.col()}, ({ctype}){load_other(op, ctype)})")
+    return (f"cake_block_elem<{len(op.coords)}, {_load_traits(op)}>({em.val(op.tensor)}, "
+            f"{at}_b, {layout.row()}, {layout.col()}, ({ctype}){load_other(op, ctype)})")
 
 
 #: Per emitter: the deferred (M, N) loads the code being emitted reads as whole blocks.
@@ -981,7 +1029,7 @@ def _load_pairs(em: KernelEmitter, op: TileLoadOp, layout: Layout,
     at = _DEFERRED.get(em, {}).get(op.result)
     if at is None:
         at = "cake_at"
-        em.line(f"const i32 cake_at[{rank}] = {_load_at(em, op)};")
+        em.line(f"const i32 cake_at[{rank}] = {_block_at(em, op.coords, rows, cols)};")
     dtype = dtype_name(op.result.type.element_type)
     vec = run_length(layout, dtype)
     em.line(f"const CakeBlock cake_pb = "
@@ -994,8 +1042,8 @@ def _load_pairs(em: KernelEmitter, op: TileLoadOp, layout: Layout,
                           f"cake_whole_run<{rank}, {_load_traits(op)}, {n}>")
             read = (f"{whole_read}({em.val(op.tensor)}, "
                     f"cake_pb, {layout.row()}, {layout.col()}, cake_x);" if whole else
-                    f"cake_load_block_pair<{rank}, {_load_traits(op)}>({em.val(op.tensor)}, "
-                    f"{at}, {layout.row()}, {layout.col()}, cake_x, "
+                    f"cake_block_pair<{rank}, {_load_traits(op)}>({em.val(op.tensor)}, "
+                    f"cake_pb, {layout.row()}, {layout.col()}, cake_x, "
                     f"({ctype}){load_other(op, ctype)});")
             em.line(f"{{ const int {C} = {CP}; {read} }}")
             for e in range(n):
@@ -1032,7 +1080,7 @@ def load_tile(em: KernelEmitter, op: TileLoadOp, layout: Layout) -> bool:
         at = em.names.fresh(f"{op.result.name_hint or 'block'}_at")
         _DEFERRED.setdefault(em, {})[op.result] = at
         em.source_comment(op)
-        em.line(f"const i32 {at}[{rank}] = {_load_at(em, op)};  // ({rows}, {cols}): read where "
+        em.line(f"const i32 {at}[{rank}] = {_block_at(em, op.coords, rows, cols)};  // ({rows}, {cols}): read where "
                 "it is used")
         _declare_block(em, op, at)
         return True

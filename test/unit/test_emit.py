@@ -221,7 +221,7 @@ def test_fused_epilogues_are_deferred_and_build_without_spills(name):
     unit = shared_builds.unit(ROOT / "examples" / f"{name}.cake")
     src = unit.source
     assert "C_tile[cake_cp + cake_r] = CakeOutBf16::pack(cake_x[0], cake_x[1]);" in src
-    assert "cake_store_pair<" not in src.split('extern "C"')[1]  # nothing stored at once
+    assert "cake_block_store_pair<" not in src.split('extern "C"')[1]  # nothing stored at once
     report = shared_builds.ptxas_report(unit)
     assert "0 bytes spill stores, 0 bytes spill loads" in report
 

@@ -100,7 +100,7 @@ def test_state_stays_on_chip_in_the_emitted_code(name, state):
     source = api.emit(api.load(str(kernel))).unit.source
     loop = _loop_body(source, "for (i32 n = 0; n < chunks; ++n)", 1)  # the state role's
     assert f"{state}[" in loop and "cake_stmatrix_x4" in loop
-    stores = {m.group(1) for m in re.finditer(r"cake_store_\w+<[^>]*>\((\w+)", loop)}
+    stores = {m.group(1) for m in re.finditer(r"cake_(?:\w+_)?store_\w+<[^>]*>\((\w+)", loop)}
     assert stores == {"O"}, stores
     after = source[source.index(loop) + len(loop):]
-    assert "cake_store_pair<CakeOutF32>(Sn" in after
+    assert "cake_block_store_pair<2, CakeOutF32>(Sn" in after

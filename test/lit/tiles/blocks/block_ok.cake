@@ -27,7 +27,7 @@ def k(lm, X: LM.tensor2d, W: LM.tensor3d, A: LM.tensor1d, Y: LM.tensor2d, Z: LM.
 # SM90: s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2] = 0.0f;
 # SM90: const i32 block_at[2] = {i * 128, 0};  // (128, 32): read where it is used
 # One bounds decision for the tile: a whole block is read by plain 16-byte loads, any other
-# block pair by pair with bounds.
+# block pair by pair against the block's inside rectangle (cake_block_pair).
 # SM90: const CakeBlock cake_pb = cake_block<2, float, 4>(X, block_at, 128, 32);
 # SM90-NEXT: if (cake_pb.whole) {
 # SM90: for (int cake_cp = 0; cake_cp < 8; cake_cp += 4) {
@@ -35,7 +35,7 @@ def k(lm, X: LM.tensor2d, W: LM.tensor3d, A: LM.tensor1d, Y: LM.tensor2d, Z: LM.
 # SM90-NEXT: { const int cake_c = cake_cp; cake_whole_run<2, CakeInF32, 4>(X, cake_pb, {{.*}}, (16 * (cake_c / 4) + 4 * (i32)(cake_lane_id() % 4u) + cake_c % 4), cake_x); }
 # SM90: else {
 # SM90: for (int cake_cp = 0; cake_cp < 8; cake_cp += 2) {
-# SM90: cake_load_block_pair<2, CakeInF32>(X, block_at,
+# SM90: cake_block_pair<2, CakeInF32>(X, cake_pb,
 # SM90: float vec[2][2];  // (128, 1): this thread's rows
 # SM90: vec[cake_r / 2][cake_r % 2] = cake_load_run_elem<3, CakeInBf16>(W, cake_at,
 # SM90: float a;  // (1, 1): in every thread
@@ -55,15 +55,18 @@ def k(lm, X: LM.tensor2d, W: LM.tensor3d, A: LM.tensor1d, Y: LM.tensor2d, Z: LM.
 # The second load of X is read by the store that consumes it, element by element.
 # The store and the load it reads decide together: both blocks whole, or the checked code.
 # SM90: const i32 block_at_1[2] = {i * 128, 0};
-# SM90-NEXT: const CakeBlock block_at_1_b = cake_block<2, float, 1>(X, block_at_1, 128, 32);
-# SM90: const i32 cake_at[2] = {cake_row0, cake_col0};
+# SM90-NEXT: const CakeBlock block_at_1_b = cake_block<2, float, 2>(X, block_at_1, 128, 32);
+# SM90: const i32 cake_at[2] = {i * 128, 0};
 # SM90-NEXT: const CakeBlock cake_b = cake_block<2, float, 4>(Z, cake_at, 128, 32);
 # SM90-NEXT: if (cake_b.whole && block_at_1_b.whole) {
 # SM90: cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_whole_elem<2, CakeInF32>(X, block_at_1_b,
 # SM90: cake_whole_store_run<2, CakeOutF32, 4>(Z, cake_b,
 # SM90: else {
-# SM90: cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_load_block_elem<2, CakeInF32>(X, block_at_1,
-# SM90: cake_store_pair<CakeOutF32>(Z,
+# The checked copy reads the load a pair at a time (paired_loads), one 8-byte access per pair.
+# SM90: float cake_p_[2];
+# SM90-NEXT: { const int cake_c = cake_cp; cake_block_pair<2, CakeInF32>(X, block_at_1_b,
+# SM90-NEXT: { const int cake_c = cake_cp + 0; cake_x[0] = fmaf((s[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2]), a, cake_p_[cake_c - cake_cp]); }
+# SM90: cake_block_store_pair<2, CakeOutF32>(Z, cake_b,
 # sm_100a: one row per thread, every column; a column spans all 32 lanes and the 4 warps.
 # Every family decides once per block (plain accesses inside): the load, then the store.
 # SM100: float s[32];  // (128, 32) lm.regs

@@ -25,7 +25,7 @@ def quads(lm, X: LM.tensor2d, B: LM.tensor2d, Y: LM.tensor2d):
 # QUAD: const CakeBlock cake_b = cake_block<2, float, 4>(Y, cake_at, 128, 16);
 # QUAD: float cake_x[4];
 # QUAD: cake_whole_store_run<2, CakeOutF32, 4>(Y, cake_b,
-# QUAD: cake_store_pair<CakeOutF32>(Y,
+# QUAD: cake_block_store_pair<2, CakeOutF32>(Y, cake_b,
 
 
 @cake.schedule(target="sm_90a")

@@ -31,4 +31,4 @@ def k(lm, X: LM.tma2d, W: LM.tma2d, C: LM.tma2d, Bias: LM.tensor2d, R: LM.tensor
 # CHECK: __shfl_xor_sync(0xffffffffu, cake_a, 1);
 # CHECK: __shfl_xor_sync(0xffffffffu, cake_a, 2);
 # CHECK: if (cake_w) cake_store_row<2, float>(cake_x, R, cake_at,
-# CHECK: cake_store_pair<CakeOutBf16>(C,
+# CHECK: cake_block_store_pair<2, CakeOutBf16>(C, cake_b,

@@ -28,6 +28,8 @@ def regs16(lm, A: LM.tma2d, B: LM.tma2d, D: LM.tma2d, O: LM.tensor2d, R: LM.tens
         O.store(out, coords=(0, 0))
         R.store(p.to(lm.f32).max(axis=1), coords=(0, 0))
 # CHECK: u32 p[1][32];  // (128, 128) lm.regs, 16-bit pairs
-# CHECK: CakeOutBf16::set(p[cake_r / 2][2 * (cake_c / 2) + cake_r % 2], cake_c % 2, (acc[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2] * 0.5f));
+# A column pair at a time: both elements, then the packed register in one convert.
+# CHECK: { const int cake_c = cake_cp + 1; cake_x[1] = (acc[cake_r / 2][4 * (cake_c / 2) + 2 * (cake_r % 2) + cake_c % 2] * 0.5f); }
+# CHECK-NEXT: { const int cake_c = cake_cp; p[cake_r / 2][2 * (cake_c / 2) + cake_r % 2] = CakeOutBf16::pack(cake_x[0], cake_x[1]); }
 # CHECK: { const int cake_c = cake_cp + 0; cake_x[0] = CakeOutBf16::get(p[cake_r / 2][2 * (cake_c / 2) + cake_r % 2], cake_c % 2); }
 # CHECK: cake_wgmma_m64n64k16_f32_bf16_bf16_rs(

@@ -36,4 +36,4 @@ def k(lm, X: LM.tma2d, W: LM.tma2d, Bias: LM.tensor2d, O: LM.tensor2d, R: LM.ten
 # CHECK-NEXT: cake_p[cake_c % 4] = fmaxf(cake_p[cake_c % 4], cake_x);
 # CHECK-NOT: __shfl_xor_sync
 # CHECK: cake_x[0] = cake_gelu((__uint_as_float(cake_t0[cake_c - cake_c0]) + bias[cake_c]));
-# CHECK: cake_store_pair<CakeOutBf16>(O, cake_row0 + (i32)(32u * (cake_warp % 4u) + cake_lane_id()), cake_col0 + cake_c, cake_x[0], cake_x[1]);
+# CHECK: cake_block_store_pair<2, CakeOutBf16>(O, cake_b, (i32)(32u * (cake_warp % 4u) + cake_lane_id()), cake_c, cake_x[0], cake_x[1]);
