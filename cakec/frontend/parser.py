@@ -20,6 +20,7 @@ import os
 import re
 import threading
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
@@ -346,52 +347,48 @@ class _Engine:
             yield Token(kind, value, start, start_line, col, line, pos - line_start + 1, pos)
 
     def parse(self, tokens: Iterable[Token]) -> Any:
-        actions, rules = self.actions, self.rules
+        # One loop over the tokens and then `$END`, every reduction inline: a call per token
+        # was a tenth of a parse.
+        actions, rules, chains, end = self.actions, self.rules, self.chains, self.end
         states = [self.start]
         values: list[Any] = []
-        token = None
-        for token in tokens:
-            self._feed(token.type, token, actions, rules, states, values)
-        self._feed("$END", None, actions, rules, states, values)
+        for token in chain(tokens, (None,)):
+            kind = "$END" if token is None else token.type
+            while True:
+                act = actions[states[-1]].get(kind)
+                if act is None:
+                    raise _Reject()
+                if act >= 0:
+                    states.append(act)
+                    values.append(token)
+                    break
+                rule = rules[~act]
+                if rule[6]:
+                    # A pass-through: the value stays, only the state changes.
+                    key = (states[-2], states[-1], kind)
+                    nxt = chains.get(key)
+                    if nxt is None:
+                        nxt = chains[key] = self._chain(states[-2], act, kind, actions, rules)
+                    states[-1] = nxt
+                    continue
+                size, goto, fixups, tail, single, fn, _ = rule
+                if size:
+                    children = values[-size:]
+                    del states[-size:]
+                    del values[-size:]
+                else:
+                    children = []
+                if fixups:
+                    children = _fix(children, fixups)
+                if tail:
+                    children += [None] * tail
+                value = children[0] if single and len(children) == 1 else fn(children)
+                nxt = actions[states[-1]][goto]
+                states.append(nxt)
+                values.append(value)
+                if token is None and nxt == end:
+                    return values[-1]
         return values[-1]
-
-    def _feed(self, kind: str, token: Any, actions: dict, rules: list, states: list,
-              values: list) -> None:
-        end = self.end
-        while True:
-            act = actions[states[-1]].get(kind)
-            if act is None:
-                raise _Reject()
-            if act >= 0:
-                states.append(act)
-                values.append(token)
-                return
-            rule = rules[~act]
-            if rule[6]:
-                # A pass-through: the value stays, only the state changes.
-                key = (states[-2], states[-1], kind)
-                nxt = self.chains.get(key)
-                if nxt is None:
-                    nxt = self.chains[key] = self._chain(states[-2], act, kind, actions, rules)
-                states[-1] = nxt
-                continue
-            size, goto, fixups, tail, single, fn, _ = rule
-            if size:
-                children = values[-size:]
-                del states[-size:]
-                del values[-size:]
-            else:
-                children = []
-            if fixups:
-                children = _fix(children, fixups)
-            if tail:
-                children += [None] * tail
-            value = children[0] if single and len(children) == 1 else fn(children)
-            nxt = actions[states[-1]][goto]
-            states.append(nxt)
-            values.append(value)
-            if token is None and nxt == end:
-                return
 
     def _chain(self, below: int, act: int, kind: str, actions: dict, rules: list) -> int:
         """The state on top of `below` after the pass-through reductions from `act` on."""

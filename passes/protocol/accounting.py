@@ -160,23 +160,27 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
     """Groups each role's completions of one barrier element that no wait or loop iteration
     separates (one phase's worth), over every explored trip count, and checks them against
     `init_count`."""
-    per_barrier: dict[int, dict[int, list[list[Instr]]]] = {}
-    #: per trace (runs share equal traces): its groups, (barrier base, events) in order
-    of_trace: dict[int, list[tuple[int, list[Instr]]]] = {}
+    # Runs share equal traces (explore interns them): each (role, trace) is grouped once and
+    # weighed by how many runs hold it, in order of first appearance: `_typical` counts
+    # group sizes with those weights, so the answer is that of every run's groups in turn.
+    weight: dict[tuple[int, int], list] = {}
     for run in runs:
         for r, tr in enumerate(run.traces):
-            if not tr:
-                continue
-            found = of_trace.get(id(tr))
-            if found is None:
-                groups: dict[tuple[int, int], list[Instr]] = {}
-                for ev in tr:
-                    if ev[0] in (ARRIVE, COMMIT, TMA):
-                        groups.setdefault((ev[2], ev[3]), []).append(ev[1])
-                found = of_trace[id(tr)] = [(k.elem_barrier[e][0].base, g)
-                                            for (e, _), g in groups.items()]
-            for base, g in found:
-                per_barrier.setdefault(base, {}).setdefault(r, []).append(g)
+            if tr:
+                w = weight.get((r, id(tr)))
+                if w is None:
+                    weight[(r, id(tr))] = [tr, 1]
+                else:
+                    w[1] += 1
+    per_barrier: dict[int, dict[int, list[tuple[list[Instr], int]]]] = {}
+    for (r, _), (tr, n) in weight.items():
+        groups: dict[tuple[int, int], list[Instr]] = {}
+        for ev in tr:
+            if ev[0] in (ARRIVE, COMMIT, TMA):
+                groups.setdefault((ev[2], ev[3]), []).append(ev[1])
+        for (e, _), g in groups.items():
+            per_barrier.setdefault(k.elem_barrier[e][0].base, {}).setdefault(r, []).append(
+                (g, n))
     acct = Accounting([], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})
@@ -222,17 +226,20 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _typical(gs: list[list[Instr]]) -> list[Instr]:
-    sizes = Counter(len(g) for g in gs)
+def _typical(gs: list[tuple[list[Instr], int]]) -> list[Instr]:
+    """The first group of the most frequent size (groups weighed by their runs)."""
+    sizes: Counter[int] = Counter()
+    for g, n in gs:
+        sizes[len(g)] += n
     size = sizes.most_common(1)[0][0]
-    return next(g for g in gs if len(g) == size)
+    return next(g for g, _ in gs if len(g) == size)
 
 
-def _account(k: Kernel, b: Barrier, roles: dict[int, list[list[Instr]]],
+def _account(k: Kernel, b: Barrier, roles: dict[int, list[tuple[list[Instr], int]]],
              typical: dict[int, list[Instr]], events: int) -> list[Finding]:
     # The per-phase transaction-byte limit is a hardware fact: verify-conformance (H016).
     decl = (b.op, f"`{b.name}` is declared here with init_count={b.init_count}")
-    if any(len(g) != len(typical[r]) for r, gs in roles.items() for g in gs):
+    if any(len(g) != len(typical[r]) for r, gs in roles.items() for g, _ in gs):
         return []  # stage indices that disagree: the simulation shows what goes wrong
     if events and events != b.init_count:
         lines = sorted({line_of(i.op) for g in typical.values() for i in g})
