@@ -4,7 +4,8 @@ xDSL). Where xDSL's layout differs from what a hook expects (another version), t
 leaves the module as xDSL wrote it.
 
 * `xdsl.irdl.operations`: op classes' assembly formats parsed on first use
-  (cakec/lazyformat.py).
+  (cakec/lazyformat.py), and ops of single arguments built without IRDL's argument
+  checks (cakec/fastinit.py).
 * `xdsl.utils.dialect_loader`, imported by `xdsl.dialects` only to put a finder of `.irdl`
   files last on `sys.meta_path` (an import no other finder answers is looked for as
   `NAME.irdl` and built as a dialect): its imports (`importlib.abc`, whose
@@ -47,14 +48,19 @@ class _Finder:
 
 
 def _patch_operations(spec: ModuleSpec, loader: Any) -> None:
-    from cakec.lazyformat import patch
-
     run = loader.exec_module
 
     def exec_module(module: ModuleType) -> None:
         run(module)
-        patch(module)
+        _patch(module)
     loader.exec_module = exec_module
+
+
+def _patch(operations: ModuleType) -> None:
+    from cakec import fastinit, lazyformat
+
+    lazyformat.patch(operations)
+    fastinit.patch(operations)
 
 
 class _DeferredLoader:
@@ -119,9 +125,7 @@ def install() -> None:
         return
     finder = _Finder()
     if _OPERATIONS in sys.modules:
-        from cakec.lazyformat import patch
-
-        patch(sys.modules[_OPERATIONS])
+        _patch(sys.modules[_OPERATIONS])
     for name in [n for n in finder.pending if n in sys.modules]:
         del finder.pending[name]  # imported already: too late for the hook
     if finder.pending:

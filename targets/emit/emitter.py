@@ -139,6 +139,8 @@ class RoleState:
     #: This role's `T.tma_store(view[s])`s: their copies read the stage asynchronously
     #: until the role next writes bytes of its view (drain_bulk_stores).
     bulk_stores: list[TmaStoreStageOp] = field(default_factory=list)
+    #: tile_heights(self), computed once for `ops` (the tile lowerings ask at every op)
+    heights: tuple[list[Operation], frozenset[int]] | None = None
 
     @property
     def first(self) -> int:

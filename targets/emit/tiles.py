@@ -168,11 +168,14 @@ def tile_role(em: KernelEmitter) -> RoleState:
     return em.role
 
 
-def tile_heights(role: RoleState) -> set[int]:
+def tile_heights(role: RoleState) -> frozenset[int]:
     """The row counts of the role's 2-D register tiles (1 for (1, N) vectors): each family
     lays a role's tiles out over one row count."""
-    return {d[0] for op in role.ops for r in (*op.results, *op.operands)
-            if isinstance(r.type, TileType) for d in [r.type.dims()] if len(d) == 2}
+    if role.heights is None or role.heights[0] is not role.ops:
+        role.heights = (role.ops, frozenset(
+            d[0] for op in role.ops for r in (*op.results, *op.operands)
+            if isinstance(r.type, TileType) for d in [r.type.dims()] if len(d) == 2))
+    return role.heights[1]
 
 
 def tile_dims(v: SSAValue) -> tuple[int, int]:
