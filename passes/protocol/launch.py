@@ -127,12 +127,25 @@ class Launches:
         """The environment of a launch: the chosen leaves, the grid computed from them, and
         block `block` of each used grid dimension (0 first, 1 second, -1 last); None when
         the grid has no block there (nothing runs)."""
-        env = dict(values)
+        grid = self._grid(values)
+        return None if grid is None else self._at(values, grid, block)
+
+    def _grid(self, values: Env) -> list[int] | None:
+        """The grid's size in each dimension under the chosen leaves; None without a block."""
         scratch = dict(values)  # the grid's values cache themselves here, not in `values`
-        for d, (size, index) in enumerate(_DIMS):
-            g = self.grid[d].fn(scratch) if d < len(self.grid) else 1
+        sizes = [1, 1, 1]
+        for d, dim in enumerate(self.grid[:3]):
+            g = dim.fn(scratch)
             if g is None or g < 1:
                 return None
+            sizes[d] = g
+        return sizes
+
+    def _at(self, values: Env, grid: list[int], block: int) -> Env:
+        """`complete(values, block)`, the grid computed."""
+        env = dict(values)
+        for d, (size, index) in enumerate(_DIMS):
+            g = grid[d]
             env[size] = g
             env[index] = 0 if d not in self.block_used else (
                 g - 1 if block < 0 else min(block, g - 1))
@@ -200,10 +213,11 @@ class Launches:
         seen: set[frozenset] = set()
         for c in combos:
             values = {lf.key: r[i] for lf, r, i in zip(leaves, reps, c)}
+            grid = self._grid(values)
+            if grid is None:
+                continue
             for block in ((0, 1, -1) if self.block_used else (0,)):
-                env = self.complete(values, block)
-                if env is None:
-                    break
+                env = self._at(values, grid, block)
                 sig = frozenset(env.items())
                 if sig not in seen:
                     seen.add(sig)

@@ -94,7 +94,9 @@ def _step(ins: Instr) -> Step:
     kind = ins.kind
     if kind == "loop":
         body, name = _steps(ins.body), ins.iv.name_hint or "i"
-        return lambda t: t.loop(ins, body, name)
+        # constant bounds are evaluated here, once (most loops start at 0 and step by 1)
+        bounds = (_constant(ins.lb), _constant(ins.ub), _constant(ins.step))
+        return lambda t: t.loop(ins, body, name, bounds)
     if kind == "branch":
         then, orelse = _steps(ins.body), _steps(ins.orelse or [])
         return lambda t: t.run(then if t.value(ins.cond, ins) else orelse)
@@ -264,8 +266,15 @@ class _Tracer:
             + (f" ({where.strip()})" if where else "") + ": it never ends",
             help="the step must be at least 1 for every launch, e.g. `lm.max(step, 1)`"))
 
-    def loop(self, ins: Instr, body: list[Step], name: str) -> None:
-        lb, ub, step = self.value(ins.lb, ins), self.value(ins.ub, ins), self.value(ins.step, ins)
+    def loop(self, ins: Instr, body: list[Step], name: str,
+             bounds: tuple[int | None, int | None, int | None]) -> None:
+        lb, ub, step = bounds
+        if lb is None:
+            lb = self.value(ins.lb, ins)
+        if ub is None:
+            ub = self.value(ins.ub, ins)
+        if step is None:
+            step = self.value(ins.step, ins)
         if step <= 0:
             if lb < ub:
                 self.never_ends(ins, step)
@@ -362,7 +371,7 @@ def explore(k: Kernel) -> Exploration:
         for r in range(len(k.roles)):
             # Runtime values cache themselves in the launch's environment (exprs.py): the
             # signatures compute them once for every role's trace.
-            key = (r, *(b.fn(env) for b in sigs[r]))
+            key = (r, *[b.fn(env) for b in sigs[r]])
             if key not in memo:
                 shift = shifts[r](env) if shifts[r] is not None else None
                 hit = shifted.get((r, *shift)) if shift is not None else None
