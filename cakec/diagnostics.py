@@ -9,6 +9,7 @@ span, `note:` lines at the related places and a `help:` line with the fix.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable, Literal
 
 Severity = Literal["error", "warning", "note"]
@@ -22,8 +23,13 @@ class SourceFile:
     text: str
 
     def line(self, lineno: int) -> str:
-        lines = self.text.splitlines()
+        lines = self._lines
         return lines[lineno - 1] if 1 <= lineno <= len(lines) else ""
+
+    @cached_property
+    def _lines(self) -> list[str]:
+        # split once: the emitter asks for the source line of every block it writes
+        return self.text.splitlines()
 
 
 @dataclass(frozen=True)

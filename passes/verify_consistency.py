@@ -85,8 +85,15 @@ class _Consistency:
         self.check_aliased_layouts()
         self.check_descriptor_swizzles()
         self.check_unswizzled_operands()
+        # Views some role reads through the async proxy: the readers of a hand-off (one map
+        # for every role block: building it per block was quadratic in the kernel's length).
+        async_read: dict[cake.ViewOp, Operation] = {}
+        for op in [*self.idx.mmas, *self.idx.stage_tma_stores] if self.idx.role_blocks else []:
+            for view in _async_reads(op):
+                if isinstance(view, cake.ViewOp):
+                    async_read.setdefault(view, op)
         for role, on_role in self.idx.role_blocks:
-            _FenceScan(self, len(role.warps.get_values())).run(on_role.body.block)
+            _FenceScan(self, len(role.warps.get_values()), async_read).run(on_role.body.block)
 
     def error(self, code: str, message: str, op: Operation, notes: Iterable[Note] = (),
               help: str | None = None) -> None:
@@ -322,7 +329,8 @@ class _FenceScan:
     loop plus every unfenced access its body leaves behind (the next iteration's view), so
     trip counts never matter and the scan stays linear in the program size."""
 
-    def __init__(self, gate: _Consistency, warps: int):
+    def __init__(self, gate: _Consistency, warps: int,
+                 async_read: dict[cake.ViewOp, Operation]):
         self.gate = gate
         self.warps = warps
         #: wgmma: a role's MMA is one instruction per warpgroup (else mma.sync, one per warp)
@@ -330,11 +338,7 @@ class _FenceScan:
         self.summaries: dict[Block, tuple[bool, Pending]] = {}
         self.reported: set[tuple[Operation, cake.ViewOp]] = set()
         #: Views some role reads through the async proxy: the readers of a hand-off.
-        self.async_read: dict[cake.ViewOp, Operation] = {}
-        for op in [*gate.idx.mmas, *gate.idx.stage_tma_stores]:
-            for view in _async_reads(op):
-                if isinstance(view, cake.ViewOp):
-                    self.async_read.setdefault(view, op)
+        self.async_read = async_read
 
     def run(self, block: Block) -> None:
         self.scan(block, {})

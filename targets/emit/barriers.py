@@ -6,7 +6,7 @@ pre-sm_90 mbarrier forms through the helper names its support header defines."""
 from __future__ import annotations
 
 from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, SkipOp,
-                                StageStoreOp, TmaLoadOp, TmaStoreStageOp, ViewOp, WaitOp)
+                                TmaLoadOp, TmaStoreStageOp, ViewOp, WaitOp)
 from cakec.targets.emit.cexpr import paren, plus, scaled, unparen
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
@@ -182,8 +182,7 @@ def fence_proxy(em: KernelEmitter, op: FenceProxyOp) -> None:
     if get_sku(em.target).has("tma"):
         em.line("cake_fence_proxy_async();")
     role = em.role
-    if role is None or role.single_thread or not any(isinstance(o, StageStoreOp)
-                                                     for o in role.ops):
+    if role is None or role.single_thread or not role.writes_stages:
         return
     if len(role.warps) == 1:
         em.line("__syncwarp();  // every lane has written and fenced its part")

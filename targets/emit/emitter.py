@@ -32,7 +32,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, ForOp, GridOp, KernelOp,
-    MmaOp, OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, TmaLoadOp,
+    MmaOp, OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, StageStoreOp, TmaLoadOp,
     TmaStoreOp, TmaStoreStageOp, TmemOp, SkipOp, ViewOp, WaitOp,
     dtype_name, runs_single_thread, views_overlap, written_view,
 )
@@ -139,6 +139,11 @@ class RoleState:
     #: This role's `T.tma_store(view[s])`s: their copies read the stage asynchronously
     #: until the role next writes bytes of its view (drain_bulk_stores).
     bulk_stores: list[TmaStoreStageOp] = field(default_factory=list)
+    #: a `view[s].store` among `ops` (each `lm.fence_proxy()` of the role asks)
+    writes_stages: bool = False
+    #: facts a target's lowerings derive once per role from the kernel, which does not
+    #: change while it is emitted (sm100: whether the role issues tcgen05.mma)
+    memo: dict[str, Any] = field(default_factory=dict)
     #: tile_heights(self), computed once for `ops` (the tile lowerings ask at every op)
     heights: tuple[list[Operation], frozenset[int]] | None = None
 
@@ -595,6 +600,7 @@ class KernelEmitter:
                 self.line(f"u32 {role.seen[b]} = 0u;  // watchdog: waits on "
                           f"`{b.sym_name.data}` passed")
         role.ops = ops
+        role.writes_stages = any(isinstance(o, StageStoreOp) for o in ops)
         role.bulk_stores = [o for o in ops if isinstance(o, TmaStoreStageOp)]
         declare = self.lowerings.get(RegsOp) if self.lowerings else None  # the target's layout
         for regs_op in (op.acc.owner for op in ops if isinstance(op, MmaOp)):

@@ -152,8 +152,14 @@ def commit_sm100(em: KernelEmitter, op: CommitOp) -> None:
 def _issues_mma(em: KernelEmitter) -> bool:
     """Whether the current role issues tcgen05.mma (an MMA into TMEM)."""
     role = em.role
-    return role is not None and any(isinstance(o, MmaOp) and isinstance(o.acc.owner, TmemOp)
-                                    and role_of(o) is role.op for o in em.kernel.walk())
+    if role is None:
+        return False
+    got = role.memo.get("tcgen05_mma")
+    if got is None:  # one walk of the kernel per role, not one per commit
+        got = role.memo["tcgen05_mma"] = any(
+            isinstance(o, MmaOp) and isinstance(o.acc.owner, TmemOp) and role_of(o) is role.op
+            for o in em.kernel.walk())
+    return got
 
 
 def tma_store_sm100(em: KernelEmitter, op: TmaStoreOp) -> None:
