@@ -11,6 +11,7 @@ parities, byte counts, descriptors); the gates and the emitters read them.
 
 from __future__ import annotations
 
+from abc import ABCMeta
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -27,6 +28,28 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator
+
+# ---- the classes' metaclass -------------------------------------------------------------------
+
+
+class _ByMro(ABCMeta):
+    """The metaclass of Cake's IR classes: `isinstance` and `issubclass` by the class's MRO,
+    in C (`type`'s own checks). ABCMeta's run a Python-level method for every object that is
+    not an instance, and the gates, the protocol model and the emitter test op after op
+    against op classes: those checks were 3-7 % of a verify (2026-12-05, the examples). No
+    Cake class has virtual subclasses for ABCMeta's checks to find."""
+
+    __instancecheck__ = type.__instancecheck__
+    __subclasscheck__ = type.__subclasscheck__
+
+
+class _Op(IRDLOperation, metaclass=_ByMro):
+    """Base of Cake's ops (only for their metaclass)."""
+
+
+class _Type(ParametrizedAttribute, TypeAttribute, metaclass=_ByMro):
+    """Base of Cake's types (only for their metaclass)."""
+
 
 # ---- element types -------------------------------------------------------------------------
 
@@ -66,7 +89,7 @@ SWIZZLES = ("none", "32b", "64b", "128b", "auto")
 # ---- types ----------------------------------------------------------------------------------
 
 
-class _ShapedType(ParametrizedAttribute, TypeAttribute):
+class _ShapedType(_Type):
     """Common syntax `<128x64xbf16, key value, ...>` for the shaped Cake types."""
 
     shape: ArrayAttr[IntAttr]
@@ -208,22 +231,22 @@ class TileType(_ShapedType):
 
 
 @irdl_attr_definition
-class PoolType(ParametrizedAttribute, TypeAttribute):
+class PoolType(_Type):
     name = "cake.pool"
 
 
 @irdl_attr_definition
-class RoleType(ParametrizedAttribute, TypeAttribute):
+class RoleType(_Type):
     name = "cake.role"
 
 
 @irdl_attr_definition
-class PipelineType(ParametrizedAttribute, TypeAttribute):
+class PipelineType(_Type):
     name = "cake.pipeline"
 
 
 @irdl_attr_definition
-class BarrierType(ParametrizedAttribute, TypeAttribute):
+class BarrierType(_Type):
     name = "cake.barrier"
 
 
@@ -239,7 +262,7 @@ def _ints(vs: Sequence[int]) -> DenseArrayBase:
 
 
 @irdl_op_definition
-class KernelOp(IRDLOperation):
+class KernelOp(_Op):
     """`@cake.schedule(...) def NAME(lm, params...)`: parameters are the entry block's
     arguments, named by `param_names`."""
 
@@ -254,7 +277,7 @@ class KernelOp(IRDLOperation):
 
 
 @irdl_op_definition
-class GridOp(IRDLOperation):
+class GridOp(_Op):
     """`lm.grid(x, y, z)`: launch geometry (blocks per dimension)."""
 
     name = "cake.grid"
@@ -262,21 +285,21 @@ class GridOp(IRDLOperation):
 
 
 @irdl_op_definition
-class BlockIdOp(IRDLOperation):
+class BlockIdOp(_Op):
     name = "cake.block_id"
     dim = prop_def(IntegerAttr)
     result = result_def(i32)
 
 
 @irdl_op_definition
-class NumBlocksOp(IRDLOperation):
+class NumBlocksOp(_Op):
     name = "cake.num_blocks"
     dim = prop_def(IntegerAttr)
     result = result_def(i32)
 
 
 @irdl_op_definition
-class SmCountOp(IRDLOperation):
+class SmCountOp(_Op):
     """`lm.sm_count()`: multiprocessors on the launching device (for persistent grids)."""
 
     name = "cake.sm_count"
@@ -284,7 +307,7 @@ class SmCountOp(IRDLOperation):
 
 
 @irdl_op_definition
-class DimOp(IRDLOperation):
+class DimOp(_Op):
     """`T.shape[i]`: a tensor parameter's extent, known at launch."""
 
     name = "cake.dim"
@@ -294,7 +317,7 @@ class DimOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SmemOp(IRDLOperation):
+class SmemOp(_Op):
     name = "cake.smem"
     sym_name = prop_def(StringAttr)
     bytes = prop_def(IntegerAttr)
@@ -302,7 +325,7 @@ class SmemOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ViewOp(IRDLOperation):
+class ViewOp(_Op):
     name = "cake.view"
     sym_name = prop_def(StringAttr)
     pool = operand_def(PoolType)
@@ -311,7 +334,7 @@ class ViewOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TmemOp(IRDLOperation):
+class TmemOp(_Op):
     name = "cake.tmem"
     sym_name = prop_def(StringAttr)
     cols = prop_def(IntegerAttr)
@@ -320,7 +343,7 @@ class TmemOp(IRDLOperation):
 
 
 @irdl_op_definition
-class RegsOp(IRDLOperation):
+class RegsOp(_Op):
     """`lm.regs(shape=, dtype=, role=)`: a register accumulator owned by `role`."""
 
     name = "cake.regs"
@@ -330,7 +353,7 @@ class RegsOp(IRDLOperation):
 
 
 @irdl_op_definition
-class RoleOp(IRDLOperation):
+class RoleOp(_Op):
     name = "cake.role"
     sym_name = prop_def(StringAttr)
     warps = prop_def(DenseArrayBase)
@@ -339,7 +362,7 @@ class RoleOp(IRDLOperation):
 
 
 @irdl_op_definition
-class PipelineOp(IRDLOperation):
+class PipelineOp(_Op):
     name = "cake.pipeline"
     sym_name = prop_def(StringAttr)
     stages = prop_def(IntegerAttr)
@@ -347,7 +370,7 @@ class PipelineOp(IRDLOperation):
 
 
 @irdl_op_definition
-class BarrierOp(IRDLOperation):
+class BarrierOp(_Op):
     """An array of `count` mbarriers, each completing a phase after `init_count` role events."""
 
     name = "cake.barrier"
@@ -362,7 +385,7 @@ class BarrierOp(IRDLOperation):
 
 
 @irdl_op_definition
-class OnRoleOp(IRDLOperation):
+class OnRoleOp(_Op):
     """`with ROLE:` — code that only the role's warps execute."""
 
     name = "cake.on_role"
@@ -372,7 +395,7 @@ class OnRoleOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ForOp(IRDLOperation):
+class ForOp(_Op):
     """`for i in lm.range(lb, ub, step)`; the induction variable is the block argument."""
 
     name = "cake.for"
@@ -384,7 +407,7 @@ class ForOp(IRDLOperation):
 
 
 @irdl_op_definition
-class IfOp(IRDLOperation):
+class IfOp(_Op):
     """A uniform `if` (every thread of the role takes the same branch)."""
 
     name = "cake.if"
@@ -398,7 +421,7 @@ class IfOp(IRDLOperation):
 
 
 @irdl_op_definition
-class StageOp(IRDLOperation):
+class StageOp(_Op):
     """`view[s]`: one stage of a view."""
 
     name = "cake.stage"
@@ -408,7 +431,7 @@ class StageOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TransposeOp(IRDLOperation):
+class TransposeOp(_Op):
     """`view[s].T`: a stage stored [K, M] (or [K, N]) read as the [M, K] (or [N, K]) operand of
     an MMA, MN-major: the instruction reads it through the descriptor's transposed layout
     (wgmma imm-trans, tcgen05 a_major/b_major), no data moves."""
@@ -456,7 +479,7 @@ def stage_source(v: SSAValue) -> tuple[SSAValue, bool]:
 
 
 @irdl_op_definition
-class TmaLoadOp(IRDLOperation):
+class TmaLoadOp(_Op):
     """`view.tma_load(T, coords=, stage=, barrier=, fill=)`: an async copy of one box into
     `view[stage]`, completing its bytes on `barrier[stage]`. `coords` are tile
     coordinates, outermost first; elements outside T read 0, or NaN with fill="nan"."""
@@ -472,7 +495,7 @@ class TmaLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CopyLoadOp(IRDLOperation):
+class CopyLoadOp(_Op):
     """`view.copy_load(T, coords=, stage=, barrier=)`: every thread of the role copies 16-byte
     chunks of one tile into `view[stage]` (cp.async, zero-filled outside T), then arrives on
     `barrier[stage]` when its copies land; `tma_load`'s contract without TMA (sm_80 onwards)."""
@@ -492,7 +515,7 @@ ASYNC_LOADS = (TmaLoadOp, CopyLoadOp)
 
 
 @irdl_op_definition
-class TmaStoreOp(IRDLOperation):
+class TmaStoreOp(_Op):
     """`T.tma_store(tile, coords=)`: store a register tile to a global tile."""
 
     name = "cake.tma_store"
@@ -503,7 +526,7 @@ class TmaStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TmaStoreStageOp(IRDLOperation):
+class TmaStoreStageOp(_Op):
     """`T.tma_store(view[s], coords=)`: one TMA copy (one per swizzle column block) of a staged
     SMEM tile to the global tile at `coords`, clipped at the tensor's edges. Asynchronous: the
     copy reads the stage until its role next writes those bytes, or arrives for a role that
@@ -517,7 +540,7 @@ class TmaStoreStageOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WaitOp(IRDLOperation):
+class WaitOp(_Op):
     """`lm.wait(b, stage=s)`: wait for the next phase of `b[s]` this role has not consumed."""
 
     name = "cake.wait"
@@ -526,7 +549,7 @@ class WaitOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SkipOp(IRDLOperation):
+class SkipOp(_Op):
     """`lm.skip(b, stage=s, count=n)`: this role passes over the next phase of `b[s]`,
     `b[(s + 1) % count]`, ... (`n` consecutive ring positions) without waiting: another
     consumer of the ring waits for them (ping-pong consumers taking turns on one ring)."""
@@ -538,7 +561,7 @@ class SkipOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ArriveOp(IRDLOperation):
+class ArriveOp(_Op):
     """`lm.arrive(b, stage=s)`: one arrival of this role on `b[s]`."""
 
     name = "cake.arrive"
@@ -547,7 +570,7 @@ class ArriveOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CommitOp(IRDLOperation):
+class CommitOp(_Op):
     """`lm.commit(b, stage=s)`: arrive on `b[s]` once this role's MMAs so far completed."""
 
     name = "cake.commit"
@@ -556,12 +579,12 @@ class CommitOp(IRDLOperation):
 
 
 @irdl_op_definition
-class FenceProxyOp(IRDLOperation):
+class FenceProxyOp(_Op):
     name = "cake.fence_proxy"
 
 
 @irdl_op_definition
-class MmaOp(IRDLOperation):
+class MmaOp(_Op):
     """`lm.mma(acc, a, b, init=)`: acc[M,N] (+)= a[M,K] · b[N,K]ᵀ, asynchronous. `a` is an
     SMEM stage, or a 16-bit register tile in its role's accumulator layout (wgmma's register
     A: the tile's registers are packed into A fragments as the wgmma is issued)."""
@@ -574,7 +597,7 @@ class MmaOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConvertOp(IRDLOperation):
+class ConvertOp(_Op):
     """`tile.to(dtype)`: elementwise conversion of a register tile (or TMEM load)."""
 
     name = "cake.convert"
@@ -586,7 +609,7 @@ class ConvertOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileLoadOp(IRDLOperation):
+class TileLoadOp(_Op):
     """`T.load(coords=, shape=, dtype=, other=)`: a vector (shape (1, L) or (L, 1), or a
     (1, 1) scalar) read from a run of L elements along T's last dimension, or an (M, N) block
     of T's last two dimensions; elements outside T's shape read `other`."""
@@ -599,7 +622,7 @@ class TileLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileStoreOp(IRDLOperation):
+class TileStoreOp(_Op):
     """`T.store(v, coords=)`: an (L, 1) or (1, L) vector written to a run along T's last
     dimension, or an (M, N) tile to the tile of a rank-2 T (masked)."""
 
@@ -611,7 +634,7 @@ class TileStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SplitStoreOp(IRDLOperation):
+class SplitStoreOp(_Op):
     """`T.split_store(partial, coords=, part=, parts=, workspace=W, counters=L)`: one of
     `parts` f32 partial sums of the (M, N) tile of a rank-2 T at `coords`. The partial goes
     to W[part] (f32, rank 3), then the CTA arrives on L[tile] (i32, one counter per tile of
@@ -633,7 +656,7 @@ class SplitStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileBinaryOp(IRDLOperation):
+class TileBinaryOp(_Op):
     """Elementwise `lhs KIND rhs` on f32 tiles with numpy broadcasting; either side may be
     an f32 scalar. KIND is add, sub, mul, div, min or max (TILE_BINARY; min and max also of
     i32 tiles and i32 scalars), or `and`/`or` of two i1 predicate tiles."""
@@ -646,7 +669,7 @@ class TileBinaryOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileUnaryOp(IRDLOperation):
+class TileUnaryOp(_Op):
     """Elementwise `KIND(x)` of an f32 tile (TILE_UNARY: exp2, exp, ..., gelu, silu)."""
 
     name = "cake.tile_unary"
@@ -656,7 +679,7 @@ class TileUnaryOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileCmpOp(IRDLOperation):
+class TileCmpOp(_Op):
     """Elementwise `lhs PRED rhs` (TILE_CMP: lt, le, gt, ge, eq, ne) of two f32 or two i32
     operands (tiles or scalars, broadcasting): an i1 predicate tile."""
 
@@ -668,7 +691,7 @@ class TileCmpOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileSelectOp(IRDLOperation):
+class TileSelectOp(_Op):
     """`lm.where(pred, a, b)`: elementwise `pred ? a : b`, broadcasting; a and b have one
     dtype (f32 or i32; either may be a scalar of it)."""
 
@@ -680,7 +703,7 @@ class TileSelectOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileIndexOp(IRDLOperation):
+class TileIndexOp(_Op):
     """`lm.row_index(t, base=)` (axis 0: an (M, 1) i32 tile) or `lm.col_index(t, base=)`
     (axis 1: (1, N)): each element's row or column within the tile, plus `base`."""
 
@@ -691,7 +714,7 @@ class TileIndexOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileReduceOp(IRDLOperation):
+class TileReduceOp(_Op):
     """`t.KIND(axis=1)` (TILE_REDUCE: sum, max, min, argmax, argmin): each row of an (M, N)
     f32 tile reduced to an (M, 1) tile, f32 (sum, max, min) or i32 (the column of the first
     extreme value); `axis=0` (sum, max, min): each column to a (1, N) f32 tile."""
@@ -704,7 +727,7 @@ class TileReduceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileAssignOp(IRDLOperation):
+class TileAssignOp(_Op):
     """`r = value` where `r` names an `lm.regs` tile: the register tile's new contents (a
     running max, a rescaled accumulator; a scalar fills every element), read by every later
     use of `r`."""
@@ -726,7 +749,7 @@ PURE_TILE_OPS = (TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp, TileIndexOp
 
 
 @irdl_op_definition
-class StageLoadOp(IRDLOperation):
+class StageLoadOp(_Op):
     """`view[s].load()`: a (1, L) or (L, 1) f32/i32 stage read into a register vector, or an
     (M, N) bf16/f16 stage into a register tile (a synchronous read by every thread of the
     role, e.g. per-column terms or an epilogue's residual tile a TMA load brought)."""
@@ -737,7 +760,7 @@ class StageLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
-class StageStoreOp(IRDLOperation):
+class StageStoreOp(_Op):
     """`view[s].store(tile)`: every thread of the role writes its elements of a register tile
     (of the stage's shape and dtype) into the stage, at the addresses the view's layout (its
     swizzle) gives them, so a later MMA or TMA store reads them. The write is by the generic
@@ -749,7 +772,7 @@ class StageStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SumSqOp(IRDLOperation):
+class SumSqOp(_Op):
     """`lm.sum_sq(stage, axis=1)`: Σ x² along each row of an SMEM stage, an (M, 1) f32 tile."""
 
     name = "cake.sum_sq"
@@ -759,7 +782,7 @@ class SumSqOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ArgminOp(IRDLOperation):
+class ArgminOp(_Op):
     """`lm.argmin(value, index, source, axis=1, base=, init=)`: merge each row's minimum of
     `source` (column c named base + c) into the running (value, index) register tiles;
     ties go to the lowest index; init=True starts the rows afresh."""
