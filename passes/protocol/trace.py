@@ -34,8 +34,9 @@ from cakec.passes.protocol.tracekey import shift_keys, signatures
 #: Events per assignment (all roles together) and over all assignments of one kernel. What
 #: they cost: the 64-stage persistent GEMM mutant (gemm_bf16.cake with `count=64` on `full`)
 #: stops at a launch of more than 40,000 events (CAKE-S020) after tracing 75,398 events over
-#: 95 launches; its verify takes 0.7-0.9 s of CPU in-process: derive-barriers (tracing)
-#: 0.2-0.3 s, verify-safety (simulating the traces) 0.43-0.5 s (2026-12-04, loaded machine).
+#: 95 launches; its verify takes 0.54 s of CPU in-process: derive-barriers 0.22 s (tracing
+#: 0.12 s, accounting 0.05 s), verify-safety 0.32 s (nearly all simulation; medians of 5,
+#: 2026-12-05, loaded machine).
 EVENT_BUDGET = 40_000
 TOTAL_BUDGET = 120_000
 #: mbarriers up to which those budgets hold: an event's vector-clock work grows with the
