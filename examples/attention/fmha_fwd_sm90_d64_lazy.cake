@@ -154,7 +154,7 @@ def fmha_fwd_sm90_d64_lazy(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2
                 p0 = lm.exp2(s0 * scale_log2 - m_use)          # ≤ 2^8 with a stale max
                 l0 = l0 + p0.sum(axis=1)
                 lm.arrive(k_empty, stage=s)                    # S_j has retired
-                lm.commit(v_empty, stage=1 - s)                # (it has: nothing to wait for)
+                lm.commit(v_empty, stage=1 - s)                # waits for it where O was not rescaled
             # The last block's P·V (its O is stored under the next tile's S_0); the last S
             # (which read Q) has retired.
             last_s = (ring + n_blocks - 1) % 2
@@ -251,7 +251,7 @@ def fmha_fwd_sm90_d64_lazy(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2
                 p1 = lm.exp2(s1 * scale_log2 - m_use)          # ≤ 2^8 with a stale max
                 l1 = l1 + p1.sum(axis=1)
                 lm.arrive(k_empty, stage=s)                    # S_j has retired
-                lm.commit(v_empty, stage=1 - s)                # (it has: nothing to wait for)
+                lm.commit(v_empty, stage=1 - s)                # waits for it where O was not rescaled
             # The last block's P·V (its O is stored under the next tile's S_0); the last S
             # (which read Q) has retired.
             last_s = (ring + n_blocks - 1) % 2

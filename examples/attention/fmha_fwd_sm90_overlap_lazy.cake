@@ -140,7 +140,7 @@ def fmha_fwd_sm90_overlap_lazy(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.
                 p_i = lm.exp2(s_acc * scale_log2 - m_use)          # ≤ 2^8 with a stale max
                 l_i = l_i + p_i.sum(axis=1)
                 lm.arrive(k_empty, stage=s)                    # S_j has retired
-                lm.commit(v_empty, stage=1 - s)                # (it has: nothing to wait for)
+                lm.commit(v_empty, stage=1 - s)                # waits for it where O was not rescaled
             # The last block's P·V (its O is stored under the next tile's S_0); the last S
             # (which read Q) has retired.
             last_s = (ring + n_blocks - 1) % 2
