@@ -408,13 +408,19 @@ class ForOp(_Op):
 
 @irdl_op_definition
 class IfOp(_Op):
-    """A uniform `if` (every thread of the role takes the same branch)."""
+    """A uniform `if` (every thread of the role takes the same branch), or, when `cond` is a
+    TileAnyOp, a per-warp one (each warp takes it or not; register arithmetic only)."""
 
     name = "cake.if"
     cond = operand_def(i1)
     then_region = region_def("single_block")
     else_region = region_def("single_block")
     traits = traits_def(NoTerminator())
+
+
+def per_warp(op: IfOp) -> bool:
+    """Whether `op` is `if lm.any(pred):`, taken or not by each warp on its own."""
+    return isinstance(op.cond.owner, TileAnyOp)
 
 
 # ---- operations -----------------------------------------------------------------------------
@@ -727,6 +733,17 @@ class TileReduceOp(_Op):
 
 
 @irdl_op_definition
+class TileAnyOp(_Op):
+    """`if lm.any(pred):` — whether `pred` (an i1 predicate tile) is true at any element a
+    warp holds, the same in every lane of that warp: the condition of a per-warp branch
+    (IfOp), whose body the frontend limits to register-tile arithmetic (CAKE-T011)."""
+
+    name = "cake.tile_any"
+    pred = operand_def(TileType)
+    result = result_def(i1)
+
+
+@irdl_op_definition
 class TileAssignOp(_Op):
     """`r = value` where `r` names an `lm.regs` tile: the register tile's new contents (a
     running max, a rescaled accumulator; a scalar fills every element), read by every later
@@ -839,7 +856,8 @@ Cake = Dialect(
         CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, SkipOp, ArriveOp, CommitOp, FenceProxyOp,
         MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, SplitStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp,
-        TileIndexOp, TileReduceOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp, ArgminOp,
+        TileIndexOp, TileReduceOp, TileAnyOp, TileAssignOp, StageLoadOp, StageStoreOp, SumSqOp,
+        ArgminOp,
     ],
     [TensorType, ViewType, StageType, TmemType, TileType, PoolType, RoleType, PipelineType,
      BarrierType],

@@ -168,6 +168,10 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
     _b("where", [Arg("pred", "tile"), Arg("a", "operand"), Arg("b", "operand")], "tile",
        "Elementwise `pred ? a : b` of a predicate tile (a comparison), broadcasting.",
        "selp", "role"),
+    _b("any", [Arg("pred", "tile")], "bool",
+       "`if lm.any(pred):` — a branch each warp takes when `pred` holds at any element it "
+       "holds (the condition of an `if` only; its body register arithmetic only).",
+       "per-thread or + vote.sync.any", "role"),
     _b("row_index", [Arg("tile", "operand"), Arg("base", "scalar", required=False, default=0)],
        "tile", "Each row's index within `tile`, plus `base`: an (M, 1) i32 tile.",
        "lane/warp arithmetic (no loads)", "role"),

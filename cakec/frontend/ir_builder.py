@@ -117,6 +117,10 @@ class Frontend:
         self.in_role: Value | None = None
         self.lm_name = "lm"
         self.tensor_dtypes: dict[SSAValue, tuple[str, Span]] = {}
+        #: `if lm.any(...):` — the call being built as that condition (tile_exprs), then the
+        #: `if` whose body is being built (only register arithmetic may be added there).
+        self.any_condition: ast.Call | None = None
+        self.per_warp: ast.If | None = None
 
     # ---- driver -----------------------------------------------------------------------------
 
@@ -148,6 +152,13 @@ class Frontend:
         return _location_attr(self.path, line, col)
 
     def _add(self, op: Operation, span: Span) -> Operation:
+        if self.per_warp is not None and not _register_arithmetic(op):
+            raise error("CAKE-T011", f"`{_op_label(op)}` inside `if lm.any(...):`, a branch "
+                        "each warp takes or not on its own: only register-tile arithmetic "
+                        "may run there", span,
+                        notes=[Note(_start(self.per_warp.span), "the per-warp branch")],
+                        help="move it out of the branch; MMAs, barriers, copies, loops and "
+                        "other branches run in every warp of the role alike")
         self.block.add_op(self._loc(op, span))
         return op
 
@@ -422,11 +433,28 @@ class Frontend:
                                         info={"loop": op, "bounds": consts})))
 
     def _if(self, s: ast.If) -> None:
-        cond = self._coerce(self._expr(s.cond), Arg("condition", "bool"), s.cond)
+        any_call = _any_call(s.cond, self.lm_name)
+        self.any_condition = any_call
+        try:
+            cond = self._coerce(self._expr(s.cond), Arg("condition", "bool"), s.cond)
+        finally:
+            self.any_condition = None
         op = cake.IfOp.build(operands=[self._i1(cond)], regions=[Region(Block()), Region(Block())])
         self._add(op, _start(s.span))
-        self._nested(op.then_region.block, s.body, f"the `if` at line {s.span.line}")
-        self._nested(op.else_region.block, s.orelse, f"the `else` of line {s.span.line}")
+        if any_call is None:
+            self._nested(op.then_region.block, s.body, f"the `if` at line {s.span.line}")
+            self._nested(op.else_region.block, s.orelse, f"the `else` of line {s.span.line}")
+            return
+        if s.orelse:
+            raise error("CAKE-T011", "`if lm.any(...):` takes no `else`: each warp takes the "
+                        "branch or not on its own", _start(s.orelse[0].span),
+                        notes=[Note(_start(s.span), "the per-warp branch")],
+                        help="put the other path's work before the branch, unconditionally")
+        self.per_warp = s
+        try:
+            self._nested(op.then_region.block, s.body, f"the `if` at line {s.span.line}")
+        finally:
+            self.per_warp = None
 
     # ---- expressions ------------------------------------------------------------------------
 
@@ -1153,6 +1181,25 @@ _BUILD = {
 
 
 # ---- small helpers ---------------------------------------------------------------------------
+
+
+def _any_call(e: ast.Expr, lm: str) -> ast.Call | None:
+    """`lm.any(...)` when it is the whole condition `e` of an `if`."""
+    if (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "any"
+            and isinstance(e.func.value, ast.Name) and e.func.value.id == lm):
+        return e
+    return None
+
+
+def _register_arithmetic(op: Operation) -> bool:
+    """What a per-warp branch may hold: scalar and register-tile arithmetic, row reductions
+    and register-tile assignments (no MMA, barrier, copy, memory access, loop or branch)."""
+    return (op.dialect_name() == "arith"
+            or isinstance(op, (*cake.PURE_TILE_OPS, cake.TileReduceOp, cake.TileAssignOp)))
+
+
+def _op_label(op: Operation) -> str:
+    return op.name.removeprefix("cake.")
 
 
 def _start(span: Span) -> Span:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, i1, i32, i64
 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
@@ -199,6 +199,24 @@ def _build_where(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     return _result(fe, cake.TileSelectOp.build(
         operands=[pred.ssa, *ssa], result_types=[cake.TileType(shape, cake.dtype_attr(dtype))]),
         e.span)
+
+
+def _build_any(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
+    """`if lm.any(pred):` — true in every lane of a warp where `pred` holds at any element
+    the warp holds; a value that differs between warps, so it is only ever that condition."""
+    if fe.any_condition is not e:
+        raise error("CAKE-T011", "`lm.any(...)` differs between the warps of a role, so it may "
+                    "only be the whole condition of an `if`", e.span,
+                    help="write `if lm.any(pred):` and keep the branch's work inside it")
+    pred = b["pred"]
+    if pred.kind != "tile" or _dtype(pred) != "i1":
+        raise error("CAKE-T007", f"`lm.any` reduces a predicate tile (a tile comparison such "
+                    f"as `m_new > m + 8.0`), got "
+                    f"{describe(pred) if pred.kind != 'tile' else 'an ' + _dtype(pred) + ' tile'}",
+                    _arg_span(e, 0, "pred"), notes=decl_note(pred))
+    op = cake.TileAnyOp.build(operands=[pred.ssa], result_types=[i1])
+    fe._add(op, e.span)
+    return Value("bool", e.span, ssa=op.result)
 
 
 def _build_index(axis: int):
@@ -541,6 +559,7 @@ TILE_BUILDERS = {
     "sum_sq": _build_sum_sq,
     "argmin": _build_argmin,
     "max": _build_extremum("max"), "min": _build_extremum("min"), "where": _build_where,
+    "any": _build_any,
     "row_index": _build_index(0), "col_index": _build_index(1),
     **{k: _build_unary(k) for k in cake.TILE_UNARY},
     **{f"{kind}.{k}": _build_reduce(k) for k in cake.TILE_REDUCE for kind in ("tile", "tmem")},

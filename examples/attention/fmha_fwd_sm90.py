@@ -59,8 +59,12 @@ D64_LONG_KEYS = 8192
 #: 0.98–1.01× below, where short tiles expose its epilogue more often).
 XT = "fmha_fwd_sm90_xt.cake"
 XT_CAUSAL_KEYS = 8192
+#: OVERLAP and OVERLAP_D64 with FlashAttention-4's lazy O rescale (`if lm.any(...)`: a warp
+#: rescales O only when a row's max grew by more than 2^8): 464 → 437 SASS instructions per
+#: unmasked block of a D64 consumer warp; candidates timed beside `fmha`'s kernels.
+LAZY = {128: "fmha_fwd_sm90_overlap_lazy.cake", 64: "fmha_fwd_sm90_d64_lazy.cake"}
 #: Every schedule of each head dim (same parameters and result).
-SCHEDULES = {128: [KERNELS[128], OVERLAP, XT], 64: [KERNELS[64], OVERLAP_D64]}
+SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128]], 64: [KERNELS[64], OVERLAP_D64, LAZY[64]]}
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128

@@ -295,6 +295,13 @@ class Kernel:
                     out.append(Instr(o, "loop", lb=e(o.lb), ub=e(o.ub), step=e(o.step),
                                      iv=o.body.block.args[0], body=body,
                                      runtime=any(e(x).runtime for x in (o.lb, o.ub, o.step))))
+            elif isinstance(o, cake.IfOp) and cake.per_warp(o):
+                # `if lm.any(...)` holds register arithmetic only (the frontend's rule): traced
+                # as the path that skips it, with its tile writes kept: its waits (a read of an
+                # accumulator retires the MMA) order nothing on the other path, so every hazard
+                # of either path is one of this trace.
+                out.extend(i for i in self._compile(list(o.then_region.block.ops), role, inside)
+                           if i.kind != READ_ACC)
             elif isinstance(o, cake.IfOp):
                 then = self._compile(list(o.then_region.block.ops), role, inside)
                 orelse = self._compile(list(o.else_region.block.ops), role, inside)
@@ -467,3 +474,28 @@ def reads_of(ins: Instr) -> set[object]:
     if ins.kind in (READ_ACC, WRITE_STAGE) and ins.acc is not None:
         return {ins.acc}
     return set()
+
+
+def commit_may_hold(op: Operation) -> bool:
+    """Whether the sm_90a emitter may lower `lm.commit` as a held release that keeps the
+    newest wgmma group in flight (targets/sm90/lowering.py, _deferrable_commits: the last op
+    of a loop body with one `lm.wait`, an MMA, no loop, store or `if` other than one of
+    arrivals, and barrier conditions this over-approximates); any other commit is
+    `wgmma.wait_group 0` + arrive, after which no wgmma of the role reads its registers."""
+    block = op.parent_block()
+    loop = block.parent_op() if block is not None else None
+    if not isinstance(loop, cake.ForOp) or block.last_op is not op:
+        return False
+    body = list(block.ops)
+    return (sum(isinstance(o, cake.WaitOp) for o in body) == 1
+            and any(isinstance(o, cake.MmaOp) for o in body)
+            and not any(isinstance(o, (cake.ForOp, cake.TmaStoreOp, cake.StageStoreOp))
+                        or (isinstance(o, cake.IfOp) and not _arrivals(o)) for o in body))
+
+
+def _arrivals(op: cake.IfOp) -> bool:
+    """An else-less `if` of scalar arithmetic and arrivals (a turn handed on)."""
+    inner = list(op.then_region.block.ops)
+    return (op.else_region.block.ops.first is None
+            and any(isinstance(o, cake.ArriveOp) for o in inner)
+            and all(o.dialect_name() == "arith" or isinstance(o, cake.ArriveOp) for o in inner))

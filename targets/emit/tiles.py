@@ -25,7 +25,8 @@ from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAssignOp, tile_leaves,
+    PURE_TILE_OPS, ConvertOp, StageLoadOp, StageOp, SumSqOp, TileAnyOp, TileAssignOp,
+    tile_leaves,
     TileBinaryOp, TileCmpOp, TileIndexOp, TileLoadOp, TileReduceOp, TileSelectOp,
     SplitStoreOp, StageStoreOp, TileStoreOp, TileType, TileUnaryOp, TmaStoreOp, ViewOp,
     dtype_bytes, dtype_name,
@@ -431,6 +432,21 @@ def tile_reduce(em: KernelEmitter, op: TileReduceOp) -> None:
             else:
                 em.line(f"  cake_a = {_CALL2[kind]}(cake_a, cake_o); }}")
         em.line(f"{layout.ref(var, (rows, 1))} = {'cake_i' if arg else 'cake_a'};")
+
+
+def tile_any(em: KernelEmitter, op: TileAnyOp) -> None:
+    """`if lm.any(pred):`'s condition: this thread's elements of `pred` or-ed, then the warp's
+    lanes (`__any_sync`, vote.sync.any): the same in every lane of a warp, so the branch on it
+    never splits a warp (row reductions and tcgen05.ld inside it need all 32 lanes)."""
+    layout = layout_of(em)
+    var = em.names.fresh(op.result.name_hint or "cake_any")
+    em.source_comment(op)
+    em.line(f"bool {var} = false;")
+    layout.before_read(em, op, op.pred)
+    with em.block(), layout.loops(em, tile_dims(op.pred), op.pred):
+        em.line(f"{var} |= {element(em, op.pred, layout)};")
+    em.line(f"{var} = __any_sync(0xffffffffu, {var});")
+    em.values[op.result] = var
 
 
 def tile_assign(em: KernelEmitter, op: TileAssignOp) -> None:
@@ -1157,7 +1173,7 @@ def sum_sq_layout(em: KernelEmitter, op: SumSqOp) -> tuple[int, int, int, int, i
 #: The lowerings of the shared tile ops (a backend adds them with its `tile_layout`).
 TILE_LOWERINGS = {
     **{t: pure_tile for t in PURE_TILE_OPS}, TileReduceOp: tile_reduce,
-    TileAssignOp: tile_assign,
+    TileAnyOp: tile_any, TileAssignOp: tile_assign,
     StageStoreOp: lambda em, op: store_stage(em, op, layout_of(em)),
     SplitStoreOp: lambda em, op: split_store(em, op, layout_of(em)),
 }

@@ -19,7 +19,8 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, SplitStoreOp, StageLoadOp, StageOp,
     StageStoreOp, SumSqOp, TileLoadOp, TileStoreOp,
-    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, dtype_name, tile_leaves, stage_source,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, dtype_name, per_warp, tile_leaves,
+    stage_source,
 )
 from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
@@ -305,9 +306,13 @@ def branch(em: KernelEmitter, op: IfOp) -> None:
     before the branch, not inside it: waited for on one path only, the registers would still
     be in flight at the join on the other, and ptxas 13.0 then serialises every wgmma of the
     kernel (C7514) — the attention kernel's masked block. The wait is the one its first
-    reader would do; an MMA's own accumulator operand needs none (wgmmas chain on it)."""
+    reader would do; an MMA's own accumulator operand needs none (wgmmas chain on it).
+    A per-warp branch (`if lm.any(...)`: a lazy O rescale) waits inside, where its first
+    reader is: waiting on the path that skips it is what it exists to avoid, and ptxas 13.0
+    keeps the wgmmas pipelined there (no C75xx; the accumulator is rewritten, not copied, at
+    the join: fmha_fwd_sm90_d64_lazy.cake)."""
     role = em.role
-    if role is not None and role.accs:
+    if role is not None and role.accs and not per_warp(op):
         read = {v: None for inner in op.walk() if inner is not op and not isinstance(inner, MmaOp)
                 for v in inner.operands if v in role.accs}
         for acc in read:

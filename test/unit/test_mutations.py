@@ -404,6 +404,18 @@ LEGAL: dict[str, str] = {
        for n in (30, 31) for to in ("64b", "None")},
     **{f"examples/attention/fmha_fwd_sm90_{f}.cake:swizzle:61:128b->{to}": _O_STAGE
        for f in ("overlap", "xt") for to in ("64b", "None")},
+    # The lazy-rescale forms (`if lm.any(...)`): the same views and waits, fewer header lines.
+    **{f"examples/attention/fmha_fwd_sm90_d64_lazy.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (24, 25, 26, 27)},
+    "examples/attention/fmha_fwd_sm90_d64_lazy.cake:delete_wait:72": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm90_d64_lazy.cake:delete_wait:198": _TRANSITIVE_Q,
+    **{f"examples/attention/fmha_fwd_sm90_d64_lazy.cake:swizzle:{n}:128b->{to}": _O_STAGE
+       for n in (28, 29) for to in ("64b", "None")},
+    **{f"examples/attention/fmha_fwd_sm90_overlap_lazy.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (16, 17, 18)},
+    "examples/attention/fmha_fwd_sm90_overlap_lazy.cake:delete_wait:57": _Q_BY_K_RING,
+    **{f"examples/attention/fmha_fwd_sm90_overlap_lazy.cake:swizzle:19:128b->{to}": _O_STAGE
+       for to in ("64b", "None")},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
