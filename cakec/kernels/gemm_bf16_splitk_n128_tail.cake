@@ -64,5 +64,5 @@ def gemm_bf16_splitk_n128_tail(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tensor2d, W: 
                 lm.wait(fill, stage=s)
                 lm.mma(acc, sa[s], sb[s], init=(k == 0))
                 lm.commit(empty, stage=s)
-            C.split_store(acc, coords=(m_tile, n_tile), part=part, parts=1 + split * (parts - 1), workspace=W,
-                               counters=L, dtype=lm.bf16)
+            C.split_store(acc, coords=(m_tile, n_tile), part=part, parts=1 + split * (parts - 1),
+                          workspace=W, counters=L, dtype=lm.bf16)

@@ -218,8 +218,8 @@ def test_tail_parts_split_only_the_last_waves_tiles():
     assert routes.tail_parts(224, 64, 132, t128) == 1     # a tail of 92: two parts are 2 waves
     assert routes.tail_parts(264, 64, 132, t64) == 1      # whole waves: nothing to split
     for tiles, k_tiles in [(64, 224), (32, 64), (5, 0), (131, 64)]:  # below one wave: as before
-        assert routes.tail_parts(tiles, k_tiles, 132, t64) == routes.split_parts(tiles, k_tiles, 132,
-                                                                                t64)
+        want = routes.split_parts(tiles, k_tiles, 132, t64)
+        assert routes.tail_parts(tiles, k_tiles, 132, t64) == want
 
 
 def test_split_parts_fills_one_wave():
