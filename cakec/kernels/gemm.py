@@ -84,8 +84,8 @@ def _split_scratch(a: torch.Tensor, handle: int, s: int, m: int, n: int, tiles: 
 def _route_args(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, k: int
                 ) -> tuple[Any, Callable[[torch.Tensor, torch.Tensor, torch.Tensor, int], tuple]]:
     """The Cake kernel of `route` and `args(a, b, c, stream_handle)`, its argument list for
-    this M, N, K: a split-K route's also holds its K parts (split_parts, for this shape on
-    a's GPU) and the scratch of that stream."""
+    this M, N, K: a split-K route's also holds its K parts (split_parts, or tail_parts for a
+    tail-split route, for this shape on a's GPU) and the scratch of that stream."""
     kern = build.kernel(tab.kernel(route), checks.target(_ENTRY, a))  # type: ignore[arg-type]
     tile = tab.split_tile(route)
     if tile is None:
@@ -94,7 +94,9 @@ def _route_args(tab: routes.Table, route: str, a: torch.Tensor, m: int, n: int, 
     if dev not in _sms:
         _sms[dev] = torch.cuda.get_device_properties(dev).multi_processor_count
     tiles = -(-m // tile[0]) * -(-n // tile[1])
-    s = routes.split_parts(tiles, -(-k // 64), _sms[dev], tile, tab.split_waves(route))
+    k_tiles = -(-k // 64)
+    s = (routes.tail_parts(tiles, k_tiles, _sms[dev], tile) if tab.split_tail(route)
+         else routes.split_parts(tiles, k_tiles, _sms[dev], tile, tab.split_waves(route)))
     return kern, lambda a, b, c, handle: (a, b, c, *_split_scratch(a, handle, s, m, n, tiles),
                                           m, n, k, s)
 

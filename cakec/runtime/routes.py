@@ -85,6 +85,11 @@ class Table:
         (`split_parts(..., waves=True)`): a route of its own, so the tuner decides."""
         return bool(self.routes.get(route, {}).get("split_k", {}).get("waves", False))
 
+    def split_tail(self, route: str) -> bool:
+        """Whether a split-K route's kernel splits only the tiles of the last, partial wave
+        of SMs (`split_k.tail`, the *_tail kernels; S from `tail_parts`)."""
+        return bool(self.routes.get(route, {}).get("split_k", {}).get("tail", False))
+
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry, "target": self.target, "extents": list(self.extents),
                 "routes": {k: dict(v) for k, v in self.routes.items()},
@@ -120,8 +125,11 @@ def parse(raw: Mapping[str, Any], where: str = "<table>") -> Table:
             if not (isinstance(tile, list) and len(tile) == 2
                     and all(type(t) is int and t > 0 for t in tile)):
                 _fail(where, f"route {name!r}: split_k needs a 'tile' of two positive ints")
-            if type(r["split_k"].get("waves", False)) is not bool:
-                _fail(where, f"route {name!r}: split_k 'waves' must be true or false")
+            for flag in ("waves", "tail"):
+                if type(r["split_k"].get(flag, False)) is not bool:
+                    _fail(where, f"route {name!r}: split_k {flag!r} must be true or false")
+            if r["split_k"].get("waves") and r["split_k"].get("tail"):
+                _fail(where, f"route {name!r}: split_k cannot be both 'waves' and 'tail'")
     rules = []
     for i, r in enumerate(raw.get("rules", ())):
         route = r.get("route")
@@ -206,6 +214,17 @@ def split_parts(tiles: int, k_tiles: int, sms: int, tile: tuple[int, int] = (128
         return -(-tiles * s // sms) * (-(-k_tiles // s) + (extra if s > 1 else 0))
     most = max(1, min(MAX_PARTS, k_tiles, k_tiles if waves else sms // max(tiles, 1)))
     return min(range(1, most + 1), key=cost)
+
+
+def tail_parts(tiles: int, k_tiles: int, sms: int, tile: tuple[int, int] = (128, 128)) -> int:
+    """How many K parts a tail-split route (`split_k.tail`: its kernel runs the tiles of whole
+    waves of SMs unsplit and cuts only the last wave's `tiles % sms` into parts) gives those
+    tail tiles: split_parts' one-wave choice for them, 1 when the tiles fill whole waves.
+    Below one wave of tiles it is split_parts' choice for all of them (the kernels then run
+    as the one-wave split kernels do). E.g. 1×28672×4096 on the swap-AB tiles: 448 tiles,
+    3 whole waves and 52 tail tiles in 2 parts (104 units of 32 stages)."""
+    tail = tiles % sms if sms > 0 else tiles
+    return split_parts(tail, k_tiles, sms, tile) if tail else 1
 
 
 # ---- the tuner's choice (cakec/kernels/tune.py measures; this decides, without torch)

@@ -224,7 +224,8 @@ GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1
                                    "splitk_64x128", "splitk_swap_16x64",
                                    "splitk_64x64_waves", "splitk_swap_16x64_waves",
                                    "splitk_swap_16x64_k256", "splitk_swap_16x64_pp",
-                                   "splitk_64x64_pp"])
+                                   "splitk_64x64_pp", "splitk_swap_16x64_tail",
+                                   "splitk_64x64_tail", "splitk_64x128_tail"])
 def test_every_gemm_route_computes_every_shape(K, route):
     """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
     shape to any of them): tails in every dimension, every element written, twice (a
@@ -262,11 +263,36 @@ def test_split_routes_over_several_waves_compute(K, route, shape):
         assert not c.isnan().any() and _rel(c, a.float() @ b.float().t()) < 5e-3, (route, shape)
 
 
+@pytest.mark.parametrize("route,shape", [
+    ("splitk_swap_16x64_tail", (7, 11008, 4096)), ("splitk_swap_16x64_tail", (1, 28672, 4096)),
+    ("splitk_swap_16x64_tail", (200, 14336, 4096)), ("splitk_64x64_tail", (7, 11008, 4096)),
+    ("splitk_64x64_tail", (64, 28672, 1000)), ("splitk_64x128_tail", (200, 14336, 4096)),
+    ("splitk_64x128_tail", (7, 22016, 4096))])
+def test_tail_split_routes_compute(K, route, shape):
+    """The tail routes where their tiles fill whole waves and the last wave's tiles are split
+    (each CTA runs its whole tiles, then one part of a tail tile), twice."""
+    from cakec.runtime import routes
+
+    G = importlib.import_module("cakec.kernels.gemm")
+    m, n, k = shape
+    tile = G.table().split_tile(route)
+    tiles = -(-m // tile[0]) * -(-n // tile[1])
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    assert tiles > sms and routes.tail_parts(tiles, -(-k // 64), sms, tile) > 1
+    a, b = torch.randn(m, k, **BF), torch.randn(n, k, **BF)
+    run = G.launcher(G.table(), route, a, m, n, k)
+    for _ in range(2):
+        c = torch.full((m, n), float("nan"), **BF)
+        run(a, b, c, m, n, k)
+        assert not c.isnan().any() and _rel(c, a.float() @ b.float().t()) < 5e-3, (route, shape)
+
+
 @pytest.mark.parametrize("route", ["torch", "persistent_128x256", "skinny_64x64",
                                    "splitk_64x64", "splitk_64x128", "splitk_swap_16x64",
                                    "splitk_128x128", "splitk_swap_16x64_waves",
                                    "splitk_swap_16x64_k256", "splitk_swap_16x64_pp",
-                                   "splitk_64x64_pp"])
+                                   "splitk_64x64_pp", "splitk_swap_16x64_tail",
+                                   "splitk_64x64_tail", "splitk_64x128_tail"])
 def test_gemm_plan_patches_each_output(K, route):
     """A plan (what a repeated signature runs) writes every fresh output at its own address
     (the binding's C pointer patched per call), a given `out` of the same layout, and on

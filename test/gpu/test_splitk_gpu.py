@@ -1,5 +1,5 @@
-"""Split-K on an sm_90a GPU: the four `T.split_store` kernels (cakec/kernels/gemm_bf16_splitk*.cake,
-the swap-AB one storing transposed)
+"""Split-K on an sm_90a GPU: the `T.split_store` kernels (cakec/kernels/gemm_bf16_splitk*.cake,
+the swap-AB ones storing transposed, the *_tail ones splitting only the last wave's tiles)
 against a float32 product, with fresh random inputs per case, tails in M, N and K, K not a
 multiple of the parts, more parts than K stages, M = 1; the counters back at zero after every
 launch, the sum bitwise the same from launch to launch (the last CTA adds the parts in
@@ -21,12 +21,16 @@ pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) 
 BF = dict(device="cuda", dtype=torch.bfloat16)
 #: kernel -> its tile of C (the swap-AB kernel computes Cᵀ by (64, 16) tiles).
 KERNELS = {"gemm_bf16_splitk": (128, 128), "gemm_bf16_splitk_decode": (64, 64),
-           "gemm_bf16_splitk_n128": (64, 128), "gemm_bf16_splitk_swap": (16, 64)}
+           "gemm_bf16_splitk_n128": (64, 128), "gemm_bf16_splitk_swap": (16, 64),
+           "gemm_bf16_splitk_swap_tail": (16, 64), "gemm_bf16_splitk_decode_tail": (64, 64),
+           "gemm_bf16_splitk_n128_tail": (64, 128)}
 #: (M, N, K, S): K tiles of 64 split into S parts (7 tiles in 3 or 4: uneven; S above the K
 #: tiles: clamped), tails everywhere, M = 1.
 CASES = [(1, 256, 4096, 2), (1, 4096, 4096, 4), (3, 300, 448, 3), (64, 4096, 1024, 16),
          (100, 1000, 1000, 4), (129, 257, 8, 5), (200, 520, 4104, 7), (256, 4096, 2048, 2),
-         (1000, 300, 448, 4), (17, 130, 64, 1), (65, 200, 136, 40)]
+         (1000, 300, 448, 4), (17, 130, 64, 1), (65, 200, 136, 40),
+         # more tiles than SMs: the *_tail kernels run whole waves unsplit and split the rest
+         (7, 11008, 520, 3), (130, 9000, 264, 2)]
 
 
 def _rel(x, ref) -> float:

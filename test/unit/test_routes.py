@@ -197,6 +197,31 @@ def test_split_waves_is_a_flag_of_the_split_routes():
         routes.parse(raw)
 
 
+def test_split_tail_is_a_flag_of_the_tail_routes_and_excludes_waves():
+    table = routes.load("gemm", routes.path("gemm"))
+    assert table.split_tail("splitk_swap_16x64_tail") and table.split_tail("splitk_64x128_tail")
+    assert not table.split_tail("splitk_swap_16x64") and not table.split_tail("torch")
+    raw = table.to_json()
+    raw["routes"]["splitk_64x64_tail"]["split_k"]["tail"] = 1
+    with pytest.raises(RouteTableError, match="'tail' must be true or false"):
+        routes.parse(raw)
+    raw["routes"]["splitk_64x64_tail"]["split_k"].update(tail=True, waves=True)
+    with pytest.raises(RouteTableError, match="both 'waves' and 'tail'"):
+        routes.parse(raw)
+
+
+def test_tail_parts_split_only_the_last_waves_tiles():
+    swap, t64, t128 = (16, 64), (64, 64), (64, 128)
+    assert routes.tail_parts(448, 64, 132, swap) == 2     # 1×28672×4096: 3 waves + 52 tiles × 2
+    assert routes.tail_parts(172, 64, 132, swap) == 3     # 7×11008×4096: 1 wave + 40 tiles × 3
+    assert routes.tail_parts(448, 64, 132, t128) == 2     # 200×14336×4096 on 64×128 tiles
+    assert routes.tail_parts(224, 64, 132, t128) == 1     # a tail of 92: two parts are 2 waves
+    assert routes.tail_parts(264, 64, 132, t64) == 1      # whole waves: nothing to split
+    for tiles, k_tiles in [(64, 224), (32, 64), (5, 0), (131, 64)]:  # below one wave: as before
+        want = routes.split_parts(tiles, k_tiles, 132, t64)
+        assert routes.tail_parts(tiles, k_tiles, 132, t64) == want
+
+
 def test_split_parts_fills_one_wave():
     t64, t128, swap = (64, 64), (128, 128), (16, 64)
     assert routes.split_parts(64, 64, 132, t64) == 2      # N = 4096 at 64 wide: 128 units
