@@ -15,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from kda import O_TOL, S_TOL, example, rel  # noqa: E402
 from kda_decode_widths import width_source  # noqa: E402
 
 CUTS = {
@@ -66,8 +67,7 @@ def main() -> int:
 
     from cakec import api
     from cakec.api import time_ms
-    sys.path.insert(0, str(ROOT / "examples" / "kda"))
-    import kda_decode as ex
+    ex = example()
 
     names = args.only.split(",") if args.only else list(VARIANTS)
     ks = {n: api.compile(source=VARIANTS[n]()) for n in names}
@@ -85,6 +85,16 @@ def main() -> int:
                                                    initial_state=x["state"],
                                                    output_final_state=True),
                 "copy": lambda: dst.copy_(src)}
+        if not args.ncu:  # the full step's variants must be the recurrence
+            ref_o, ref_s = ex.reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+            for n, k in ks.items():
+                if "copy" in n or "decay" in n or n.endswith("_u"):
+                    continue
+                new.zero_()
+                k(*flat)
+                err = max(rel(o.view(b, 1, hv, 128), ref_o) / O_TOL, rel(new, ref_s) / S_TOL)
+                print(f"  {n}: error {err:.3f} of the tolerance" + ("" if err <= 1 else " WRONG"))
         if args.ncu:
             for fn in fns.values():
                 fn()
