@@ -54,7 +54,8 @@ VARIANTS = {f"{c}c_{cut}": (lambda c=c, cut=cut: variant(c, cut))
 VARIANTS |= {"32c_full": lambda: variant(32), "16c_bps8": lambda: variant(16, bps=8),
              "32c_bps6": lambda: variant(32, bps=6), "64c_bps4": lambda: variant(64, bps=4),
              "p16_5": lambda: pipe(16, 5), "p16_6": lambda: pipe(16, 6),
-             "p32_4": lambda: pipe(32, 4)}
+             "p16_7": lambda: pipe(16, 7), "p32_4": lambda: pipe(32, 4),
+             "p64_2": lambda: pipe(64, 2)}
 
 
 def main() -> int:
