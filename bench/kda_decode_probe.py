@@ -40,10 +40,10 @@ def variant(cols: int, cut: str = "full", bps: int = 1) -> str:
     return text
 
 
-def pipe(cols: int, bps: int) -> str:
+def pipe(cols: int, bps: int, form: str = "pipe") -> str:
     """A persistent form: bps CTAs per SM, each looping over blocks and loading the next
-    block of S before the current one's arithmetic."""
-    text = (ROOT / "bench" / "kda_decode_pipe.cake.txt").read_text()
+    block of S (pipe2: and the next block's vectors) before the current one's arithmetic."""
+    text = (ROOT / "bench" / f"kda_decode_{form}.cake.txt").read_text()
     for old, new in (("COLS", cols), ("PER", 128 // cols), ("BPS", bps), ("CPS", bps)):
         text = text.replace(old, str(new))
     return text
@@ -55,7 +55,9 @@ VARIANTS |= {"32c_full": lambda: variant(32), "16c_bps8": lambda: variant(16, bp
              "32c_bps6": lambda: variant(32, bps=6), "64c_bps4": lambda: variant(64, bps=4),
              "p16_5": lambda: pipe(16, 5), "p16_6": lambda: pipe(16, 6),
              "p16_7": lambda: pipe(16, 7), "p32_4": lambda: pipe(32, 4),
-             "p64_2": lambda: pipe(64, 2)}
+             "p64_2": lambda: pipe(64, 2), "q16_4": lambda: pipe(16, 4, "pipe2"),
+             "q16_5": lambda: pipe(16, 5, "pipe2"), "q32_3": lambda: pipe(32, 3, "pipe2"),
+             "q64_2": lambda: pipe(64, 2, "pipe2")}
 
 
 def main() -> int:
