@@ -41,6 +41,8 @@ CUTS = {
 
 
 def variant(cols: int, cut: str = "full", bps: int = 1) -> str:
+    """kda_decode_wide.cake's text at `cols` columns per CTA, `bps` CTAs per SM asked of
+    ptxas, and its step cut to the lines of CUTS[cut] (all of it for "full")."""
     text = width_source(cols)
     if bps > 1:
         text = text.replace('@cake.schedule(target="sm_90a")',
