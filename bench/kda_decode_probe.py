@@ -56,6 +56,21 @@ def variant(cols: int, cut: str = "full", bps: int = 1) -> str:
     return text
 
 
+def grid3(cols: int) -> str:
+    """The full step on a (blocks per head, HV, B) grid: the head indices from the block
+    coordinates, one runtime division (by HV / H) where the 1-D grid takes three."""
+    per = 128 // cols
+    text = width_source(cols)
+    for old, new in ((f"lm.grid(BHV * {per})", f"lm.grid({per}, HV, BHV // HV)"),
+                     (f"bh = lm.block_id(0) // {per}", "bh = lm.block_id(2) * HV + lm.block_id(1)"),
+                     (f"vb = lm.block_id(0) % {per}", "vb = lm.block_id(0)"),
+                     ("qk = (bh // HV) * H + (bh % HV) // (HV // H)",
+                      "qk = lm.block_id(2) * H + lm.block_id(1) // (HV // H)")):
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
 def pipe(cols: int, bps: int, form: str = "pipe") -> str:
     """A persistent form: bps CTAs per SM, each looping over blocks and loading the next
     block of S (pipe2: and the next block's vectors) before the current one's arithmetic."""
@@ -73,7 +88,8 @@ VARIANTS |= {"32c_full": lambda: variant(32), "16c_bps8": lambda: variant(16, bp
              "p16_7": lambda: pipe(16, 7), "p32_4": lambda: pipe(32, 4),
              "p64_2": lambda: pipe(64, 2), "q16_4": lambda: pipe(16, 4, "pipe2"),
              "q16_5": lambda: pipe(16, 5, "pipe2"), "q32_3": lambda: pipe(32, 3, "pipe2"),
-             "q64_2": lambda: pipe(64, 2, "pipe2")}
+             "q64_2": lambda: pipe(64, 2, "pipe2"), "16c_grid3": lambda: grid3(16),
+             "64c_grid3": lambda: grid3(64)}
 
 
 STATIC_HEADS = 8192  # B = 256, HV = 32

@@ -29,8 +29,10 @@ def _have_nvrtc() -> bool:
         return False
 
 
-# One of each form: a cut step, the full step at 1 and at 4 CTAs per SM, both persistent forms.
-@pytest.mark.parametrize("name", ["16c_u", "64c_full", "64c_bps4", "p16_6", "q32_3"])
+# One of each form: a cut step, the full step at 1 and at 4 CTAs per SM and on a 3-D grid,
+# both persistent forms.
+@pytest.mark.parametrize("name", ["16c_u", "64c_full", "64c_bps4", "16c_grid3", "p16_6",
+                                  "q32_3"])
 def test_variant_emits_for_sm_90a(name):
     unit = api.emit_unit(None, "sm_90a", source=VARIANTS[name]())
     assert f"kda_decode_{'pipe' if name[0] in 'pq' else 'wide'}(" in unit.source
