@@ -1,0 +1,95 @@
+"""Revisions of the KDA prefill's prep kernel side by side on the GPU, in one process: each
+.cake file given is built in place of cakec/kernels/kda_prefill_prep.cake, checked through
+`kda_prefill(kernel="kda_prefill_split")` against fla `chunk_kda` (o and final state), and
+timed alone and as the whole split prefill beside chunk_kda in the same interleaved rounds
+(CUDA-event medians), at bench/kda.py's long shapes. For a change to the prep kernel that
+must be proven against the revision before it:
+
+    git show REV:cakec/kernels/kda_prefill_prep.cake > /tmp/before.cake
+    python3 bench/kda_prep_ab.py /tmp/before.cake cakec/kernels/kda_prefill_prep.cake
+
+or the shipped prep against the candidate (docs/kernels.md):
+
+    python3 bench/kda_prep_ab.py cakec/kernels/kda_prefill_prep.cake \
+        examples/kda/kda_prefill_prep_staged.cake
+    (needs torch, fla-core and an sm_90a GPU)
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from kda import PREFILL_SHAPES, prefill_inputs, rel
+
+NAME, TARGET = "kda_prefill_prep", "sm_90a"
+_shipped = None  # build.source as shipped, once replaced
+
+
+def _use(path: str | None) -> None:
+    """Make build.kernel(NAME) read `path` (None: the shipped file) from now on."""
+    from cakec.kernels import build
+
+    global _shipped
+    _shipped = _shipped or build.source
+    build._loaded.pop((NAME, TARGET), None)
+    build.source = _shipped if path is None else (
+        lambda name, shipped=_shipped: Path(path) if name == NAME else shipped(name))
+
+
+def _build(path: str) -> str:
+    """Compile one revision into build's disk cache (a worker process: they run at once)."""
+    from cakec.kernels import build
+
+    _use(path)
+    build.kernel(NAME, TARGET)
+    return path
+
+
+def main(paths: list[str]) -> int:
+    with ProcessPoolExecutor(len(paths)) as pool:
+        list(pool.map(_build, paths))
+    from fla.ops.kda import chunk_kda
+
+    from cakec.api import time_ms
+    from cakec.kernels import build
+    from cakec.kernels.kda import kda_prefill, split_launches
+
+    kernels = {}
+    for i, path in enumerate(paths):
+        _use(path)
+        kernels[f"{i}:{Path(path).stem}"] = build.kernel(NAME, TARGET)  # from the disk cache
+    _use(None)
+    print("ms (CUDA-event medians); x = fla / ours; prep = the prep kernel alone")
+    for b, t, h in PREFILL_SHAPES:
+        x = prefill_inputs(b, t, h)
+        fo, fs = chunk_kda(**x, output_final_state=True)
+        fns = {"fla": lambda: chunk_kda(**x, output_final_state=True)}
+        errors = []
+        for name, kernel in kernels.items():
+            build._loaded[(NAME, TARGET)] = kernel
+            o, s = kda_prefill(**x, output_final_state=True, kernel="kda_prefill_split")
+            errors.append(f"{name} o {rel(o, fo):.1e} S {rel(s, fs):.1e}")
+            prep, _, _ = split_launches(x["q"], x["k"], x["v"], x["g"], x["beta"], None,
+                                        128 ** -0.5, TARGET)
+
+            def whole(kernel=kernel) -> None:
+                build._loaded[(NAME, TARGET)] = kernel
+                kda_prefill(**x, output_final_state=True, kernel="kda_prefill_split")
+
+            def alone(kernel=kernel, prep=prep) -> None:
+                build._loaded[(NAME, TARGET)] = kernel
+                prep()
+
+            fns[name], fns[name + " prep"] = whole, alone
+        ms = time_ms(fns, rounds=3)
+        print(f"{b}x{t}x{h}: fla {ms['fla']:.3f} | " + " | ".join(
+            f"{n} {ms[n]:.3f} ({ms['fla'] / ms[n]:.2f}x) prep {ms[n + ' prep']:.3f}"
+            for n in kernels), flush=True)
+        print("    errors vs chunk_kda: " + "; ".join(errors), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
