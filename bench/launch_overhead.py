@@ -7,7 +7,10 @@ launch through cuda-python's cuLaunchKernel (the floor) and through ctypes into 
 Each figure: the median over ROUNDS of (perf_counter over CALLS calls) / CALLS, with a
 synchronize between rounds only, so the host never waits on a full launch queue.
 
-    python bench/launch_overhead.py [--json PATH]   (needs torch and an sm_90a GPU; triton optional)
+--parts adds the pieces: a signature's tensor attributes, and gemm(a, b)'s steady state (its
+plan key, is_compiling, the output's allocation, the plan called directly, its launch).
+
+    python bench/launch_overhead.py [--json PATH] [--parts]   (needs torch and an sm_90a GPU; triton optional)
 """
 
 from __future__ import annotations

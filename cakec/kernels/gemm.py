@@ -51,15 +51,10 @@ def _key_many(a: Any, b: Any, out: Any) -> tuple:
     return (a.get_device(), b.get_device(), *_key_one(a, b, out))
 
 
-_linear = torch.nn.functional.linear
-
-
 def _torch_run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
-    """The torch route's plan: cuBLAS's a · bᵀ with no `out=` unless given. Without `out`,
-    F.linear(a, b): the same product as torch.matmul(a, b.t()) (aten's linear takes bᵀ in
-    C++), without a Python-level view of b per call."""
+    """The torch route's plan: torch.matmul, called as a user would (no `out=` unless given)."""
     if out is None:
-        return _linear(a, b)
+        return torch.matmul(a, b.t())
     torch.matmul(a, b.t(), out=out)
     return out
 

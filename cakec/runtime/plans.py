@@ -1,8 +1,8 @@
 """Plans per argument signature: the steady state of the library entries (cakec.kernels.gemm,
 kmeans_assign). A plan is the call of one argument signature with its checks, route choice
 and kernel bindings done when that signature was first seen (they depend on nothing else),
-so a repeated call is one key, one comparison with the last signature (else one dict
-lookup) and the plan. Torch-free: the entries give the keys and the first-call path."""
+so a repeated call is one key, one dict lookup and the plan. Torch-free: the entries give
+the keys and the first-call path."""
 from __future__ import annotations
 
 from typing import Any, Callable, Generic, TypeVar
@@ -11,8 +11,6 @@ from cakec.runtime.launch import BIND_CACHE_SIZE
 
 #: Streams a plan keeps kernel bindings for (it starts over beyond this many).
 STREAMS = 16
-#: What no signature equals (before the first plan runs, and after `clear`).
-_NO_KEY = object()
 
 R = TypeVar("R")
 Key = Callable[..., tuple]
@@ -29,9 +27,6 @@ class Plans(Generic[R]):
         self._chosen = False                 # whether the first `keep` chose the key
         self._key: list[Key] = [key_one]     # the key in use, in a cell `run` reads
         self._plans: dict[tuple, Callable[..., R]] = {}
-        #: The last signature run and its plan, swapped whole (a thread never sees one's key
-        #: with another's plan): a repeat of it is one tuple comparison, no hash.
-        self._last: list[tuple[Any, Callable[..., R] | None]] = [(_NO_KEY, None)]
         #: The steady-state call as one closure (what the entries call): no method dispatch
         #: and no attribute lookups on the cache, 0.2 µs a call less than `__call__` on a
         #: 2-core CPU host (bench/launch_overhead.py times the entries).
@@ -44,27 +39,19 @@ class Plans(Generic[R]):
         """Forget every plan (the next call of each signature runs `first` again): after the
         route table changed, say."""
         self._plans.clear()
-        self._last[0] = (_NO_KEY, None)
 
     def __call__(self, *args: Any) -> R:
         return self.run(*args)
 
     def _runner(self) -> Callable[..., R]:
-        get, first, key, last = self._plans.get, self._first, self._key, self._last
+        get, first, key = self._plans.get, self._first, self._key
 
         def run(*args: Any) -> R:
             try:
-                k = key[0](*args)
+                fn = get(key[0](*args))
             except Exception:  # noqa: BLE001 - not tensors: `first` checks and says what is wrong
-                return first(*args)
-            hit = last[0]
-            if k == hit[0]:
-                return hit[1](*args)  # type: ignore[misc]
-            fn = get(k)
-            if fn is None:
-                return first(*args)
-            last[0] = k, fn
-            return fn(*args)
+                fn = None
+            return first(*args) if fn is None else fn(*args)
         return run
 
     def keep(self, args: tuple, fn: Callable[..., R]) -> None:
