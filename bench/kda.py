@@ -17,7 +17,8 @@ the chunked-form count of ../shared/notes/KDA.md (6·C·D² + 8·C²·D per chun
 head). First, short sequences (T ∈ SHORT_T, B = 8, H = 16) for every prefill kernel, the
 recurrent one included, kda_prefill's default pick and fla side by side
 (cakec.kernels.kda.CHUNKED_MIN_T and SPLIT_MIN_T are chosen from these rows). At the long
-shapes the split kernel's two launches are also timed alone (prep / state). Every row is
+shapes the split kernel's launches are also timed alone (prep / state, and the state
+pass in cakec.kernels.kda.state_segments' count of segments, checked against chunk_kda). Every row is
 printed as soon as it is measured.
 
     python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only] [--no-short]

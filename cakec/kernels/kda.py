@@ -225,8 +225,8 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     device: one pass over g and a host sync): from SPLIT_MIN_T tokens the sequence-split pair
     (kda_prefill_prep.cake computes every chunk's state-free tiles at once into a bf16
     workspace, about 1 KiB per token and value head; kda_prefill_state.cake then runs the
-    state pass, two CTAs per sequence and value head, its inputs brought by TMA, in the
-    sequence segments state_segments picks for few heads), below it
+    state pass, two CTAs per sequence and value head, its inputs brought by TMA; in
+    sequence segments for few heads once SEGMENTED_STATE_PASS is on), below it
     kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens on
     wgmma, the state in registers across every chunk); else kda_prefill_recurrent.cake
     (token by token, exact for any decay). Every kernel keeps the state on chip from the
@@ -368,8 +368,11 @@ def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
 
 
 #: Whether kernel='kda_prefill_split' (and so the default from SPLIT_MIN_T) runs its state
-#: pass in the segments state_segments picks, or as one segment per sequence.
-SEGMENTED_STATE_PASS = True
+#: pass in the segments state_segments picks, or as one segment per sequence. Off until a GPU
+#: run times it faster (bench/kda.py prints the state pass in one segment and in P side by
+#: side): the only run so far (H100, 2026-12-05) passed racecheck but ran out of time before
+#: the segment tests and the bench rows.
+SEGMENTED_STATE_PASS = False
 #: state_segments' cost of one more segment, in chunk steps of the state pass (≈ 1.8 µs
 #: each): the host's chaining matmul and launch.
 SEGMENT_COST = 2
