@@ -4,8 +4,8 @@ fmha_fwd_sm90.py: O and lse against the float32 reference at ragged shapes (S = 
 with S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and
 lse, a scale and non-contiguous inputs, and the argument checks. Each shape runs through
 every schedule of its head dim: `fmha`'s and the others (fmha_fwd_sm90.py `alternatives`:
-at 128 the one-role fmha_fwd_sm90.cake, the README's example, beside the overlapped one; at
-64 both ping-pongs, since `fmha` picks between them by the mask and S_k).
+at 128 the one-role fmha_fwd_sm90.cake, the README's example, and the overlap and xt kernels
+beside the lazy one `fmha` runs; at 64 all three, since `fmha` picks between two by S_k).
 
 Every case that launches a kernel runs in a worker process (`_worker`): a kernel that faults
 loses its CUDA context, and in this process that would fail every later test (a fault of the
