@@ -15,8 +15,8 @@ causal), ours / cuDNN and ours / FA2, and the share of the 989 TFLOP/s dense bf1
 schedule) in the same rounds at the shapes of its head dim, checked like ours, and prints it
 in a second table beside ours and cuDNN. The schedules `fmha` does not run at every shape
 of a head dim (fmha_fwd_sm90.py `alternatives`: at 128 the one-role, overlap and xt kernels
-beside the lazy one `fmha` runs; at 64 all three, since `fmha` picks between two by S_k) are
-among them unless --no-alternatives.
+beside the lazy one `fmha` runs; at 64 all three, since `fmha` picks between two by S_k; and
+the head-major candidates) are among them unless --no-alternatives.
 """
 
 from __future__ import annotations

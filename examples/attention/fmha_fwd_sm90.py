@@ -62,8 +62,18 @@ XT = "fmha_fwd_sm90_xt.cake"
 LAZY = {128: "fmha_fwd_sm90_overlap_lazy.cake", 64: "fmha_fwd_sm90_d64_lazy.cake"}
 #: At D64, from this many keys on `fmha` runs LAZY[64] (both masks), below it OVERLAP_D64.
 D64_LONG_KEYS = 8192
+#: `fmha`'s kernels with their tiles in a head-major order (a head's tiles side by side;
+#: causal: a CTA takes a long and a short tile of one head in consecutive rounds), so the
+#: CTAs at work share a head's K and V in L2. The order they replace walks every head at one
+#: query tile before the next (at D64 with either mask, at D128 causal): a model of the
+#: bench shapes at S = 1k puts its K/V reads from DRAM at 0.57 GB (D128 causal) and 1.0 GB
+#: (D64 unmasked) against 0.13 GB head-major (docs/codegen.md, "The tile order").
+#: Candidates, not yet timed on a GPU.
+HEAD_MAJOR = {128: ["fmha_fwd_sm90_overlap_lazy_hm.cake"],
+              64: ["fmha_fwd_sm90_d64_overlap_hm.cake", "fmha_fwd_sm90_d64_lazy_hm.cake"]}
 #: Every schedule of each head dim (same parameters and result).
-SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128]], 64: [KERNELS[64], OVERLAP_D64, LAZY[64]]}
+SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128], *HEAD_MAJOR[128]],
+             64: [KERNELS[64], OVERLAP_D64, LAZY[64], *HEAD_MAJOR[64]]}
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128
