@@ -29,6 +29,11 @@ DIM = 128
 DECODE_WIDE_MIN_HEADS = 2048
 
 
+def _decode_route(heads: int) -> str:
+    """The decode kernel for B·HV = `heads`."""
+    return "kda_decode_wide" if heads >= DECODE_WIDE_MIN_HEADS else "kda_decode"
+
+
 def _check_tokens(entry: str, q, k, v, g, beta, *, one_token: bool) -> tuple[int, int, int, int]:
     """The checks both entries make of q, k, v, g and beta ([B, T, ·]); returns B, T, H, HV."""
     checks.tensor(entry, "q", q, dtype=torch.bfloat16, ranks=(4,))
@@ -105,8 +110,7 @@ def _decode_into(q, k, v, g, beta, state, out, out_state, scale: float) -> None:
     flat_beta = beta.view(b * hv)
     if flat_beta.dtype != torch.float32:
         flat_beta = flat_beta.float()  # the kernel reads f32 β (one small copy for bf16)
-    name = "kda_decode_wide" if b * hv >= DECODE_WIDE_MIN_HEADS else "kda_decode"
-    build.kernel(name, checks.target(_ENTRY, q))(
+    build.kernel(_decode_route(b * hv), checks.target(_ENTRY, q))(
         q.view(b * h, DIM), k.view(b * h, DIM), v.view(b * hv, DIM), g.view(b * hv, DIM),
         flat_beta, state.view(b * hv * DIM, DIM), out_state.view(b * hv * DIM, DIM),
         out.view(b * hv, DIM), b * hv, hv, h, scale,
