@@ -117,14 +117,14 @@ def ring(cps: int, stages: int, cols: int = 32) -> str:
     `cols` value columns per block (32: 16 KiB blocks, or 64: 32 KiB)."""
     text = RING.read_text()
     per = 128 // cols
-    for old, new in (("lm.sm_count() * 3)", f"lm.sm_count() * {cps})"),
-                     ("blocks_per_sm=3", f"blocks_per_sm={cps}"),
-                     ("lm.smem(65536)", f"lm.smem({stages * 512 * cols})"),
-                     ("stage=4, swizzle", f"stage={stages}, swizzle"),
-                     ("stages=4)", f"stages={stages})"), ("count=4,", f"count={stages},"),
-                     ("i % 4", f"i % {stages}"), ("BHV * 4", f"BHV * {per}"),
-                     ("// 4", f"// {per}"), ("% 4)", f"% {per})"), ("w % 4\n", f"w % {per}\n"), ("(128, 32)", f"(128, {cols})"),
-                     ("(1, 32)", f"(1, {cols})")):
+    for old, new in (("lm.sm_count() * 4)", f"lm.sm_count() * {cps})"),
+                     ("blocks_per_sm=4", f"blocks_per_sm={cps}"),
+                     ("lm.smem(49152)", f"lm.smem({stages * 512 * cols})"),
+                     ("stage=3, swizzle", f"stage={stages}, swizzle"),
+                     ("stages=3)", f"stages={stages})"), ("count=3,", f"count={stages},"),
+                     ("i % 3", f"i % {stages}"), ("BHV * 4", f"BHV * {per}"),
+                     ("// 4", f"// {per}"), ("% 4)", f"% {per})"), ("w % 4\n", f"w % {per}\n"),
+                     ("(128, 32)", f"(128, {cols})"), ("(1, 32)", f"(1, {cols})")):
         assert old in text, old
         text = text.replace(old, new)
     return text

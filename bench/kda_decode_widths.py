@@ -5,7 +5,7 @@ kda_decode_wide.cake 64 (2 per head); a 32-column form (4 per head) is built her
 wide kernel's text; kda_decode_ring.cake (persistent, 32-column blocks of the state through a
 TMA ring) is timed beside them. Each is checked against the float32 recurrence (examples/kda/
 kda_decode.py) and timed beside fla `fused_recurrent_kda`, the shipped entry
-`cakec.kernels.kda_decode` (which picks by B·HV, cakec.kernels.kda.DECODE_WIDE_MIN_HEADS) and
+`cakec.kernels.kda_decode` (which picks by B·HV, cakec.kernels.kda.DECODE_RING_MIN_HEADS) and
 a device copy of the state's bytes, at B ∈ {1, 8, 64, 256} × HV ∈ {16, 32} (H = HV), in
 interleaved rounds. Prints ms per width, the entry's ms, fla's, and each as a share of the
 copy's GB/s.

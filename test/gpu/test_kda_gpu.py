@@ -47,7 +47,7 @@ def _step(b: int, h: int, hv: int, seed: int) -> dict:
     return _example().decode_inputs(b, h, hv, "cuda", gen)
 
 
-# From DECODE_WIDE_MIN_HEADS (2048) heads up the entry runs kda_decode_wide.cake: (256, 32, 32)
+# From DECODE_RING_MIN_HEADS (2048) heads up the entry runs kda_decode_ring.cake: (256, 32, 32)
 # and (16, 32, 128) (grouped value heads, G = 4) take it, the others kda_decode.cake.
 @pytest.mark.parametrize("b,h,hv", [(1, 16, 16), (8, 32, 32), (64, 16, 16), (256, 32, 32),
                                     (3, 4, 16), (5, 2, 2), (16, 32, 128)])

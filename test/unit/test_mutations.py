@@ -498,9 +498,9 @@ LEGAL: dict[str, str] = {
     # the bank conflicts differ); `vb = w % 4` is the item's value-column block, not a stage
     # counter: % 3 reads and writes other columns under the same protocol (wrong values,
     # which test_kda_gpu.py catches; no schedule error for the verifier to find).
-    **{f"examples/kda/kda_decode_ring.cake:swizzle:31:128b->{to}": _F32_STAGE_SWIZZLE
+    **{f"examples/kda/kda_decode_ring.cake:swizzle:35:128b->{to}": _F32_STAGE_SWIZZLE
        for to in ("64b", "None")},
-    "examples/kda/kda_decode_ring.cake:stage_index:64:%4->%3": "an item index, not a stage",
+    "examples/kda/kda_decode_ring.cake:stage_index:68:%4->%3": "an item index, not a stage",
     **{f"examples/kda/kda_prefill_recurrent.cake:dtype:{n}:bf16->f16": _LOAD16
        for n in (39, 40, 42)},
     **{f"examples/kda/kda_prefill_recurrent.cake:retarget:19:{t}": _BLOCKS_ANYWHERE
