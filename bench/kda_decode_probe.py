@@ -56,6 +56,25 @@ def variant(cols: int, cut: str = "full", bps: int = 1) -> str:
     return text
 
 
+FUSED_STEP = """        s = s * decay
+        qs = q * scale
+        u = beta * (v - (s * k).sum(axis=0))
+        o = (s * qs).sum(axis=0)
+        kq = (k * qs).sum(axis=0)
+        s = s + k * u
+        Sn.store(s, coords=(bh, vb))
+        O.store((o + kq * u).to(lm.bf16), coords=(bh, vb))
+"""
+
+
+def fused(cols: int, bps: int = 1) -> str:
+    """The full step with o from the decayed state, o = (S q) + u (k·q): both column
+    reductions read the same S, so q is waited for with k, and S is stored before o."""
+    text = variant(cols, bps=bps)
+    at = text.index("        s = s * decay")
+    return text[:at] + FUSED_STEP
+
+
 def grid3(cols: int) -> str:
     """The full step on a (blocks per head, HV, B) grid: the head indices from the block
     coordinates, one runtime division (by HV / H) where the 1-D grid takes three."""
@@ -90,6 +109,32 @@ VARIANTS |= {"32c_full": lambda: variant(32), "16c_bps8": lambda: variant(16, bp
              "q16_5": lambda: pipe(16, 5, "pipe2"), "q32_3": lambda: pipe(32, 3, "pipe2"),
              "q64_2": lambda: pipe(64, 2, "pipe2"), "16c_grid3": lambda: grid3(16),
              "64c_grid3": lambda: grid3(64)}
+RING = ROOT / "cakec" / "kernels" / "kda_decode_ring.cake"
+
+
+def ring(cps: int, stages: int, cols: int = 32) -> str:
+    """kda_decode_ring.cake with `cps` CTAs per SM, a ring of `stages` blocks of S, and
+    `cols` value columns per block (32: 16 KiB blocks, or 64: 32 KiB)."""
+    text = RING.read_text()
+    per = 128 // cols
+    for old, new in (("lm.sm_count() * 4)", f"lm.sm_count() * {cps})"),
+                     ("blocks_per_sm=4", f"blocks_per_sm={cps}"),
+                     ("lm.smem(49152)", f"lm.smem({stages * 512 * cols})"),
+                     ("stage=3, swizzle", f"stage={stages}, swizzle"),
+                     ("stages=3)", f"stages={stages})"), ("count=3,", f"count={stages},"),
+                     ("i % 3", f"i % {stages}"), ("BHV * 4", f"BHV * {per}"),
+                     ("// 4", f"// {per}"), ("% 4)", f"% {per})"), ("w % 4\n", f"w % {per}\n"),
+                     ("(128, 32)", f"(128, {cols})"), ("(1, 32)", f"(1, {cols})")):
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+VARIANTS |= {f"r{c}_{s}": (lambda c=c, s=s: ring(c, s))
+             for c, s in ((3, 4), (2, 6), (4, 3), (2, 4), (1, 12))}
+VARIANTS |= {"r64_2_3": lambda: ring(2, 3, 64), "r64_1_6": lambda: ring(1, 6, 64)}
+VARIANTS |= {f"f{c}_{b}": (lambda c=c, b=b: fused(c, b))
+             for c, b in ((16, 1), (16, 8), (32, 1), (32, 6), (64, 1), (64, 4))}
 
 
 STATIC_HEADS = 8192  # B = 256, HV = 32

@@ -2,9 +2,10 @@
 
 kda_decode.cake gives each CTA 16 of a head's 128 value columns (8 CTAs per head),
 kda_decode_wide.cake 64 (2 per head); a 32-column form (4 per head) is built here from the
-wide kernel's text. Each is checked against the float32 recurrence (examples/kda/
+wide kernel's text; kda_decode_ring.cake (persistent, 32-column blocks of the state through a
+TMA ring) is timed beside them. Each is checked against the float32 recurrence (examples/kda/
 kda_decode.py) and timed beside fla `fused_recurrent_kda`, the shipped entry
-`cakec.kernels.kda_decode` (which picks by B·HV, cakec.kernels.kda.DECODE_WIDE_MIN_HEADS) and
+`cakec.kernels.kda_decode` (which picks by B·HV, cakec.kernels.kda.DECODE_RING_MIN_HEADS) and
 a device copy of the state's bytes, at B ∈ {1, 8, 64, 256} × HV ∈ {16, 32} (H = HV), in
 interleaved rounds. Prints ms per width, the entry's ms, fla's, and each as a share of the
 copy's GB/s.
@@ -41,15 +42,16 @@ def width_source(cols: int) -> str:
     return text
 
 
-def kernels() -> dict[int, object]:
+def kernels() -> dict[int | str, object]:
     from cakec import api
     from cakec.kernels import build
 
     return {16: build.kernel("kda_decode", "sm_90a"), 32: api.compile(source=width_source(32)),
-            64: build.kernel("kda_decode_wide", "sm_90a")}
+            64: build.kernel("kda_decode_wide", "sm_90a"),
+            "ring": build.kernel("kda_decode_ring", "sm_90a")}
 
 
-def rows(ex, ks: dict[int, object]) -> list[dict]:
+def rows(ex, ks: dict[int | str, object]) -> list[dict]:
     import torch
     from fla.ops.kda import fused_recurrent_kda
 
@@ -112,7 +114,8 @@ def main() -> int:
     ks = kernels()
     print(f"KDA decode widths on {torch.cuda.get_device_name()}: ms (% of the copy's GB/s) per "
           "value columns per CTA; the entry, fla; x = fla / entry; copy GB/s")
-    print(f"{'B':>4} {'HV':>3} | " + " ".join(f"{f'{c} cols':>16}" for c in ks)
+    print(f"{'B':>4} {'HV':>3} | " + " ".join(f"{f'{c} cols' if isinstance(c, int) else c:>16}"
+                                               for c in ks)
           + f" | {'entry':>7} {'fla':>16} {'x':>6} | copy")
     out = rows(ex, ks)
     geo = math.exp(sum(math.log(r["ms_fla"] / r["ms_entry"]) for r in out) / len(out))

@@ -451,7 +451,7 @@ def _build_split_store(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> An
 
 def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     """`view[s].load()`: the stage's (1, L) or (L, 1) f32/i32 vector, or its (M, N) bf16/f16
-    tile, in registers."""
+    (packed) or f32 tile, in registers."""
     view = recv.info["view"]
     shape, dtype = tuple(view.info["shape"]), view.info["dtype"]
     name = view.info.get("name", "view")
@@ -460,13 +460,14 @@ def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any
                     e.span, notes=[Note(view.span, f"`{name}` is declared here")],
                     help="`lm.sum_sq` reduces the rows of other stages")
     vector = _is_vector(shape)
-    allowed = ("f32", "i32") if vector else ("bf16", "f16")
+    allowed = ("f32", "i32") if vector else ("bf16", "f16", "f32")
     if dtype not in allowed:
         what = "vector stages ((1, L) or (L, 1))" if vector else "(M, N) tile stages"
-        raise error("CAKE-D002", f"`load` reads {what} of {' or '.join(allowed)}; `{name}` is "
+        kinds = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+        raise error("CAKE-D002", f"`load` reads {what} of {kinds}; `{name}` is "
                     f"{dtype}", e.span, notes=[Note(view.span, f"`{name}` is declared here")],
                     help=None if vector else "an (M, N) stage is read as 16-bit pairs "
-                    "(convert with `.to(lm.f32)` for arithmetic); f32 or 8-bit tiles are MMA "
+                    "(convert with `.to(lm.f32)` for arithmetic) or as f32; other tiles are MMA "
                     "operands")
     op = cake.StageLoadOp.build(operands=[recv.ssa],
                                 result_types=[cake.TileType(shape, cake.dtype_attr(dtype))])

@@ -1,5 +1,5 @@
 """Kimi Delta Attention (KDA) on the shipped kernels: `kda_decode`, one new token per sequence
-against a recurrent state in HBM (kda_decode.cake; kda_decode_wide.cake for many heads), and `kda_prefill`, whole sequences with
+against a recurrent state in HBM (kda_decode.cake; kda_decode_ring.cake for many heads), and `kda_prefill`, whole sequences with
 the state kept on chip (kda_prefill_prep.cake + kda_prefill_state.cake: the chunked form
 split over the sequence, the default from two chunks; kda_prefill_chunked.cake: the same
 form fused, chunks of 64 tokens on wgmma, the default for one chunk;
@@ -22,11 +22,18 @@ from cakec.kernels import build, checks
 _ENTRY = "cakec.kernels.kda_decode"
 #: The key and value head dimension the kernels are written for.
 DIM = 128
-#: From this many heads (B·HV) up a decode step takes kda_decode_wide.cake (64 value columns
-#: per CTA, 2 CTAs per head) instead of kda_decode.cake (16 columns, 8 CTAs per head): with the
-#: device full either way, the wide CTAs spread their fixed work over 4× the state bytes
-#: (measured side by side by bench/kda_decode_widths.py).
-DECODE_WIDE_MIN_HEADS = 2048
+#: From this many heads (B·HV) up a decode step takes kda_decode_ring.cake (persistent CTAs,
+#: 32-column blocks of the state brought by TMA through a shared-memory ring) instead of
+#: kda_decode.cake (16 columns, 8 CTAs per head). Measured side by side on an H100
+#: (2026-12-05, bench/kda_decode_widths.py and bench/kda_decode_probe.py; docs/kernels.md):
+#: the ring is faster from 2048 heads up (B = 64, HV = 32 and B = 256), kda_decode.cake at
+#: B ≤ 8 and level with it at 1024.
+DECODE_RING_MIN_HEADS = 2048
+
+
+def _decode_route(heads: int) -> str:
+    """The decode kernel for B·HV = `heads`."""
+    return "kda_decode_ring" if heads >= DECODE_RING_MIN_HEADS else "kda_decode"
 
 
 def _check_tokens(entry: str, q, k, v, g, beta, *, one_token: bool) -> tuple[int, int, int, int]:
@@ -105,8 +112,7 @@ def _decode_into(q, k, v, g, beta, state, out, out_state, scale: float) -> None:
     flat_beta = beta.view(b * hv)
     if flat_beta.dtype != torch.float32:
         flat_beta = flat_beta.float()  # the kernel reads f32 β (one small copy for bf16)
-    name = "kda_decode_wide" if b * hv >= DECODE_WIDE_MIN_HEADS else "kda_decode"
-    build.kernel(name, checks.target(_ENTRY, q))(
+    build.kernel(_decode_route(b * hv), checks.target(_ENTRY, q))(
         q.view(b * h, DIM), k.view(b * h, DIM), v.view(b * hv, DIM), g.view(b * hv, DIM),
         flat_beta, state.view(b * hv * DIM, DIM), out_state.view(b * hv * DIM, DIM),
         out.view(b * hv, DIM), b * hv, hv, h, scale,

@@ -41,7 +41,7 @@ def kda_decode(lm, Q: LM.tensor2d, K: LM.tensor2d, V: LM.tensor2d, G: LM.tensor2
     bh = lm.block_id(0) // 8                  # b · HV + hv
     vb = lm.block_id(0) % 8                   # which 16 values: a head's 8 blocks are
                                               # neighbours, so its state rows are read whole
-    qk = (bh // HV) * H + (bh % HV) // (HV // H)
+    qk = bh // (HV // H)                      # (bh // HV) · H + (bh % HV) // (HV // H)
     step = lm.role(warps=[0, 1, 2, 3])
     s = lm.regs(shape=(128, 16), dtype=lm.f32, role=step)
     with step:

@@ -11,7 +11,7 @@
 # load and store per row and 16-column block (the quad layout, docs/language.md).
 # Measured on the H200 before the loads were issued together (bench/kda_decode_widths.py,
 # B = 256): 62-63 % of a copy against 60-61 % for 16 columns and 59-60 % for 32.
-# cakec.kernels.kda.kda_decode picks this kernel from DECODE_WIDE_MIN_HEADS heads up.
+# No longer routed (kda_decode_ring.cake is faster from 2048 heads); the probes build on it.
 @cake.schedule(target="sm_90a")
 def kda_decode_wide(lm, Q: LM.tensor2d, K: LM.tensor2d, V: LM.tensor2d, G: LM.tensor2d,
                Beta: LM.tensor1d, S: LM.tensor2d, Sn: LM.tensor2d, O: LM.tensor2d, BHV: LM.i32,

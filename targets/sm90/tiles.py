@@ -445,6 +445,9 @@ def _load_block_stage(em: KernelEmitter, op: StageLoadOp) -> None:
     (`ld.shared.b32` at the swizzled address `store_stage` writes)."""
     layout = tile_layout(em)
     dtype = dtype_name(op.result.type.element_type)  # type: ignore[attr-defined]
+    if dtype == "f32":
+        _load_block_stage_f32(em, op, layout)
+        return
     if dtype not in ("bf16", "f16"):
         raise Unsupported(f"`load` of a {dtype} (M, N) stage")
     addr, rows, span, swz, elem = stage_geometry(em, op)
@@ -470,6 +473,38 @@ def _load_block_stage(em: KernelEmitter, op: StageLoadOp) -> None:
         regs = ", ".join(f"{var}[{_F}][4 * {_J} + {i}]" for i in range(4))
         em.line(f"{ldmatrix}({at}(cake_ld, {row}, {col}), {regs});")
         _close(em, n)
+
+
+#: Written into the translation unit by the first f32 (M, N) `load()` (em.helper).
+_LDS_F32X2 = """// ld.shared.v2.f32: two adjacent f32 columns of a stage (8 bytes, 8-byte aligned).
+__device__ __forceinline__ void cake_lds_f32x2(u32 addr, float& x0, float& x1) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x0), "=f"(x1) : "r"(addr));
+}
+"""
+
+
+def _load_block_stage_f32(em: KernelEmitter, op: StageLoadOp, layout: WgmmaLayout) -> None:
+    """`view[s].load()` of an (M, N) f32 stage (a state tile a TMA load brought: the KDA
+    decode ring): each thread's column pairs of the accumulator layout by one 8-byte
+    `ld.shared.v2.f32` each, at the address `store_stage` writes (a 128-byte swizzle spreads
+    a warp's 8 rows over every bank), into f32 registers like an `lm.regs` tile."""
+    addr, rows, span, swz, elem = stage_geometry(em, op)
+    cols = tile_dims(op.result)[1]
+    var = em.names.fresh(op.result.name_hint or "block")
+    em.values[op.result] = var
+    em.source_comment(op)
+    em.line(f"float {var}{layout.decl((rows, cols))};  // ({rows}, {cols}) f32 from SMEM")
+    lds = em.helper("cake_lds_f32x2", _LDS_F32X2)
+    with em.block():
+        em.line(f"const u32 cake_ld = {unparen(addr)};")
+        with layout.row_loop(em, rows), layout.col_loop(em, op.result, step=2):
+            em.line("float cake_x[2];")
+            em.line(f"{{ const int {C} = {CP}; {lds}(cake_stage_addr<{rows}u, {span}u, {swz}u, "
+                    f"{elem}u>(cake_ld, (u32){paren(layout.row())}, (u32){paren(layout.col())}), "
+                    "cake_x[0], cake_x[1]); }")
+            for e in (0, 1):
+                em.line(f"{{ const int {C} = {CP} + {e}; {layout.ref(var, (rows, cols))} = "
+                        f"cake_x[{e}]; }}")
 
 
 def tma_store(em: KernelEmitter, op: TmaStoreOp) -> None:

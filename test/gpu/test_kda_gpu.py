@@ -47,7 +47,7 @@ def _step(b: int, h: int, hv: int, seed: int) -> dict:
     return _example().decode_inputs(b, h, hv, "cuda", gen)
 
 
-# From DECODE_WIDE_MIN_HEADS (2048) heads up the entry runs kda_decode_wide.cake: (256, 32, 32)
+# From DECODE_RING_MIN_HEADS (2048) heads up the entry runs kda_decode_ring.cake: (256, 32, 32)
 # and (16, 32, 128) (grouped value heads, G = 4) take it, the others kda_decode.cake.
 @pytest.mark.parametrize("b,h,hv", [(1, 16, 16), (8, 32, 32), (64, 16, 16), (256, 32, 32),
                                     (3, 4, 16), (5, 2, 2), (16, 32, 128)])
@@ -70,6 +70,29 @@ def test_decode_matches_reference(b, h, hv, inplace):
     assert _rel(s, ref_s) <= S_TOL
     if not inplace:
         assert torch.equal(state_in, x["state"]), "the input state was written"
+
+
+@pytest.mark.parametrize("kernel", ["kda_decode", "kda_decode_wide", "kda_decode_ring"])
+@pytest.mark.parametrize("b,h,hv", [(1, 1, 1), (3, 4, 16), (5, 2, 6), (37, 4, 8), (300, 2, 2)])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_decode_kernel_matches_reference(kernel, b, h, hv, inplace, monkeypatch):
+    """Every decode kernel the entry may route to, forced at ragged and small shapes (fewer
+    items than CTAs, items not a multiple of the persistent grid, grouped value heads),
+    against the float32 recurrence."""
+    from cakec.kernels import kda
+
+    monkeypatch.setattr(kda, "_decode_route", lambda heads: kernel)
+    x = _step(b, h, hv, seed=b * 17 + hv + int(inplace))
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=x["state"])
+    out = torch.full_like(x["v"], float("nan"))
+    state_in = x["state"].clone()
+    new = None if inplace else torch.full_like(state_in, float("nan"))
+    kda.kda_decode(x["q"], x["k"], x["v"], x["g"], x["beta"], state_in, out=out, out_state=new)
+    torch.cuda.synchronize()
+    s = state_in if inplace else new
+    assert int(torch.isnan(out.float()).sum()) == 0 and int(torch.isnan(s).sum()) == 0
+    assert _rel(out, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
 def test_decode_steps_chain():

@@ -218,6 +218,8 @@ _R_STAGE16 = ("the residual's stage becomes f16: TMA brings R as f16 (the tensor
 _R_STAGE_SWIZZLE = ("R's stage is written by TMA (and stmatrix) and read by ldmatrix (and a TMA "
                     "store): all follow the view's swizzle tag (the tensor maps' swizzle, the "
                     "rows' 16-byte chunk XOR)")
+_F32_STAGE_SWIZZLE = ("an f32 stage filled by TMA and read by ld.shared at the swizzled address of "
+                      "each element: every swizzle mode (or none) reads the same values")
 _C_STAGE_SWIZZLE = ("a staging stage written by stmatrix and copied out by a TMA store: both "
                     "follow the view's swizzle tag (the rows' 16-byte chunk XOR, the tensor "
                     "map's swizzle)")
@@ -505,6 +507,14 @@ LEGAL: dict[str, str] = {
     **{f"examples/kda/kda_decode_wide.cake:dtype:{n}:bf16->f16": _LOAD16 for n in (32, 33, 34)},
     **{f"examples/kda/kda_decode_wide.cake:retarget:15:{t}": _BLOCKS_ANYWHERE
        for t in ("sm_100a", "sm_103a", "sm_120a", "sm_121a", "sm_80", "sm_89")},
+    # The TMA ring's f32 stage is written by TMA and read back by ld.shared at the address the
+    # view's swizzle puts each element, so any swizzle (or none) reads the same values (only
+    # the bank conflicts differ); `vb = w % 4` is the item's value-column block, not a stage
+    # counter: % 3 reads and writes other columns under the same protocol (wrong values,
+    # which test_kda_gpu.py catches; no schedule error for the verifier to find).
+    **{f"examples/kda/kda_decode_ring.cake:swizzle:35:128b->{to}": _F32_STAGE_SWIZZLE
+       for to in ("64b", "None")},
+    "examples/kda/kda_decode_ring.cake:stage_index:68:%4->%3": "an item index, not a stage",
     **{f"examples/kda/kda_prefill_recurrent.cake:dtype:{n}:bf16->f16": _LOAD16
        for n in (39, 40, 42)},
     **{f"examples/kda/kda_prefill_recurrent.cake:retarget:19:{t}": _BLOCKS_ANYWHERE

@@ -1,0 +1,1 @@
+../../cakec/kernels/kda_decode_ring.cake
