@@ -17,14 +17,13 @@ from xdsl.ir import Operation
 
 from cakec.dialects import cake
 from cakec.passes.derive_common import const_int
-from cakec.targets.cluster import cluster_shape
+from cakec.targets.cluster import AXES, cluster_shape
 from cakec.targets.sku import Sku
 
 #: Code-generation families whose backends lower clusters, multicast and remote arrivals.
 LOWERED_FAMILIES = ("sm90", "sm100")
 _LOWERED_TARGETS = "sm_90a, sm_100a or sm_103a"
 
-_AXES = "xyz"
 
 
 def cluster_problems(kernel: cake.KernelOp, sku: Sku
@@ -52,9 +51,9 @@ def cluster_problems(kernel: cake.KernelOp, sku: Sku
     for axis, (value, c) in enumerate(zip(dims, shape)):
         n = const_int(value)
         if n is not None and n % c:
-            yield ("H025", grids[0], f"the grid has {n} blocks along {_AXES[axis]}, not a "
+            yield ("H025", grids[0], f"the grid has {n} blocks along {AXES[axis]}, not a "
                    f"multiple of the cluster's {c}", f"launch {-(-n // c) * c} blocks along "
-                   f"{_AXES[axis]} (blocks past the work must find none), or a cluster that "
+                   f"{AXES[axis]} (blocks past the work must find none), or a cluster that "
                    f"divides {n}")
     if not grids and shape != (1, 1, 1):
         yield ("H025", kernel, "a kernel without `lm.grid(...)` launches one block, less than "

@@ -14,6 +14,9 @@ from itertools import product
 
 from cakec.dialects.cake import KernelOp
 
+#: Axis names in diagnostics: 0, 1, 2.
+AXES = "xyz"
+
 
 def cluster_shape(kernel: KernelOp) -> tuple[int, int, int] | None:
     """The kernel's cluster shape, None without `cluster=`."""

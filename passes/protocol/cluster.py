@@ -24,9 +24,8 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects import cake
 from cakec.passes.derive_common import line_of, role_of, same_value, walk
 from cakec.passes.protocol.model import Finding
-from cakec.targets.cluster import multicast_axes
+from cakec.targets.cluster import AXES, multicast_axes
 
-_AXES = "xyz"
 
 
 def cluster_findings(kernel: cake.KernelOp) -> list[Finding]:
@@ -55,7 +54,7 @@ def cluster_findings(kernel: cake.KernelOp) -> list[Finding]:
 
 
 def _axes_text(axes: tuple[int, ...]) -> str:
-    return ", ".join(_AXES[a] for a in axes)
+    return ", ".join(AXES[a] for a in axes)
 
 
 def _released_by_every_member(load: cake.TmaLoadOp, before: list[Operation],

@@ -84,8 +84,7 @@ def tma_load(em: KernelEmitter, op: TmaLoadOp) -> None:
     b = em.barrier_of(op.barrier)
     em.source_comment(op)
     bar = em.bar_addr(b, em.val(op.stage))
-    lines = [f"cake_mbar_arrive_expect_tx({bar}, {em.attr_int(op, 'cake.tx_bytes')}u);",
-             *_tma_copies(em, op, bar)]
+    lines = [f"cake_mbar_arrive_expect_tx({bar}, {em.attr_int(op, 'cake.tx_bytes')}u);"]
     axes = multicast_axes(op)
     if axes:
         # Every member expects the whole box on its own barrier; the group's first member
@@ -94,10 +93,10 @@ def tma_load(em: KernelEmitter, op: TmaLoadOp) -> None:
         assert shape is not None
         base = f"cake_cluster_group_base({_bits(axes)}u)"
         mask = f"(u16)({hex(group_pattern(shape, axes))}u << {base})"
-        copies = [c.replace("(", "_multicast(", 1).replace(f"{bar},", f"{bar}, {mask},", 1)
-                  for c in lines[1:]]
-        lines = [lines[0], f"if (cake_cluster_ctarank() == {base}) {{",
-                 *("  " + c for c in copies), "}"]
+        lines += [f"if (cake_cluster_ctarank() == {base}) {{",
+                  *("  " + c for c in _tma_copies(em, op, bar, mask)), "}"]
+    else:
+        lines += _tma_copies(em, op, bar)
     if em.role is not None and not em.role.single_thread:
         with em.block("if (cake_leader)"):
             for text in lines:
@@ -107,14 +106,17 @@ def tma_load(em: KernelEmitter, op: TmaLoadOp) -> None:
             em.line(text)
 
 
-def _tma_copies(em: KernelEmitter, op: TmaLoadOp, bar: str) -> list[str]:
+def _tma_copies(em: KernelEmitter, op: TmaLoadOp, bar: str, mask: str | None = None
+                ) -> list[str]:
+    """One copy per box; with a ctaMask `mask`, the .multicast::cluster form."""
     view = op.view.owner
     assert isinstance(view, ViewOp)
     s = em.val(op.stage)
     dst = em.views[view]
     if s != "0":
         dst = f"{dst} + (u32){paren(s)} * {em.attr_int(view, 'cake.stage_bytes')}u"
-    return [f"cake_tma_load_{rank}d({smem}, &{tmap}, {bar}, {cs});"
+    form, extra = ("_multicast", f"{mask}, ") if mask else ("", "")
+    return [f"cake_tma_load_{rank}d{form}({smem}, &{tmap}, {bar}, {extra}{cs});"
             for rank, smem, tmap, cs in _boxes(em, op, view, dst)]
 
 

@@ -9,8 +9,9 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    BlockIdOp, ClusterRankOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, StageStoreOp,
-    TileAssignOp, TileStoreOp, TileType, TmaStoreOp, TransposeOp, ViewOp, dtype_name,
+    BlockIdOp, ClusterRankOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp,
+    StageOp, StageStoreOp, TileAssignOp, TileStoreOp, TileType, TmaStoreOp, TransposeOp, ViewOp,
+    dtype_name,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, Lowering

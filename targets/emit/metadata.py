@@ -140,6 +140,7 @@ def metadata(kernel: KernelOp, *, target: str, block_threads: int, dynamic_smem:
     """The JSON document for one kernel (docs/abi.md)."""
     ext = extents(kernel)
     first = {tuple(at) for at in ext.shape_bindings().values()}
+    shape = cluster_shape(kernel)
     return {
         "kernel": kernel.sym_name.data,
         "entry": kernel.sym_name.data,
@@ -148,7 +149,7 @@ def metadata(kernel: KernelOp, *, target: str, block_threads: int, dynamic_smem:
         "grid": grid_dims,
         # The cluster shape is compiled into the kernel (`__cluster_dims__`, PTX
         # .reqnctapercluster), so a plain cuLaunchKernel launches whole clusters.
-        "cluster": list(cluster_shape(kernel) or (1, 1, 1)),
+        **({"cluster": list(shape)} if shape else {}),
         "dynamic_smem": dynamic_smem,
         "params": [_param_json(p, {d: s for (t, d), s in ext.bound.items()
                                    if t == p.name and (t, d) not in first},
