@@ -10,7 +10,12 @@ events, with a bf16 matmul of the same FLOP count (torch.bmm, cuBLAS) as the rat
 reference measured in the same run. Prints ms, TFLOP/s (2·B·N·K·D), ratios and % of the
 matmul rate.
 
-    python bench/kmeans_assign.py [--out DIR] [--shapes 0,1,2]   (needs torch, an sm_90a GPU)
+    python bench/kmeans_assign.py [--out DIR] [--shapes 0,1,2] [--multicast]
+                                                               (needs torch, an sm_90a GPU)
+
+--multicast also checks and times examples/kmeans_assign_mc.cake (2-CTA clusters sharing each
+centroid tile by TMA multicast) beside the shipped kmeans_assign kernel launched directly, both
+with ||c||² given, and prints their ratio.
 
 flash-kmeans is imported from the environment or, failing that, from a wheel in .whl/
 (../shared/tools/device-wheels flash-kmeans puts it there); without it that column says so.
@@ -68,7 +73,31 @@ def _checked_rows(b: int, n: int) -> list[tuple[int, int, int]]:
     return [(bi, r0, r0 + half) for bi in sorted({0, b - 1}) for r0 in sorted({0, n - half})]
 
 
-def bench_shape(ex, fk, b: int, n: int, k: int, d: int) -> dict:
+#: The multicast variant and the shipped kernel it is compared with, by contender name.
+MULTICAST = "cake multicast kernel"
+SHIPPED = "cake kmeans_assign kernel"
+
+
+def _multicast_kernels():
+    """(the 2-CTA multicast kernel, the shipped kmeans_assign kernel), both sm_90a."""
+    import cakec
+    from cakec.kernels import build
+
+    return (cakec.compile(ROOT / "examples" / "kmeans_assign_mc.cake", target="sm_90a"),
+            build.kernel("kmeans_assign", "sm_90a"))
+
+
+def _check_rows(ex, x, c, idx, dist, b: int, n: int) -> tuple[dict, int]:
+    bad, rows = {"choice": 0, "dist": 0}, 0
+    for bi, r0, r1 in _checked_rows(b, n):
+        part = ex.check(x[bi:bi + 1, r0:r1], c[bi:bi + 1], idx[bi:bi + 1, r0:r1],
+                        dist[bi:bi + 1, r0:r1])
+        bad = {key: bad[key] + part[key] for key in bad}
+        rows += r1 - r0
+    return bad, rows
+
+
+def bench_shape(ex, fk, b: int, n: int, k: int, d: int, mc=None) -> dict:
     import torch
 
     from cakec.api import time_ms
@@ -80,15 +109,25 @@ def bench_shape(ex, fk, b: int, n: int, k: int, d: int) -> dict:
     dist = torch.full((b, n), float("nan"), device="cuda", dtype=torch.float32)
     ex.assign(x, c, csq, idx, dist)
     torch.cuda.synchronize()
-    bad, rows = {"choice": 0, "dist": 0}, 0
-    for bi, r0, r1 in _checked_rows(b, n):
-        part = ex.check(x[bi:bi + 1, r0:r1], c[bi:bi + 1], idx[bi:bi + 1, r0:r1],
-                        dist[bi:bi + 1, r0:r1])
-        bad = {key: bad[key] + part[key] for key in bad}
-        rows += r1 - r0
+    bad, rows = _check_rows(ex, x, c, idx, dist, b, n)
     contenders = {"cake": lambda: ex.assign(x, c, csq, idx, dist),
                   # As the Triton kernel is timed: ||c||² given (csq holds it from the call above).
                   GIVEN: lambda: ex.assign(x, c, csq, idx, dist, csq_ready=True)}
+    extra = {}
+    if mc is not None and d <= 128:
+        multicast, shipped = mc
+        idx_mc = torch.full((b, n), -1, device="cuda", dtype=torch.int32)
+        dist_mc = torch.full((b, n), float("nan"), device="cuda", dtype=torch.float32)
+        multicast(x, c, csq, idx_mc, dist_mc, b, n, k)
+        shipped(x, c, csq, idx, dist, b, n, k)
+        torch.cuda.synchronize()
+        bad_mc, _ = _check_rows(ex, x, c, idx_mc, dist_mc, b, n)
+        # Same tiles, same MMAs, same order: the rows must match the shipped kernel's bitwise.
+        extra = {"multicast_bad_rows": bad_mc,
+                 "multicast_equal_to_shipped": bool(torch.equal(idx_mc, idx)
+                                                    and torch.equal(dist_mc, dist))}
+        contenders[SHIPPED] = lambda: shipped(x, c, csq, idx, dist, b, n, k)
+        contenders[MULTICAST] = lambda: multicast(x, c, csq, idx_mc, dist_mc, b, n, k)
     if fk is not None:
         x_sq = x.float().pow(2).sum(-1)
         c_sq = c.float().pow(2).sum(-1)
@@ -104,7 +143,7 @@ def bench_shape(ex, fk, b: int, n: int, k: int, d: int) -> dict:
     ms = time_ms(contenders, rounds=5, budget_ms=400)
     flop = 2.0 * b * n * k * d
     return {"shape": [b, n, k, d], "bad_rows": bad, "checked_rows": rows, "ms": ms,
-            "tflops": {name: flop / t / 1e9 for name, t in ms.items()}}
+            "tflops": {name: flop / t / 1e9 for name, t in ms.items()}, **extra}
 
 
 #: The contender the Triton kernel is comparable with (both given ||c||²).
@@ -128,6 +167,13 @@ def report(rows: list[dict], fk_note: str) -> bool:
         print(f"{shape:>22} correctness: {bad['choice']} row(s) with a wrong choice, "
               f"{bad['dist']} with a wrong dist among {r['checked_rows']} checked "
               "(float64, 1e-3 rel / 1e-2 abs)")
+        if MULTICAST in ms:
+            bad_mc, same = r["multicast_bad_rows"], r["multicast_equal_to_shipped"]
+            ok &= bad_mc["choice"] == 0 and bad_mc["dist"] == 0 and same
+            print(f"{shape:>22} multicast: {ms[MULTICAST]:.4f} ms vs shipped "
+                  f"{ms[SHIPPED]:.4f} ms = {ms[SHIPPED] / ms[MULTICAST]:.3f}x (above 1: "
+                  f"multicast faster); wrong rows {bad_mc}; bitwise equal to the shipped "
+                  f"kernel: {same}")
     if fk_note:
         print(fk_note)
     print("cake x = contender ms / cake ms (above 1: cake is faster); cake = ||c||² kernel + "
@@ -141,6 +187,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for kmeans_assign.json")
     ap.add_argument("--shapes", default="", help="indices into the shape list (default: all)")
+    ap.add_argument("--multicast", action="store_true",
+                    help="also check and time examples/kmeans_assign_mc.cake (2-CTA clusters, "
+                    "centroid tiles by TMA multicast) beside the shipped kernel")
     args = ap.parse_args()
 
     import torch
@@ -149,6 +198,7 @@ def main() -> int:
     ex = _example()
     start = time.perf_counter()
     ex.kernels()
+    mc = _multicast_kernels() if args.multicast else None
     compile_s = time.perf_counter() - start
     fk, fk_note = _flash_kmeans()
     picked = [SHAPES[int(i)] for i in args.shapes.split(",") if i] or SHAPES
@@ -156,7 +206,7 @@ def main() -> int:
           "(cold or cached), bf16 in, f32 distances, median of CUDA-event timings")
     rows = []
     for shape in picked:
-        rows.append(bench_shape(ex, fk, *shape))
+        rows.append(bench_shape(ex, fk, *shape, mc=mc))
         torch.cuda.empty_cache()
     ok = report(rows, fk_note)
     if args.out:

@@ -272,6 +272,8 @@ class KernelOp(_Op):
     target = opt_prop_def(StringAttr)
     #: `blocks_per_sm=`: the blocks one SM must hold at once (the launch bound's minimum)
     blocks_per_sm = opt_prop_def(IntegerAttr)
+    #: `cluster=(x, y, z)`: the thread-block cluster shape (absent: no cluster)
+    cluster = opt_prop_def(DenseArrayBase)
     body = region_def("single_block")
     traits = traits_def(NoTerminator())
 
@@ -296,6 +298,22 @@ class NumBlocksOp(_Op):
     name = "cake.num_blocks"
     dim = prop_def(IntegerAttr)
     result = result_def(i32)
+
+
+@irdl_op_definition
+class ClusterRankOp(_Op):
+    """`lm.cluster_rank()`: this block's rank in its cluster (%cluster_ctarank)."""
+
+    name = "cake.cluster_rank"
+    result = result_def(i32)
+
+
+@irdl_op_definition
+class ClusterSyncOp(_Op):
+    """`lm.cluster_sync()`: every thread of every block of the cluster meets here (the
+    kernel's last statement: no block exits while a peer may still reach its SMEM)."""
+
+    name = "cake.cluster_sync"
 
 
 @irdl_op_definition
@@ -497,6 +515,8 @@ class TmaLoadOp(_Op):
     stage = operand_def(i32)
     barrier = operand_def(BarrierType)
     fill = opt_prop_def(StringAttr)
+    #: `multicast=`: the cluster axes whose blocks all receive the box (one of them issues it)
+    multicast = opt_prop_def(DenseArrayBase)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
 
@@ -568,11 +588,13 @@ class SkipOp(_Op):
 
 @irdl_op_definition
 class ArriveOp(_Op):
-    """`lm.arrive(b, stage=s)`: one arrival of this role on `b[s]`."""
+    """`lm.arrive(b, stage=s)`: one arrival of this role on `b[s]`; with `multicast=` on
+    `b[s]` of every block of the cluster along those axes (this one included)."""
 
     name = "cake.arrive"
     barrier = operand_def(BarrierType)
     stage = operand_def(i32)
+    multicast = opt_prop_def(DenseArrayBase)
 
 
 @irdl_op_definition
@@ -852,7 +874,7 @@ Cake = Dialect(
     "cake",
     [
         KernelOp, GridOp, BlockIdOp, NumBlocksOp, SmCountOp, DimOp, SmemOp, ViewOp, TmemOp,
-        RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
+        ClusterRankOp, ClusterSyncOp, RegsOp, RoleOp, PipelineOp, BarrierOp, OnRoleOp, ForOp, IfOp, StageOp, TransposeOp, TmaLoadOp,
         CopyLoadOp, TmaStoreOp, TmaStoreStageOp, WaitOp, SkipOp, ArriveOp, CommitOp, FenceProxyOp,
         MmaOp, ConvertOp,
         TileLoadOp, TileStoreOp, SplitStoreOp, TileBinaryOp, TileUnaryOp, TileCmpOp, TileSelectOp,

@@ -31,6 +31,7 @@ from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
 from cakec.passes.derive_common import overwaited, role_of, walk
 from cakec.targets import sku as hw
+from cakec.passes.conformance_cluster import cluster_problems
 from cakec.targets.emit.emitter import blocks_per_sm, launch_regs
 from cakec.targets.emit.tiles import SPLIT_FLAG_BYTES, column_scratch_bytes
 from cakec.targets.sm80.tiling import warp_tiling
@@ -254,7 +255,7 @@ def at_line(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class VerifyConformance(ModulePass):
-    """Reports CAKE-H001..H022: constructs the target lacks and limits it imposes."""
+    """Reports CAKE-H001..H025: constructs the target lacks and limits it imposes."""
 
     name = "verify-conformance"
     target: str = ""
@@ -297,8 +298,15 @@ class _Conformance:
         self.check_tmem_reads()
         self.check_barriers()
         self.check_tiles()
+        self.check_cluster()
 
     # -- H020: register-tile forms the target's tile layout does not lower --
+
+    # -- H023..H025: thread-block clusters --
+
+    def check_cluster(self) -> None:
+        for code, op, message, help in cluster_problems(self.idx.kernel, self.sku):
+            self.error(code, message, op, help=help)
 
     def check_tiles(self) -> None:
         roles: dict[cake.RoleOp, list[Operation]] = {}

@@ -23,6 +23,7 @@ from cakec.diagnostics import Note
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.derive_common import exclusive, line_of, same_value, walk
+from cakec.passes.protocol.cluster import cluster_findings
 from cakec.passes.protocol.definite import tile_definedness
 from cakec.passes.protocol.accounting import (
     accounting_of, first_wait_free, role_findings,
@@ -55,6 +56,9 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
     derive-barriers (a fresh model is built without it)."""
     k, ex = model_of(ctx, kernel) if ctx is not None else (Kernel.build(kernel), None)
     out = _declarations(k)
+    cluster = cluster_findings(kernel)
+    if cluster:
+        return out + cluster  # the symmetric model the simulation assumes does not hold
     if k.too_large:
         return out + [_unmodelled(k)]
     if any(f.code == "CAKE-S016" for f in out):

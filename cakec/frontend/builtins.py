@@ -122,6 +122,14 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
        "Blocks in the grid along `dim`.", "%nctaid"),
     _b("sm_count", [], "scalar", "Multiprocessors on the device (for persistent grids).",
        "a launch-time value"),
+    _b("cluster_rank", [], "scalar",
+       "This block's rank in its cluster (`cluster=` of `@cake.schedule`): x + cx·(y + cy·z).",
+       "%cluster_ctarank"),
+    _b("cluster_sync", [], None,
+       "Every thread of every block of the cluster meets here: the kernel's last statement, "
+       "after its role blocks, so that no block exits while a peer may still write into its "
+       "SMEM or arrive on its barriers.",
+       "barrier.cluster.arrive.release + barrier.cluster.wait.acquire", "top"),
     _b("cdiv", [Arg("a", "scalar"), Arg("b", "scalar")], "scalar", "Ceiling division a / b.",
        "arith.ceildivsi"),
     _b("min", [Arg("a", "operand"), Arg("b", "operand")], "scalar",
@@ -141,8 +149,12 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
        None, "Pass over the next `count` phases this role would wait for on barrier[stage], "
        "barrier[stage + 1], ... (ring positions another consumer takes), without waiting.",
        "a phase-bit update (no instruction on the barrier)", "role"),
-    _b("arrive", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0)],
-       None, "One arrival of this role on barrier[stage].", "mbarrier.arrive", "role"),
+    _b("arrive", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0),
+                  Arg("multicast", "ints", required=False)],
+       None, "One arrival of this role on barrier[stage]; with multicast=axes on barrier[stage] "
+       "of every block of the cluster along those axes (this one included).",
+       "mbarrier.arrive; with multicast=, mapa + mbarrier.arrive.shared::cluster per member",
+       "role"),
     _b("commit", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0)],
        None, "Arrive on barrier[stage] once this role's MMAs issued so far have completed.",
        "wgmma.wait_group + mbarrier.arrive (sm_90a); tcgen05.commit (sm_100a)", "role"),
@@ -193,11 +205,15 @@ METHODS: dict[str, dict[str, Builtin]] = {
         _b("tma_load", [Arg("tensor", "tensor"), Arg("coords", "coords"),
                         Arg("stage", "scalar", required=False, default=0),
                         Arg("barrier", "barrier"),
-                        Arg("fill", "fill", required=False, default="zero")], None,
+                        Arg("fill", "fill", required=False, default="zero"),
+                        Arg("multicast", "ints", required=False)], None,
            "Async copy of one tile of `tensor` (tile coords, outermost first) into "
            "view[stage], completing on barrier[stage]; elements outside the tensor read 0, "
-           "or NaN with fill=lm.nan (float tensors).",
-           "mbarrier.arrive.expect_tx + cp.async.bulk.tensor", "role"),
+           "or NaN with fill=lm.nan (float tensors). multicast=axes: one block of each group "
+           "of the cluster along those axes copies the tile into view[stage] of every block "
+           "of its group.",
+           "mbarrier.arrive.expect_tx + cp.async.bulk.tensor (.multicast::cluster with "
+           "multicast=)", "role"),
         _b("copy_load", [Arg("tensor", "tensor"), Arg("coords", "coords"),
                          Arg("stage", "scalar", required=False, default=0),
                          Arg("barrier", "barrier")], None,
@@ -274,4 +290,5 @@ DTYPE_NAMES = ("bf16", "f16", "f32", "tf32", "e4m3", "e5m2", "i8", "i32")
 
 #: `@cake.schedule(...)` keyword arguments.
 SCHEDULE_ARGS = (Arg("target", "str", required=False),
-                 Arg("blocks_per_sm", "int", required=False, min=1))
+                 Arg("blocks_per_sm", "int", required=False, min=1),
+                 Arg("cluster", "shape", required=False))

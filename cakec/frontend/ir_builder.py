@@ -165,7 +165,8 @@ class Frontend:
     # ---- kernel -----------------------------------------------------------------------------
 
     def _kernel(self, fn: ast.FuncDef) -> Operation:
-        target, blocks_per_sm = self._decorator(fn)
+        target, blocks_per_sm, cluster = self._decorator(fn)
+        self.cluster = cluster
         params = fn.params
         if not params or params[0].annotation is not None:
             span = params[0].span if params else fn.name_span
@@ -206,7 +207,9 @@ class Frontend:
                         "param_names": ArrayAttr([StringAttr(n) for n in names]),
                         **({"target": StringAttr(target)} if target else {}),
                         **({"blocks_per_sm": IntegerAttr(blocks_per_sm, i64)}
-                           if blocks_per_sm else {})},
+                           if blocks_per_sm else {}),
+                        **({"cluster": DenseArrayBase.from_list(i64, list(cluster))}
+                           if cluster else {})},
             regions=[Region(body)])
         self._loc(kernel, fn.name_span)
         self.block = body
@@ -224,6 +227,7 @@ class Frontend:
                 k = "int" if sdtype == "i32" else "float"
                 self.scope.names[p.name] = Value(k, p.span, ssa=arg, info={"name": p.name})
         self._stmts(fn.body)
+        _check_cluster_sync(body, self.spans)
         # Tensor element types are inferred from the views they feed (one dtype each).
         for arg in body.args:
             if arg in self.tensor_dtypes:
@@ -232,8 +236,10 @@ class Frontend:
                     self.tensor_dtypes[arg][0]), bool(t.tma.data))
         return kernel
 
-    def _decorator(self, fn: ast.FuncDef) -> tuple[str | None, int | None]:
-        """`@cake.schedule(...)`'s options: (target, blocks_per_sm), None where not given."""
+    def _decorator(self, fn: ast.FuncDef
+                   ) -> tuple[str | None, int | None, tuple[int, int, int] | None]:
+        """`@cake.schedule(...)`'s options: (target, blocks_per_sm, cluster), None where not
+        given."""
         decos = [d for d in fn.decorators if d.name == ("cake", "schedule")]
         for d in fn.decorators:
             if d.name != ("cake", "schedule"):
@@ -246,8 +252,11 @@ class Frontend:
         if d.args:
             raise error("CAKE-T013", "`@cake.schedule` takes keyword arguments only",
                         d.args[0].span)
-        target, blocks_per_sm = None, None
+        target, blocks_per_sm, cluster = None, None, None
         for kw in d.kwargs:
+            if kw.name == "cluster":
+                cluster = _cluster_shape(kw.value)
+                continue
             if kw.name == "blocks_per_sm":
                 if not isinstance(kw.value, ast.IntLit) or kw.value.value < 1:
                     raise error("CAKE-T007", "`blocks_per_sm` must be a positive integer "
@@ -259,7 +268,8 @@ class Frontend:
             if kw.name != "target":
                 raise error("CAKE-T005", f"unknown keyword argument `{kw.name}` for "
                             "`@cake.schedule`", kw.span,
-                            help="the options are `target=` and `blocks_per_sm=`")
+                            help="the options are `target=`, `blocks_per_sm=` and "
+                            "`cluster=`")
             if not isinstance(kw.value, ast.StrLit):
                 raise error("CAKE-T007", "`target` must be a string such as \"sm_90a\"",
                             kw.value.span)
@@ -269,7 +279,7 @@ class Frontend:
                 raise error("CAKE-T009", f"unknown target `{kw.value.value}`", kw.value.span,
                             help="known targets: " + ", ".join(SKUS))
             target = kw.value.value
-        return target, blocks_per_sm
+        return target, blocks_per_sm, cluster
 
     # ---- statements -------------------------------------------------------------------------
 
@@ -1053,6 +1063,74 @@ def _dim_builtin(cls):
     return build
 
 
+def _build_cluster_rank(fe, e, b, recv):
+    _needs_cluster(fe, e.span, "`lm.cluster_rank()`")
+    op = cake.ClusterRankOp.build(result_types=[i32])
+    fe._add(op, e.span)
+    return Value("int", e.span, ssa=op.result)
+
+
+def _build_cluster_sync(fe, e, b, recv):
+    _needs_cluster(fe, e.span, "`lm.cluster_sync()`")
+    fe._add(cake.ClusterSyncOp.build(), e.span)
+    return Value("none", e.span)
+
+
+def _check_cluster_sync(body: Block, spans: dict[Operation, Span]) -> None:
+    """`lm.cluster_sync()` is the kernel's exit rendezvous: once, after every role block."""
+    ops = list(body.ops)
+    syncs = [i for i, op in enumerate(ops) if isinstance(op, cake.ClusterSyncOp)]
+    late = [op for op in ops[syncs[0]:] if isinstance(op, cake.OnRoleOp)] if syncs else []
+    if len(syncs) > 1 or late:
+        where = ops[syncs[1]] if len(syncs) > 1 else late[0]
+        raise error("CAKE-T011", "`lm.cluster_sync()` is the kernel's exit rendezvous: write "
+                    "it once, after the last role block" + ("" if len(syncs) > 1 else
+                                                           ", but a role block follows it"),
+                    spans[ops[syncs[0]]],
+                    notes=[Note(_start(spans[where]), "this comes after it")],
+                    help="move `lm.cluster_sync()` to the end of the kernel")
+
+
+def _needs_cluster(fe, span: Span, what: str) -> tuple[int, int, int]:
+    if fe.cluster is None:
+        raise error("CAKE-T010", f"{what} needs a thread-block cluster, and this kernel "
+                    "declares none", span,
+                    help="declare one with `@cake.schedule(..., cluster=(2, 1, 1))`")
+    return fe.cluster
+
+
+def _multicast_axes(fe, b: dict, span: Span) -> dict:
+    """`multicast=axes`: the cluster axes (0 = x, 1 = y, 2 = z) whose blocks share the
+    copy or the arrival, as the op's `multicast` property (none when not given)."""
+    v = b.get("multicast")
+    if v is None:
+        return {}
+    cluster = _needs_cluster(fe, v.span, "`multicast=`")
+    axes = tuple(v.const)
+    for a in axes:
+        if a > 2 or cluster[a] < 2:
+            raise error("CAKE-T010", f"`multicast` axis {a} is not an axis of the cluster "
+                        f"{cluster} with more than one block", v.span,
+                        help="name the axes along which the blocks share the data, e.g. "
+                        "`multicast=0` for the blocks along x")
+    if not axes or len(set(axes)) != len(axes):
+        raise error("CAKE-T010", "`multicast` needs one or more distinct cluster axes", v.span)
+    return {"multicast": DenseArrayBase.from_list(i64, sorted(axes))}
+
+
+def _cluster_shape(v: ast.Expr) -> tuple[int, int, int]:
+    """`cluster=(x, y, z)` (or `cluster=x`, `cluster=(x, y)`): positive integer literals,
+    padded with 1s to three axes."""
+    items = v.items if isinstance(v, ast.TupleLit) else (v,)
+    if not 1 <= len(items) <= 3 or not all(isinstance(i, ast.IntLit) and i.value >= 1
+                                          for i in items):
+        raise error("CAKE-T007", "`cluster` must be 1 to 3 positive integer literals such as "
+                    "(2, 1, 1)", v.span,
+                    help="the blocks of a thread-block cluster along x, y and z")
+    dims = [i.value for i in items] + [1] * (3 - len(items))
+    return dims[0], dims[1], dims[2]
+
+
 def _build_sm_count(fe, e, b, recv):
     op = cake.SmCountOp.build(result_types=[i32])
     fe._add(op, e.span)
@@ -1078,7 +1156,8 @@ def _cdiv(a: int, b: int) -> int:
 
 def _sync_op(cls):
     def build(fe, e, b, recv):
-        fe._add(cls.build(operands=[b["barrier"].ssa, fe._i32(b["stage"])]), e.span)
+        fe._add(cls.build(operands=[b["barrier"].ssa, fe._i32(b["stage"])],
+                          properties=_multicast_axes(fe, b, e.span)), e.span)
         return Value("none", e.span)
     return build
 
@@ -1126,6 +1205,7 @@ def _build_tma_load(fe, e, b, recv, op_cls=cake.TmaLoadOp):
                         notes=[Note(recv.span, f"`{recv.info.get('name')}` is declared here")],
                         help="integer tiles can only be zero-filled (omit `fill=`)")
         props["fill"] = StringAttr("nan")
+    props |= _multicast_axes(fe, b, e.span)
     fe._add(op_cls.build(operands=[recv.ssa, tensor.ssa, [fe._i32(c) for c in coords],
                                    fe._i32(stage), b["barrier"].ssa], properties=props), e.span)
     return Value("none", e.span)
@@ -1170,6 +1250,7 @@ _BUILD = {
     "role": _build_role, "pipeline": _build_pipeline, "barrier": _build_barrier,
     "grid": _build_grid, "block_id": _dim_builtin(cake.BlockIdOp),
     "num_blocks": _dim_builtin(cake.NumBlocksOp), "sm_count": _build_sm_count,
+    "cluster_rank": _build_cluster_rank, "cluster_sync": _build_cluster_sync,
     "cdiv": _int_binary(arith.CeilDivSIOp, _cdiv), "min": _int_binary(arith.MinSIOp, min),
     "max": _int_binary(arith.MaxSIOp, max), "wait": _sync_op(cake.WaitOp),
     "skip": _build_skip, "arrive": _sync_op(cake.ArriveOp), "commit": _sync_op(cake.CommitOp),

@@ -20,6 +20,7 @@ from cakec.passes.protocol.model import (
     Kernel, line_of, reads_of, walk, writes_of,
 )
 from cakec.passes.protocol.trace import Exploration, Run
+from cakec.targets.cluster import fanout
 
 
 def first_wait_free(k: Kernel) -> list[bool]:
@@ -203,14 +204,17 @@ def _arrivals(k: Kernel, b: Barrier, typical: dict[int, list[Instr]], events: in
               target: str) -> int:
     """Hardware arrivals per phase: init_count role events, each one arrival except a commit
     on sm_90a, where every warpgroup of the committing role commits its own wgmma group, an
-    arrive by a role whose every warp runs (each warp arrives once its lanes are done), and a
-    copy_load, where every thread of the role arrives once its own cp.async copies land."""
+    arrive by a role whose every warp runs (each warp arrives once its lanes are done), an
+    arrive with `multicast=` (each block of the group arrives on every member's barrier),
+    and a copy_load, where every thread of the role arrives once its own cp.async copies
+    land."""
     def per_event(r: int, i: Instr) -> int:
         role = k.roles[r]
         if isinstance(i.op, cake.CopyLoadOp):
             return 32 * len(role.warps)
-        if i.kind == ARRIVE and not role.single_thread:
-            return len(role.warps)
+        if i.kind == ARRIVE:
+            # An arrival with multicast= comes from every block of its group alike.
+            return (1 if role.single_thread else len(role.warps)) * fanout(k.op, i.op)
         return role.warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
 
     if events:

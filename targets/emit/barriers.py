@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, SkipOp,
                                 TmaLoadOp, TmaStoreStageOp, ViewOp, WaitOp)
+from cakec.targets.cluster import (cluster_shape, group_pattern, group_size, multicast_axes,
+                                    strides)
 from cakec.targets.emit.cexpr import paren, plus, scaled, unparen
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
@@ -82,8 +84,19 @@ def tma_load(em: KernelEmitter, op: TmaLoadOp) -> None:
     b = em.barrier_of(op.barrier)
     em.source_comment(op)
     bar = em.bar_addr(b, em.val(op.stage))
-    lines = [f"cake_mbar_arrive_expect_tx({bar}, {em.attr_int(op, 'cake.tx_bytes')}u);",
-             *_tma_copies(em, op, bar)]
+    lines = [f"cake_mbar_arrive_expect_tx({bar}, {em.attr_int(op, 'cake.tx_bytes')}u);"]
+    axes = multicast_axes(op)
+    if axes:
+        # Every member expects the whole box on its own barrier; the group's first member
+        # copies it into all of them (ctaMask: the group's pattern at its base rank).
+        shape = cluster_shape(em.kernel)
+        assert shape is not None
+        base = f"cake_cluster_group_base({_bits(axes)}u)"
+        mask = f"(u16)({hex(group_pattern(shape, axes))}u << {base})"
+        lines += [f"if (cake_cluster_ctarank() == {base}) {{",
+                  *("  " + c for c in _tma_copies(em, op, bar, mask)), "}"]
+    else:
+        lines += _tma_copies(em, op, bar)
     if em.role is not None and not em.role.single_thread:
         with em.block("if (cake_leader)"):
             for text in lines:
@@ -93,14 +106,17 @@ def tma_load(em: KernelEmitter, op: TmaLoadOp) -> None:
             em.line(text)
 
 
-def _tma_copies(em: KernelEmitter, op: TmaLoadOp, bar: str) -> list[str]:
+def _tma_copies(em: KernelEmitter, op: TmaLoadOp, bar: str, mask: str | None = None
+                ) -> list[str]:
+    """One copy per box; with a ctaMask `mask`, the .multicast::cluster form."""
     view = op.view.owner
     assert isinstance(view, ViewOp)
     s = em.val(op.stage)
     dst = em.views[view]
     if s != "0":
         dst = f"{dst} + (u32){paren(s)} * {em.attr_int(view, 'cake.stage_bytes')}u"
-    return [f"cake_tma_load_{rank}d({smem}, &{tmap}, {bar}, {cs});"
+    form, extra = ("_multicast", f"{mask}, ") if mask else ("", "")
+    return [f"cake_tma_load_{rank}d{form}({smem}, &{tmap}, {bar}, {extra}{cs});"
             for rank, smem, tmap, cs in _boxes(em, op, view, dst)]
 
 
@@ -170,7 +186,42 @@ def tma_store_stage(em: KernelEmitter, op: TmaStoreStageOp) -> None:
 def arrive(em: KernelEmitter, op: ArriveOp) -> None:
     em.source_comment(op)
     b = em.barrier_of(op.barrier)
-    em.release(b, em.bar_addr(b, em.val(op.stage)), per_warpgroup=False)
+    addr = em.bar_addr(b, em.val(op.stage))
+    axes = multicast_axes(op)
+    if not axes:
+        em.release(b, addr, per_warpgroup=False)
+        return
+    # `multicast=`: the same event on barrier[stage] of every member of this CTA's group
+    # (this one included), each member's arrival a remote one through mapa.
+    shape = cluster_shape(em.kernel)
+    assert shape is not None and em.role is not None
+    n = group_size(shape, axes)
+    base = f"cake_cluster_group_base({_bits(axes)}u)"
+    if em.role.single_thread:
+        with em.block(f"for (u32 cake_m = 0; cake_m < {n}u; ++cake_m)"):
+            em.line(f"cake_mbar_arrive_cluster(cake_mapa({addr}, {base} + "
+                    f"{_member_offset('cake_m', shape, axes)}));")
+        return
+    em.line("__syncwarp();")
+    em.line(f"if (cake_lane_id() < {n}u) cake_mbar_arrive_cluster(cake_mapa({addr}, {base} + "
+            f"{_member_offset('cake_lane_id()', shape, axes)}));  // lane m: member m")
+
+
+def _bits(axes: tuple[int, ...]) -> int:
+    return sum(1 << a for a in axes)
+
+
+def _member_offset(index: str, shape: tuple[int, int, int], axes: tuple[int, ...]) -> str:
+    """Rank offset of member `index` of a group from its base: `index` in mixed radix over
+    the group's axes (the first fastest), each digit times its axis's rank stride."""
+    st, terms, radix = strides(shape), [], 1
+    for a in axes:
+        digit = index if radix == 1 else f"{index} / {radix}u"
+        if radix * shape[a] < group_size(shape, axes):
+            digit = f"({digit}) % {shape[a]}u"
+        terms.append(digit if st[a] == 1 else f"({digit}) * {st[a]}u")
+        radix *= shape[a]
+    return " + ".join(terms) if len(terms) == 1 else "(" + " + ".join(terms) + ")"
 
 
 def fence_proxy(em: KernelEmitter, op: FenceProxyOp) -> None:

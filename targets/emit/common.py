@@ -9,8 +9,9 @@ from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation
 
 from cakec.dialects.cake import (
-    BlockIdOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp, StageOp, StageStoreOp,
-    TileAssignOp, TileStoreOp, TileType, TmaStoreOp, TransposeOp, ViewOp, dtype_name,
+    BlockIdOp, ClusterRankOp, ConvertOp, DimOp, ForOp, IfOp, MmaOp, NumBlocksOp, SmCountOp,
+    StageOp, StageStoreOp, TileAssignOp, TileStoreOp, TileType, TmaStoreOp, TransposeOp, ViewOp,
+    dtype_name,
 )
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, Lowering
@@ -54,6 +55,10 @@ def scalar(em: KernelEmitter, op: Operation) -> None:
     ctype = ("float" if not isinstance(ty, IntegerType) else
              "bool" if ty.width.data == 1 else "i32")
     em.bind(op, text, ctype)
+
+
+def cluster_rank(em: KernelEmitter, op: ClusterRankOp) -> None:
+    em.bind(op, "(i32)cake_cluster_ctarank()")
 
 
 def block_index(em: KernelEmitter, op: BlockIdOp | NumBlocksOp) -> None:
@@ -141,5 +146,6 @@ COMMON: dict[type[Operation], Lowering] = {
                            arith.OrIOp, arith.XOrIOp, arith.AddfOp, arith.SubfOp, arith.MulfOp,
                            arith.DivfOp, arith.SIToFPOp)},
     BlockIdOp: block_index, NumBlocksOp: block_index, SmCountOp: sm_count, DimOp: tensor_dim,
+    ClusterRankOp: cluster_rank,
     StageOp: stage_addr, TransposeOp: transpose, ForOp: for_loop, IfOp: if_op,
 }

@@ -31,13 +31,14 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from cakec.diagnostics import SourceFile, Span
 from cakec.dialects.cake import (
-    ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, ForOp, GridOp, KernelOp,
-    MmaOp, OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, StageStoreOp, TmaLoadOp,
+    ArriveOp, BarrierOp, ClusterSyncOp, CommitOp, ConvertOp, CopyLoadOp, FenceProxyOp, ForOp,
+    GridOp, KernelOp, MmaOp, OnRoleOp, PipelineOp, RegsOp, RoleOp, SmemOp, StageStoreOp, TmaLoadOp,
     TmaStoreOp, TmaStoreStageOp, TmemOp, SkipOp, ViewOp, WaitOp,
     dtype_name, runs_single_thread, views_overlap, written_view,
 )
 from cakec.passes.base import sink_of, span_of
 from cakec.passes.derive_common import walk
+from cakec.targets.cluster import cluster_shape, fanout
 from cakec.targets.emit import metadata as meta
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.unsupported import MISSING, NOT_LOWERED_HELP, UNSUPPORTED, Unsupported
@@ -390,9 +391,11 @@ class KernelEmitter:
             else:
                 args.append(f"const {'float' if p.dtype == 'f32' else 'i32'} {p.name}")
         span = self.span(self.kernel)
+        shape = cluster_shape(self.kernel)
+        dims = f" __cluster_dims__({shape[0]}, {shape[1]}, {shape[2]})" if shape else ""
         lines = [f"// {_file_name(span.file)}:{span.line}" if span else "",
                  f'extern "C" __global__ void __launch_bounds__({block_threads}, '
-                 f'{blocks_per_sm(self.kernel)})',
+                 f'{blocks_per_sm(self.kernel)}){dims}',
                  f"{self.kernel.sym_name.data}("]
         lines += [f"    {a}," for a in args[:-1]] + [f"    {args[-1]}) {{" if args else ") {"]
         return [line for line in lines if line]
@@ -409,6 +412,11 @@ class KernelEmitter:
             self.dispatch(block_threads)
             if self.backend.exit is not None:
                 self.backend.exit(self)
+            for op in self.kernel.body.block.ops:
+                if isinstance(op, ClusterSyncOp):
+                    self.source_comment(op)
+                    self.line("cake_cluster_sync();  // no CTA exits while a peer may still "
+                              "write into its SMEM or arrive on its barriers")
         return self.lines
 
     # ---- prologue: shared memory, barriers, warp index ------------------------------------
@@ -453,7 +461,11 @@ class KernelEmitter:
                 if self.watchdog is not None:
                     self.line("cake_wd_done = 0u;  // watchdog: no role has finished")
                 self.line("cake_fence_mbar_init();")
-            self.line("__syncthreads();")
+            if cluster_shape(self.kernel):
+                self.line("cake_cluster_sync();  // every CTA's barriers are initialised "
+                          "before a peer's multicast copy or arrival reaches them")
+            else:
+                self.line("__syncthreads();")
         self.line()
 
     def view(self, v: ViewOp) -> None:
@@ -510,10 +522,10 @@ class KernelEmitter:
         warps = role_op.warps.get_values()
         if isinstance(op, CopyLoadOp):
             return 32 * len(warps)
+        if isinstance(op, ArriveOp):  # each block of a multicast group arrives on every member
+            return (1 if self._single_thread(role_op) else len(warps)) * fanout(self.kernel, op)
         if self._single_thread(role_op):
             return 1
-        if isinstance(op, ArriveOp):
-            return len(warps)
         if self.target != "sm_90a":
             return 1
         return len({w // WARPGROUP_WARPS for w in warps})

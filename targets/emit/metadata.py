@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 
 from cakec.dialects.cake import GridOp, KernelOp, SmCountOp, TensorType, dtype_name
+from cakec.targets.cluster import cluster_shape
 from cakec.targets.emit.extents import extents
 
 #: Integer ops a grid expression may use, as the runtime's expression language spells them.
@@ -103,7 +104,12 @@ def grid(kernel: KernelOp) -> list[str]:
     naming what the host cannot evaluate."""
     ops = [op for op in kernel.body.block.ops if isinstance(op, GridOp)]
     dims = [host_expr(kernel, d) for d in ops[0].dims] if ops else []
-    return dims + ["1"] * (3 - len(dims))
+    dims += ["1"] * (3 - len(dims))
+    # A cluster launch needs whole clusters: a runtime dimension is rounded up to a multiple
+    # of the cluster's (constant ones must divide already: verify-conformance, CAKE-H025).
+    shape = cluster_shape(kernel) or (1, 1, 1)
+    return [d if c == 1 or d.isdigit() else f"cdiv({d}, {c}) * {c}"
+            for d, c in zip(dims, shape)]
 
 
 def host_expr(kernel: KernelOp, value: SSAValue, prec: int = 0) -> str:
@@ -134,12 +140,16 @@ def metadata(kernel: KernelOp, *, target: str, block_threads: int, dynamic_smem:
     """The JSON document for one kernel (docs/abi.md)."""
     ext = extents(kernel)
     first = {tuple(at) for at in ext.shape_bindings().values()}
+    shape = cluster_shape(kernel)
     return {
         "kernel": kernel.sym_name.data,
         "entry": kernel.sym_name.data,
         "target": target,
         "block": [block_threads, 1, 1],
         "grid": grid_dims,
+        # The cluster shape is compiled into the kernel (`__cluster_dims__`, PTX
+        # .reqnctapercluster), so a plain cuLaunchKernel launches whole clusters.
+        **({"cluster": list(shape)} if shape else {}),
         "dynamic_smem": dynamic_smem,
         "params": [_param_json(p, {d: s for (t, d), s in ext.bound.items()
                                    if t == p.name and (t, d) not in first},

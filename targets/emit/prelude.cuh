@@ -213,15 +213,66 @@ __device__ __forceinline__ void cake_tma_load_5d(u32 dst, const CakeTensorMap* t
       : "memory");
 }
 
-// cp.async.bulk.tensor.2d...multicast::cluster: the box lands at `dst` and completes tx on
-// `bar` (same offsets) in every CTA whose bit is set in `cta_mask`.
+// cp.async.bulk.tensor.Nd...multicast::cluster: the box lands at `dst` and completes tx on
+// `bar` (the same offsets) in every CTA of the cluster whose bit is set in `cta_mask`.
+__device__ __forceinline__ void cake_tma_load_1d_multicast(u32 dst, const CakeTensorMap* tmap,
+    u32 bar, u16 cta_mask, i32 c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%4}], [%2], %3;" ::"r"(dst),
+      "l"((u64)tmap), "r"(bar), "h"(cta_mask), "r"(c0)
+      : "memory");
+}
+
 __device__ __forceinline__ void cake_tma_load_2d_multicast(u32 dst, const CakeTensorMap* tmap,
-                                                           u32 bar, u16 cta_mask, i32 c0, i32 c1) {
+    u32 bar, u16 cta_mask, i32 c0, i32 c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       ".multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;" ::"r"(dst),
       "l"((u64)tmap), "r"(bar), "h"(cta_mask), "r"(c0), "r"(c1)
       : "memory");
+}
+
+__device__ __forceinline__ void cake_tma_load_3d_multicast(u32 dst, const CakeTensorMap* tmap,
+    u32 bar, u16 cta_mask, i32 c0, i32 c1, i32 c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(dst),
+      "l"((u64)tmap), "r"(bar), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+__device__ __forceinline__ void cake_tma_load_4d_multicast(u32 dst, const CakeTensorMap* tmap,
+    u32 bar, u16 cta_mask, i32 c0, i32 c1, i32 c2, i32 c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%4, %5, %6, %7}], [%2], %3;" ::"r"(dst),
+      "l"((u64)tmap), "r"(bar), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+__device__ __forceinline__ void cake_tma_load_5d_multicast(u32 dst, const CakeTensorMap* tmap,
+    u32 bar, u16 cta_mask, i32 c0, i32 c1, i32 c2, i32 c3, i32 c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;" ::"r"(dst),
+      "l"((u64)tmap), "r"(bar), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
+// The rank of the first member of this CTA's multicast group along the axes in `axes` (bit
+// a = axis a): this CTA's rank with its coordinates along those axes set to 0.
+__device__ __forceinline__ u32 cake_cluster_group_base(u32 axes) {
+  u32 x, y, z, nx, ny;
+  asm("mov.u32 %0, %%cluster_ctaid.x;" : "=r"(x));
+  asm("mov.u32 %0, %%cluster_ctaid.y;" : "=r"(y));
+  asm("mov.u32 %0, %%cluster_ctaid.z;" : "=r"(z));
+  asm("mov.u32 %0, %%cluster_nctaid.x;" : "=r"(nx));
+  asm("mov.u32 %0, %%cluster_nctaid.y;" : "=r"(ny));
+  if (axes & 1u) x = 0u;
+  if (axes & 2u) y = 0u;
+  if (axes & 4u) z = 0u;
+  return x + nx * (y + ny * z);
 }
 
 // cp.async.bulk.tensor.2d.global.shared::cta.bulk_group: smem tile -> global (OOB parts dropped).

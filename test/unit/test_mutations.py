@@ -157,16 +157,28 @@ def swizzle(text: str) -> Iterator[tuple[int, str, str]]:
 
 def retarget(text: str) -> Iterator[tuple[int, str, str]]:
     for i, line in enumerate(_lines(text)):
-        m = re.match(r'^@cake\.schedule\((?:target="(\w+)")?\)', line)
+        m = re.match(r'^@cake\.schedule\((?:target="(\w+)")?(.*)\)', line)
         if m:
-            current = m.group(1) or "sm_100a"
+            current, rest = m.group(1) or "sm_100a", m.group(2)
             for sku in SKUS:
                 if sku != current:
-                    yield i, sku, _replace_line(text, i, f'@cake.schedule(target="{sku}")')
+                    yield i, sku, _replace_line(text, i, f'@cake.schedule(target="{sku}"{rest})')
+
+
+def cluster(text: str) -> Iterator[tuple[int, str, str]]:
+    """Each `multicast=` dropped (a copy or a release then reaches this CTA only), and the
+    exit rendezvous `lm.cluster_sync()` deleted."""
+    for i, line in enumerate(_lines(text)):
+        m = None if line.lstrip().startswith("#") else re.search(r",\s*multicast=[^,)]+", line)
+        if m:
+            yield i, "local", _replace_line(text, i, line[:m.start()] + line[m.end():])
+        if line.strip() == "lm.cluster_sync()":
+            yield i, "no_sync", _replace_line(text, i, line[:len(line) - len(line.lstrip())]
+                                              + "pass")
 
 
 OPERATORS = [delete_wait, swap_roles, stage_index, trip_count, shrink_pool, move_tmem, dtype,
-             swizzle, retarget]
+             swizzle, retarget, cluster]
 
 
 def mutants(path: Path) -> Iterator[Mutant]:
@@ -246,6 +258,9 @@ _LEV_F32 = ("the level table read as f32 and compared with the level as a number
 _CHAIN_ANYWHERE = ("bounds-checked register loads, stores into SMEM, named-barrier syncs and "
                    "mma.sync bf16 -> f32 (kept for register accumulators on sm_100a/103a) exist "
                    "on every target from sm_80 on, and 32 KiB of SMEM fits each")
+_LOCAL_COPY = ("a centroid stage each CTA copies for itself instead of receiving it by "
+               "multicast: every CTA's barrier still gets the whole stage, and the releases to "
+               "both CTAs only synchronise the pair more than needed")
 #: Mutants that still verify, each with the reason it is a legal kernel. Keys are
 #: file:operator:line:detail; an edit to a kernel renumbers its entries.
 _TRANSITIVE = ("wg1 waits on `turn1`, which wg0 arrives on only after its own wait on `full` for the "
@@ -464,6 +479,10 @@ LEGAL: dict[str, str] = {
     "examples/kmeans_assign_r128.cake:swizzle:18:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_k32.cake:swizzle:20:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_k32.cake:swizzle:21:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_mc.cake:swizzle:36:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_mc.cake:swizzle:37:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_mc.cake:cluster:62:local": _LOCAL_COPY,
+    "examples/kmeans_assign_mc.cake:cluster:63:local": _LOCAL_COPY,
     "examples/kmeans_assign_sm100.cake:move_tmem:41:+64": _TMEM,
     "examples/kmeans_assign_sm100.cake:retarget:28:sm_103a": _SM103,
     "examples/kmeans_assign_sm100.cake:swizzle:37:128b->64b": _SWIZZLE,

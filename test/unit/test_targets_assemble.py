@@ -37,7 +37,7 @@ TCGEN05_SASS = (r"\bUTC[A-Z]*MMA", r"\bLDTM\b")
 
 
 def _declared_target(path: Path) -> str:
-    m = re.search(r'@cake\.schedule\(target="(sm_\w+)"\)', path.read_text())
+    m = re.search(r'@cake\.schedule\(target="(sm_\w+)"', path.read_text())
     return m.group(1) if m else "sm_100a"  # the language's default target
 
 

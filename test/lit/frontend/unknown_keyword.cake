@@ -21,5 +21,5 @@ def k2(lm):
 # CHECK-NEXT: unknown_keyword.cake:10:16: error: unknown keyword argument `arch` for `@cake.schedule` [CAKE-T005]
 # CHECK-NEXT: {{^}}@cake.schedule(arch="sm_90a")
 # CHECK-NEXT: {{^}}               ^~~~~~~~~~~~~
-# CHECK-NEXT: help: the options are `target=` and `blocks_per_sm=`
+# CHECK-NEXT: help: the options are `target=`, `blocks_per_sm=` and `cluster=`
 # CHECK-NOT: error

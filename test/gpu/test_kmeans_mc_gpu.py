@@ -1,0 +1,92 @@
+"""examples/kmeans_assign_mc.cake (2-CTA clusters sharing each centroid tile by TMA multicast)
+on an sm_90 GPU, on fresh random inputs at ragged shapes: an odd number of 256-row blocks (the
+last cluster's rank-1 CTA has no rows and must still take and release the shared tiles),
+one row, K and D off the tiles, more items than clusters. Each result is checked by distance
+against a float64 reference (examples/kmeans_assign.py `check`), with guard cells around the
+outputs, and must equal the shipped kmeans_assign kernel's bit for bit (the same tiles, MMAs
+and merge order per row). Skipped without torch or an sm_90 GPU.
+
+    pytest -m gpu test/gpu/test_kmeans_mc_gpu.py
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gpu_marks import gpu_marks  # noqa: E402
+
+pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# B, N, K, D (D % 8 == 0 and D <= 128); 256-row blocks per batch in the comments.
+SHAPES = [
+    (1, 1, 1, 8),            # 1 block: the pair's second CTA has no rows at all
+    (1, 256, 128, 128),      # 1 block, exactly one tile each way
+    (3, 1000, 300, 72),      # 4 blocks, every extent ragged
+    (2, 300, 257, 64),       # 2 blocks, K one past two tiles
+    (5, 777, 1024, 128),     # 4 blocks (the last ragged), odd batch count
+    (3, 20000, 300, 72),     # 79 blocks (odd): more pairs than clusters, X refills
+    (2, 40000, 130, 64),     # 157 blocks (odd)
+    (32, 4096, 1024, 128),   # the bench shape's K and D, 16 blocks a batch
+]
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    import cakec
+    from cakec.kernels import build
+
+    spec = importlib.util.spec_from_file_location("kmeans_assign_example",
+                                                  ROOT / "examples" / "kmeans_assign.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    multicast = cakec.compile(ROOT / "examples" / "kmeans_assign_mc.cake", target="sm_90a")
+    return example, multicast, build.kernel("kmeans_assign", "sm_90a"), \
+        build.kernel("kmeans_csq", "sm_90a")
+
+
+def _outputs(b: int, n: int):
+    """idx and dist as windows of guarded buffers: the guards catch stray writes."""
+    ibuf = torch.full((b + 2, n + 8), -7, device="cuda", dtype=torch.int32)
+    dbuf = torch.full((b + 2, n + 8), float("nan"), device="cuda", dtype=torch.float32)
+    return ibuf, dbuf, ibuf[1:b + 1, 4:n + 4], dbuf[1:b + 1, 4:n + 4]
+
+
+@pytest.mark.parametrize("b,n,k,d", SHAPES, ids=lambda v: str(v))
+def test_multicast_assign(kernels, b, n, k, d):
+    example, multicast, shipped, csq_kernel = kernels
+    gen = torch.Generator(device="cuda").manual_seed(b * 7919 + n * 31 + k * 7 + d + 1)
+    x = torch.randn(b, n, d, device="cuda", generator=gen).to(torch.bfloat16)
+    c = torch.randn(b, k, d, device="cuda", generator=gen).to(torch.bfloat16)
+    csq = example.csq_buffer(b, k)
+    csq_kernel(c, csq, b, k)
+    ibuf, dbuf, idx, dist = _outputs(b, n)
+    multicast(x, c, csq, idx, dist, b, n, k)
+    _, _, idx_ref, dist_ref = _outputs(b, n)
+    shipped(x, c, csq, idx_ref, dist_ref, b, n, k)
+    torch.cuda.synchronize()
+    assert int(torch.isnan(dist).sum()) == 0, "some rows of dist were never written"
+    guard_i, guard_d = ibuf.clone(), dbuf.clone()
+    guard_i[1:b + 1, 4:n + 4] = -7
+    guard_d[1:b + 1, 4:n + 4] = float("nan")
+    assert int((guard_i != -7).sum()) == 0, "the kernel wrote outside idx"
+    assert int((~torch.isnan(guard_d)).sum()) == 0, "the kernel wrote outside dist"
+    assert example.check(x, c, idx, dist) == {"choice": 0, "dist": 0}
+    assert torch.equal(idx, idx_ref) and torch.equal(dist, dist_ref), \
+        "the multicast kernel differs from the shipped kernel"
+
+
+def test_persistent_grid_is_one_wave(kernels):
+    """The kernel launches sm_count // 2 clusters of 2 (`lm.sm_count() // 2` in its grid):
+    the device must hold that many clusters at once (cuOccupancyMaxActiveClusters), else the
+    last ones would run as a second wave."""
+    _, multicast, _, _ = kernels
+    assert tuple(multicast.meta.cluster) == (2, 1, 1)
+    facts = multicast.device_facts()
+    assert facts["max_clusters"] >= facts["sm_count"] // 2, facts
