@@ -1104,6 +1104,8 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
         rank, found = sim.verdict()
         if found and rank < best[0]:
             best = (rank, found, run.traces)  # type: ignore[assignment]
+            if rank == 0:
+                break  # a deadlock: no later (larger) launch can show a more fundamental one
     found = best[1]
     if found:
         # Report the first event that departs from the protocol, the failure as its note; a
