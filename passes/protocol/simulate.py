@@ -1105,7 +1105,8 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
         if found and rank < best[0]:
             best = (rank, found, run.traces)  # type: ignore[assignment]
             if rank == 0:
-                break  # a deadlock: no later (larger) launch can show a more fundamental one
+                break  # a deadlock ranks first: only a lower rank replaces `best`, so no later run
+                # can change the answer
     found = best[1]
     if found:
         # Report the first event that departs from the protocol, the failure as its note; a
