@@ -17,7 +17,8 @@ the chunked-form count of ../shared/notes/KDA.md (6·C·D² + 8·C²·D per chun
 head). First, short sequences (T ∈ SHORT_T, B = 8, H = 16) for every prefill kernel, the
 recurrent one included, kda_prefill's default pick and fla side by side
 (cakec.kernels.kda.CHUNKED_MIN_T and SPLIT_MIN_T are chosen from these rows). At the long
-shapes the split kernel's two launches are also timed alone (prep / state). Every row is
+shapes the split kernel's launches are also timed alone (prep / state, and the state
+pass in cakec.kernels.kda.state_segments' count of segments, checked against chunk_kda). Every row is
 printed as soon as it is measured.
 
     python3 bench/kda.py [--out DIR] [--decode-only | --prefill-only] [--no-short]
@@ -113,8 +114,11 @@ FLOP_PER_TOKEN = 6 * 128 * 128 + 8 * 64 * 128
 SLOW = "kda_prefill_recurrent"
 
 
-#: The split kernel's two launches, timed alone at the long shapes beside the whole entry.
-PHASES = ("split:prep", "split:state")
+#: The split kernel's launches, timed alone at the long shapes beside the whole entry: the
+#: prep, the state pass in one segment and in state_segments' count (the same when that is 1).
+PHASES = ("split:prep", "split:state", "split:state_segments")
+#: Interleaved timing rounds per shape (fla's autotuning and the builds take most of a run).
+ROUNDS = 2
 #: The prefill kernels a run measures (--kernels narrows it).
 KERNELS: list[str] = []
 #: The long prefill rows a run measures by name (`1x8192x16`, `varlen5x16`; --shapes narrows
@@ -155,13 +159,14 @@ def prefill_rows(ex, started: float) -> list[dict]:
 
     from cakec.api import time_ms
     from cakec.kernels import checks
-    from cakec.kernels.kda import kda_prefill, split_launches
+    from cakec.kernels.kda import kda_prefill, sm_count, split_launches, state_segments
 
     kernels = long_kernels()
     cases = [(f"{b}x{t}x{h}", (b, t, h), None, b * t * h) for b, t, h in PREFILL_SHAPES]
     cu = torch.tensor([0] + torch.tensor(VARLEN).cumsum(0).tolist(), device="cuda")
     cases.append((f"varlen{len(VARLEN)}x16", (1, sum(VARLEN), 16), cu, sum(VARLEN) * 16))
-    cases = [c for c in cases if not SHAPES or c[0] in SHAPES]
+    if SHAPES:  # in the order asked: a run cut short has the rows that matter most
+        cases = sorted((c for c in cases if c[0] in SHAPES), key=lambda c: SHAPES.index(c[0]))
     say("\nprefill (H = HV; ms are CUDA-event medians; x = fla ms / ours; TFLOP/s by the "
         "chunked-form count; errors vs chunk_kda)")
     say(f"{'shape':>14} {'kernel':>22} | {'ms':>8} {'TFLOP/s':>7} {'x fla':>6} | "
@@ -182,17 +187,27 @@ def prefill_rows(ex, started: float) -> list[dict]:
                                  "err_o_fla_ref": rel(fo, ref[0])}
             fns[kernel] = (lambda kernel=kernel: kda_prefill(
                 **x, cu_seqlens=cu_seqlens, output_final_state=True, kernel=kernel))
+        segments = state_segments(*shape, sm_count(x["q"].device))  # H = HV
         if "kda_prefill_split" in kernels and cu_seqlens is None:
-            prep, state, _ = split_launches(x["q"], x["k"], x["v"], x["g"], x["beta"], None,
-                                            128 ** -0.5, checks.target("bench", x["q"]))
-            prep()  # the state pass reads what the prep wrote: time it on real tiles
-            fns |= {PHASES[0]: prep, PHASES[1]: state}
-        ms = time_ms(fns, rounds=3)
+            launch = [split_launches(x["q"], x["k"], x["v"], x["g"], x["beta"], None,
+                                     128 ** -0.5, checks.target("bench", x["q"]),
+                                     segments=n) for n in sorted({1, segments})]
+            launch[0][0]()  # the state pass reads what the prep wrote: time it on real tiles
+            fns |= {PHASES[0]: launch[0][0], PHASES[1]: launch[0][1],
+                    PHASES[2]: launch[-1][1]}
+            launch[-1][0]()
+            launch[-1][1]()
+            seg_o, seg_s = launch[-1][2]()
+            seg_err = f"o {rel(seg_o, fo):.1e} S {rel(seg_s, fs):.1e}"
+        ms = time_ms(fns, rounds=ROUNDS)
         if PHASES[0] in ms:
             say(f"{name:>14} {'split: prep / state':>22} | {ms[PHASES[0]]:8.3f} / "
-                f"{ms[PHASES[1]]:.3f} ms alone (the kernels without the entry's host work)")
+                f"{ms[PHASES[1]]:.3f} ms alone (the kernels without the entry's host work); "
+                f"state in {segments} segments {ms[PHASES[2]]:.3f} ms ({seg_err})")
             rows.append({"shape": name, "kernel": "split_phases", "prep_ms": ms[PHASES[0]],
-                         "state_ms": ms[PHASES[1]], "ok": True})
+                         "state_ms": ms[PHASES[1]], "segments": segments,
+                         "state_segmented_ms": ms[PHASES[2]],
+                         "ok": rel(seg_o, fo) <= O_TOL and rel(seg_s, fs) <= S_TOL})
         flop = token_heads * FLOP_PER_TOKEN
         for kernel in kernels:
             row = {"shape": name, "kernel": kernel, **errs[kernel], "cake_ms": ms[kernel],
@@ -248,11 +263,13 @@ def short_rows(started: float) -> list[dict]:
 
 def sanitize_small() -> int:
     """One launch of each prefill kernel at a small ragged shape (B = 2, T = 130, H = 2,
-    HV = 4, an initial state) and nothing else, for compute-sanitizer:
+    HV = 4, an initial state), and of the split state pass in 3 segments, and nothing else,
+    for compute-sanitizer:
     `compute-sanitizer --tool racecheck python3 bench/kda.py --sanitize`."""
     import torch
 
-    from cakec.kernels.kda import kda_prefill
+    from cakec.kernels import checks
+    from cakec.kernels.kda import kda_prefill, split_launches
 
     x = prefill_inputs(2, 130, 4)
     x["q"], x["k"] = x["q"][:, :, :2].contiguous(), x["k"][:, :, :2].contiguous()
@@ -261,6 +278,12 @@ def sanitize_small() -> int:
         kda_prefill(**x, initial_state=s0, output_final_state=True, kernel=kernel)
         torch.cuda.synchronize()
         say(f"{kernel}: launched")
+    if "kda_prefill_split" in KERNELS:  # and its state pass in 3 segments of one chunk
+        for launch in split_launches(x["q"], x["k"], x["v"], x["g"], x["beta"], s0, 128 ** -0.5,
+                                     checks.target("bench", x["q"]), segments=3)[:2]:
+            launch()
+        torch.cuda.synchronize()
+        say("kda_prefill_split, state pass in 3 segments: launched")
     return 0
 
 
@@ -276,8 +299,8 @@ def main() -> int:
     ap.add_argument("--no-short", action="store_true",
                     help="skip the short-sequence rows (the long shapes and varlen only)")
     ap.add_argument("--shapes", default=None,
-                    help="comma-separated long prefill rows to measure (1x8192x16, ..., "
-                         "varlen5x16; default: every one)")
+                    help="comma-separated long prefill rows to measure, in this order "
+                         "(1x8192x16, ..., varlen5x16; default: every one)")
     ap.add_argument("--kernels", default=None,
                     help="comma-separated prefill kernels to measure (default: every one "
                          "of cakec.kernels.kda.PREFILL_KERNELS)")

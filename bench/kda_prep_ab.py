@@ -7,12 +7,11 @@ must be proven against the revision before it:
 
     git show REV:cakec/kernels/kda_prefill_prep.cake > /tmp/before.cake
     python3 bench/kda_prep_ab.py /tmp/before.cake cakec/kernels/kda_prefill_prep.cake
-
-or the shipped prep against the candidate (docs/kernels.md):
-
-    python3 bench/kda_prep_ab.py cakec/kernels/kda_prefill_prep.cake \
-        examples/kda/kda_prefill_prep_staged.cake
     (needs torch, fla-core and an sm_90a GPU)
+
+fla autotunes at each new shape, which takes most of a run: a short device call can name
+the shapes first (`--shapes 1x8192x16,1x32768x8 A.cake B.cake`; default: every one of
+bench/kda.py's long shapes).
 """
 
 from __future__ import annotations
@@ -47,7 +46,12 @@ def _build(path: str) -> str:
     return path
 
 
-def main(paths: list[str]) -> int:
+def main(argv: list[str]) -> int:
+    shapes = PREFILL_SHAPES
+    if argv[:1] == ["--shapes"]:
+        shapes = [tuple(map(int, name.split("x"))) for name in argv[1].split(",")]
+        argv = argv[2:]
+    paths = argv
     with ProcessPoolExecutor(len(paths)) as pool:
         list(pool.map(_build, paths))
     from fla.ops.kda import chunk_kda
@@ -62,7 +66,7 @@ def main(paths: list[str]) -> int:
         kernels[f"{i}:{Path(path).stem}"] = build.kernel(NAME, TARGET)  # from the disk cache
     _use(None)
     print("ms (CUDA-event medians); x = fla / ours; prep = the prep kernel alone")
-    for b, t, h in PREFILL_SHAPES:
+    for b, t, h in shapes:
         x = prefill_inputs(b, t, h)
         fo, fs = chunk_kda(**x, output_final_state=True)
         fns = {"fla": lambda: chunk_kda(**x, output_final_state=True)}
@@ -83,7 +87,7 @@ def main(paths: list[str]) -> int:
                 prep()
 
             fns[name], fns[name + " prep"] = whole, alone
-        ms = time_ms(fns, rounds=3)
+        ms = time_ms(fns, rounds=2)
         print(f"{b}x{t}x{h}: fla {ms['fla']:.3f} | " + " | ".join(
             f"{n} {ms[n]:.3f} ({ms['fla'] / ms[n]:.2f}x) prep {ms[n + ' prep']:.3f}"
             for n in kernels), flush=True)

@@ -7,7 +7,10 @@ launch through cuda-python's cuLaunchKernel (the floor) and through ctypes into 
 Each figure: the median over ROUNDS of (perf_counter over CALLS calls) / CALLS, with a
 synchronize between rounds only, so the host never waits on a full launch queue.
 
-    python bench/launch_overhead.py [--json PATH]   (needs torch and an sm_90a GPU; triton optional)
+--parts adds the pieces: a signature's tensor attributes, and gemm(a, b)'s steady state (its
+plan key, is_compiling, the output's allocation, the plan called directly, its launch).
+
+    python bench/launch_overhead.py [--json PATH] [--parts]   (needs torch and an sm_90a GPU; triton optional)
 """
 
 from __future__ import annotations
@@ -67,10 +70,13 @@ def main() -> None:
     parser.add_argument("--parts", action="store_true", help="also time a signature's parts")
     args = parser.parse_args()
 
+    import importlib
+
     import cakec.kernels as K
     from cakec.kernels import build
     from cakec.runtime import launch
 
+    G = importlib.import_module("cakec.kernels.gemm")  # the package's `gemm` is the function
     bf = dict(device="cuda", dtype=torch.bfloat16)
     m, n, k = 1, 256, 64
     a, b, c = torch.randn(m, k, **bf), torch.randn(n, k, **bf), torch.empty(m, n, **bf)
@@ -108,6 +114,7 @@ def main() -> None:
     a2, b2 = torch.randn(1, 4096, **bf), torch.randn(28672, 4096, **bf)
     route2 = K.gemm_route(1, 28672, 4096)
     K.gemm(a2, b2)
+    torch_plan = G.plan("torch", a2, b2)  # the torch route's steady state, at the same shape
     y = torch.zeros(1024, device="cuda")
     at, bt = torch.randn(m, k, **bf), torch.randn(k, n, **bf)
     rows = {
@@ -123,13 +130,26 @@ def main() -> None:
         "torch.matmul (tiny bf16)": lambda: torch.matmul(at, bt),
         f"ours: gemm(a, b) at 1x28672x4096 (route {route2})": lambda: K.gemm(a2, b2),
         "torch.matmul(a, b.t()) at 1x28672x4096": lambda: torch.matmul(a2, b2.t()),
+        "ours: the torch route's plan at 1x28672x4096": lambda: torch_plan(a2, b2, None),
+        "F.linear(a, b) at 1x28672x4096": lambda: torch.nn.functional.linear(a2, b2),
         "x.add_(1.0)": lambda: y.add_(1.0),
         "torch._C._cuda_getCurrentRawStream alone": lambda: torch._C._cuda_getCurrentRawStream(0),
         "torch.cuda.current_stream().cuda_stream alone":
             lambda: torch.cuda.current_stream().cuda_stream,
         "signature alone": lambda: gemm._signature((a, b, c, m, n, k)),
     }
-    if args.parts:  # what a signature costs, piece by piece
+    if args.parts:  # what a signature and gemm(a, b)'s steady state cost, piece by piece
+        plan = G.plan(G.route_of(m, n, k), a, b)   # gemm(a, b)'s plan: alloc, stream, launch
+        plan(a, b, None)
+        go = gemm.prepare((a, b, c, m, n, k), ("C",))  # its launch: one pointer patched
+        handle, c_ptr = torch._C._cuda_getCurrentRawStream(0), c.data_ptr()
+        rows.update({
+            "part: gemm's key (_key_one)": lambda: G._key_one(a, b, None),
+            "part: torch.compiler.is_compiling()": torch.compiler.is_compiling,
+            "part: a.new_empty(m, n)": lambda: a.new_empty(m, n),
+            "part: gemm's plan, called directly": lambda: plan(a, b, None),
+            "part: Kernel.prepare'd launch go(stream, C)": lambda: go(handle, c_ptr),
+        })
         T = torch.Tensor
         dp, st = T.data_ptr, T.stride
         three = (a, b, c)

@@ -225,7 +225,8 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     device: one pass over g and a host sync): from SPLIT_MIN_T tokens the sequence-split pair
     (kda_prefill_prep.cake computes every chunk's state-free tiles at once into a bf16
     workspace, about 1 KiB per token and value head; kda_prefill_state.cake then runs the
-    state pass, two CTAs per sequence and value head, its inputs brought by TMA), below it
+    state pass, two CTAs per sequence and value head, its inputs brought by TMA; in
+    sequence segments for few heads once SEGMENTED_STATE_PASS is on), below it
     kda_prefill_chunked.cake (one CTA per sequence and value head: chunks of 64 tokens on
     wgmma, the state in registers across every chunk); else kda_prefill_recurrent.cake
     (token by token, exact for any decay). Every kernel keeps the state on chip from the
@@ -354,18 +355,83 @@ def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
 
 def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
     """kda_prefill_prep.cake over every chunk into a bf16 workspace (about 1 KiB per token
-    and value head), then kda_prefill_state.cake's state pass, two CTAs per sequence and
-    value head."""
-    prep, state, result = split_launches(q, k, v, g, beta, initial_state, scale, target)
+    and value head), then kda_prefill_state.cake's state pass, two CTAs per sequence, value
+    head and sequence segment (state_segments: one segment unless SEGMENTED_STATE_PASS)."""
+    b, t, _, _ = q.shape
+    segments = state_segments(b, t, v.shape[2], sm_count(q.device)) if (
+        SEGMENTED_STATE_PASS) else 1
+    prep, state, result = split_launches(q, k, v, g, beta, initial_state, scale, target,
+                                         segments=segments)
     prep()
     state()
     return result()
 
 
-def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str):
-    """kernel='kda_prefill_split' as its two launches over one set of buffers: (prep, state,
+#: Whether kernel='kda_prefill_split' (and so the default from SPLIT_MIN_T) runs its state
+#: pass in the segments state_segments picks, or as one segment per sequence. Off until a GPU
+#: run times it faster (bench/kda.py prints the state pass in one segment and in P side by
+#: side): the only run so far (H100, 2026-12-05) passed racecheck but ran out of time before
+#: the segment tests and the bench rows.
+SEGMENTED_STATE_PASS = False
+#: state_segments' cost of one more segment, in chunk steps of the state pass (≈ 1.8 µs
+#: each): the host's chaining matmul and launch.
+SEGMENT_COST = 2
+#: Segments shorter than this many chunks are not worth their launches and chaining.
+SEGMENT_MIN_CHUNKS = 32
+
+
+def state_segments(b: int, t: int, hv: int, sms: int) -> int:
+    """How many sequence segments the split state pass runs in, by a model of its waves:
+    one segment takes ⌈chunks⌉ chunk steps in ⌈2·B·HV / sms⌉ waves of CTAs (one CTA per SM:
+    173 KiB of SMEM); P segments take ⌈chunks / P⌉ steps in the first launch's waves (2·B·HV
+    CTAs for segment 0, 4·B·HV for each of the P − 2 middle ones) plus the second's
+    (2·B·HV·(P − 1)), plus SEGMENT_COST a segment. Few heads and long sequences gain
+    (1×32768×8: 9 segments); many heads keep one."""
+    chunks, heads = -(-t // _CHUNK), b * hv
+
+    def waves(ctas: int) -> int:
+        return -(-ctas // sms)
+
+    def cost(parts: int) -> int:
+        if parts == 1:
+            return chunks * waves(2 * heads)
+        first = 2 * heads + 4 * heads * (parts - 2)
+        return -(-chunks // parts) * (waves(first) + waves(2 * heads * (parts - 1))) + (
+            SEGMENT_COST * (parts - 1))
+
+    parts = min(range(1, max(1, chunks // SEGMENT_MIN_CHUNKS) + 1), key=cost)
+    return -(-chunks // -(-chunks // parts))  # no empty segment
+
+
+_sms: dict[torch.device, int] = {}
+
+
+def sm_count(device: torch.device) -> int:
+    if device not in _sms:
+        _sms[device] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _sms[device]
+
+
+_bases: dict[torch.device, torch.Tensor] = {}
+
+
+def _basis(device: torch.device) -> torch.Tensor:
+    """[4, 64, 128] f32: two zero tiles and the 128 × 128 identity in two, the starts of a
+    segment's column groups (C from zero, M from the identity) in the state pass."""
+    basis = _bases.get(device)
+    if basis is None:
+        basis = torch.cat([torch.zeros(DIM, DIM), torch.eye(DIM)]).view(4, 64, DIM).to(device)
+        _bases[device] = basis
+    return basis
+
+
+def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str,
+                   segments: int = 1):
+    """kernel='kda_prefill_split' as its launches over one set of buffers: (prep, state,
     result), the kernels as closures (bench/kda.py times each alone) and `result()` the
-    (o, final state) they leave once both ran."""
+    (o, final state) they leave once both ran. `segments` > 1 runs the state pass in that
+    many sequence segments (kda_prefill_state.cake's header): `state` is then its two
+    launches with the segments' starts chained between them."""
     b, t, h, _ = q.shape
     hv = v.shape[2]
     chunks = -(-t // _CHUNK)
@@ -374,6 +440,8 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str):
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel='kda_prefill_split' needs a "
                                        f"workspace of {rows} rows (B·HV·64·chunks), more than "
                                        "its 32-bit rows address; use the default kernel")
+    seg = -(-chunks // max(1, min(segments, chunks)))
+    parts = -(-chunks // seg)
     widths = (64, 64, DIM, DIM, DIM)                         # WA, WM, WW, WQ, WK
     flat = torch.empty(rows * sum(widths), device=q.device, dtype=torch.bfloat16)  # one alloc
     ends = [rows * sum(widths[:i + 1]) for i in range(len(widths))]
@@ -381,17 +449,43 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str):
     dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)  # WD
     o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
     views = (_heads(q), _heads(k), _heads(g), v.reshape(b, t, hv * DIM), _heads(o))
+    has_s0 = int(initial_state is not None)
 
     def prep() -> None:
         build.kernel("kda_prefill_prep", target)(
             views[0], views[1], views[2], beta_t, _level_table(q.device), *ws, dec, b, t, hv,
             h, scale)
 
-    def state() -> None:
+    def run(start, end, has, cols, tail, nseg, first, out_segs) -> None:
         build.kernel("kda_prefill_state", target)(
-            views[3], *ws, dec, s0, final_t, views[4], b, t, hv, int(initial_state is not None))
+            views[3], *ws, dec, start, end, views[4], b, t, hv, has, cols, seg, tail, nseg,
+            first, out_segs)
 
-    return prep, state, lambda: (o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous())
+    if parts == 1:
+        def state() -> None:
+            run(s0, final_t, has_s0, 2, seg, 1, 0, 1)
+        return prep, state, lambda: (o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2)
+                                     .contiguous())
+    heads = b * hv
+    # first launch: per segment but the last, (C, M) transposed as 4 tiles of 64 rows a head
+    start_a = _basis(q.device).repeat(parts - 1, heads, 1, 1, 1)
+    end_a = torch.empty_like(start_a)
+    # second launch: every segment but the first, from its start (values × keys)
+    start_c = torch.empty(parts - 1, heads, DIM, DIM, device=q.device, dtype=torch.float32)
+    end_c = torch.empty_like(start_c)
+
+    def state() -> None:
+        if initial_state is not None:
+            start_a[0, :, :2] = s0.view(heads, 2, 64, DIM)
+        run(start_a.view(-1, DIM), end_a.view(-1, DIM), 1, 4, seg, parts - 1, 0, 1)
+        ends = end_a.view(parts - 1, heads, 2, DIM, DIM)        # [·, ·, C | Mᵀ, 128, 128]
+        start_c[0].copy_(ends[0, :, 0])
+        for i in range(1, parts - 1):                           # Sᵀ ← Sᵀ·Mᵀ + Cᵀ
+            torch.baddbmm(ends[i, :, 0], start_c[i - 1], ends[i, :, 1], out=start_c[i])
+        run(start_c.view(-1, DIM), end_c.view(-1, DIM), 1, 2, chunks - (parts - 1) * seg,
+            parts - 1, 1, parts)
+
+    return prep, state, lambda: (o, end_c[-1].transpose(-1, -2).reshape(b, hv, DIM, DIM))
 
 
 def _recurrent(q, k, v, g, beta, initial_state, scale: float, target: str):

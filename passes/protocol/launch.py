@@ -92,16 +92,16 @@ class Launches:
             for lk in dict.fromkeys(leaf_keys(key)):
                 if lk in fed:
                     fed[lk].append(i)
-        # Leaves that feed exactly the same bounds (M and N through tiles = tm * tn) reach
-        # every class of those bounds alone: the first varies, the others keep their base.
-        groups: dict[tuple[int, ...], tuple] = {}
+        # Leaves that feed exactly the same bounds (M and N through tiles = tm * tn) mostly
+        # reach every class of those bounds alone: the first varies, the others keep their
+        # base. The next one varies only for the classes still missing (`seg + (tail − seg) *
+        # last` reaches them through `tail` only, with `seg` at its base).
+        missing: dict[tuple[int, ...], list[list[int]]] = {}
         for lk in sorted(self.leaves, key=lambda lk: self.leaves[lk].text):
-            lead = groups.setdefault(tuple(fed[lk]), lk)
-            if lead is not lk:
-                continue
-            for i in fed[lk]:
-                fn, _, targets = goals[i]
-                self._invert(self.leaves[lk], fn, targets)
+            todo = missing.setdefault(tuple(fed[lk]), [goals[i][2] for i in fed[lk]])
+            if any(todo):
+                todo[:] = [self._invert(self.leaves[lk], goals[i][0], targets) if targets
+                           else [] for i, targets in zip(fed[lk], todo)]
         for leaf in self.leaves.values():
             leaf.reps.add(leaf.base)
             if leaf is not sm:  # its grids of 1, 2 and 8 blocks differ only with more work
@@ -151,8 +151,10 @@ class Launches:
                 g - 1 if block < 0 else min(block, g - 1))
         return env
 
-    def _invert(self, leaf: Leaf, fn: Callable[[Env], int | None], targets: list[int]) -> None:
-        """Adds to `leaf.reps` the smallest value giving each target (others at base)."""
+    def _invert(self, leaf: Leaf, fn: Callable[[Env], int | None],
+                targets: list[int]) -> list[int]:
+        """Adds to `leaf.reps` the smallest value giving each target (others at base);
+        returns the targets no value gives."""
         base = {k: lf.base for k, lf in self.leaves.items()}
         seen: dict[int, int | None] = {}  # every target's search starts from `lo` again
 
@@ -168,8 +170,9 @@ class Launches:
                       None), SEARCH_HI
         flo, fhi = (None, None) if lo is None else (f(lo), f(hi))
         if flo is None or fhi is None:
-            return
+            return list(targets)
         up = fhi >= flo
+        missed = []
         for t in targets:
             if (flo >= t) if up else (flo <= t):
                 x = lo
@@ -188,6 +191,9 @@ class Launches:
                 x = b
             if f(x) == t:
                 leaf.reps.add(x)
+            else:
+                missed.append(t)
+        return missed
 
     def envs(self) -> list[Env]:
         """Launch environments to explore, smallest first: leaf assignments (at most

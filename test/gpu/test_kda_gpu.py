@@ -325,6 +325,60 @@ def test_prefill_correlated_keys(kernel):
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
+@pytest.mark.parametrize("segments,t,with_state", [(2, 1000, False), (3, 1000, True),
+                                                    (5, 300, True), (3, 130, False),
+                                                    (4, 200, True)])
+def test_kda_prefill_split_state_in_segments(segments, t, with_state):
+    """The split state pass in sequence segments (kda_prefill_state.cake's header): every
+    segment's C and M side by side, the starts chained on the host, then every segment but
+    the first from its start, a ragged last chunk included; against the float32 recurrence.
+    Two segments chain nothing (the second starts from the first's end state), so they give
+    the one-segment pass bit for bit; from three, a start is M·S + C, rounded elsewhere."""
+    from cakec.kernels import checks
+    from cakec.kernels.kda import split_launches
+
+    x = _sequence(2, t, 2, 4, seed=50 + t + segments)
+    s0 = x["state"] if with_state else None
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"], s0, 128 ** -0.5,
+            checks.target("test", x["q"]))
+    outs = []
+    for n in (1, segments):
+        prep, state, result = split_launches(*args, segments=n)
+        prep()
+        state()
+        outs.append(result())
+    ref_o, ref_s = _example().reference_kda(x["q"], x["k"], x["v"], x["g"], x["beta"],
+                                            initial_state=s0)
+    (o1, s1), (o, s) = outs
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+    assert (torch.equal(o, o1) and torch.equal(s, s1)) == (segments == 2)
+
+
+def test_kda_prefill_split_picks_segments_for_few_heads():
+    """kda_prefill's split pair at 1×8192×2 (2 heads, 128 chunks): state_segments picks 4
+    segments there on any GPU of 8 SMs or more (one at many heads, 9 at 1×32768×8 on 132
+    SMs), the entry runs them when SEGMENTED_STATE_PASS says so (bit for bit those
+    launches) and matches the float32 recurrence."""
+    from cakec.kernels import checks
+    from cakec.kernels.kda import (SEGMENTED_STATE_PASS, kda_prefill, sm_count,
+                                   split_launches, state_segments)
+
+    x = _sequence(1, 8192, 2, 2, seed=77)
+    assert state_segments(1, 8192, 2, sm_count(x["q"].device)) == 4
+    assert state_segments(8, 2048, 16, 132) == 1 and state_segments(1, 32768, 8, 132) == 9
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
+    prep, state, result = split_launches(*args, x["state"], 128 ** -0.5,
+                                         checks.target("test", x["q"]),
+                                         segments=4 if SEGMENTED_STATE_PASS else 1)
+    prep()
+    state()
+    po, ps = result()
+    assert torch.equal(o, po) and torch.equal(s, ps)
+    ref_o, ref_s = _example().reference_kda(*args, initial_state=x["state"])
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
 @pytest.mark.parametrize("change,message", [
     (lambda x: x.update(g=x["g"].to(torch.bfloat16)), "g has dtype torch.bfloat16"),
     (lambda x: x.update(v=x["v"][:, :, :3], g=x["g"][:, :, :3], beta=x["beta"][:, :, :3]),

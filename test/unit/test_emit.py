@@ -226,19 +226,6 @@ def test_fused_epilogues_are_deferred_and_build_without_spills(name):
     assert "0 bytes spill stores, 0 bytes spill loads" in report
 
 
-def test_kda_prefill_prep_staged_writes_its_workspace_by_tma_without_spills():
-    """The candidate prep kernel stages its five bf16 workspace tiles in SMEM views whose MMAs
-    have retired and copies them out by TMA (two 64-column boxes each but WA and WM: 8
-    copies): the register-store path costs the shipped prep ~10 SASS a column pair
-    (docs/kernels.md). Only the chunk's decay row, a (1, 128) f32 vector, is stored from
-    registers; 254 registers hold the rest without spills."""
-    unit = shared_builds.unit(ROOT / "examples" / "kda" / "kda_prefill_prep_staged.cake")
-    ptx = api.binary(unit, "ptx").decode()
-    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 8
-    assert set(re.findall(r"st\.global\.[\w.]+", ptx)) == {"st.global.f32"}
-    assert "0 bytes spill stores, 0 bytes spill loads" in shared_builds.ptxas_report(unit)
-
-
 # ---- what is not lowered is a diagnostic --------------------------------------------------------
 
 

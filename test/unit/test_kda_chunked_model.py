@@ -88,9 +88,10 @@ def _loop_body(source: str, header: str, nth: int) -> str:
     raise AssertionError("unbalanced loop")
 
 
-@pytest.mark.parametrize("name,state", [("kda_prefill_chunked", "s0"),
-                                        ("kda_prefill_state", "s")])
-def test_state_stays_on_chip_in_the_emitted_code(name, state):
+@pytest.mark.parametrize("name,state,loop", [
+    ("kda_prefill_chunked", "s0", "for (i32 n = 0; n < chunks; ++n)"),
+    ("kda_prefill_state", "s", "for (i32 i = 0; i < count; ++i)")])  # a segment's chunks
+def test_state_stays_on_chip_in_the_emitted_code(name, state, loop):
     """Issue 15's requirement, read off the emitted CUDA: inside the state role's chunk loop the
     only global stores are the outputs O; the state is written to shared memory there (its
     bf16 copy for the next chunk's wgmmas) and to `Sn` once, after the loop."""
@@ -98,7 +99,7 @@ def test_state_stays_on_chip_in_the_emitted_code(name, state):
 
     kernel = Path(__file__).resolve().parents[2] / "cakec" / "kernels" / f"{name}.cake"
     source = api.emit(api.load(str(kernel))).unit.source
-    loop = _loop_body(source, "for (i32 n = 0; n < chunks; ++n)", 1)  # the state role's
+    loop = _loop_body(source, loop, 1)  # the state role's
     assert f"{state}[" in loop and "cake_stmatrix_x4" in loop
     stores = {m.group(1) for m in re.finditer(r"cake_(?:\w+_)?store_\w+<[^>]*>\((\w+)", loop)}
     assert stores == {"O"}, stores

@@ -136,6 +136,18 @@ def test_a_bound_built_from_another_follows_it():
     assert codes(text) == []
 
 
+def test_a_bound_reached_only_through_a_later_leaf():
+    # lm.max(seg + (tail - seg), 1) feeds one bound from two leaves, but varying seg (the
+    # first by name; tail at its base) always gives 1: tail is varied for the classes still
+    # missing (kda_prefill_state.cake's chunks per segment, seg + (tail - seg) * last).
+    text = ring(k_tiles="lm.max(seg + (tail - seg), 1)").replace(
+        "K: LM.i32", "seg: LM.i32, tail: LM.i32")
+    leaves = {lf.text: lf for lf in launches(text).leaves.values()}
+    assert {2, 3, 4, 7} <= leaves["tail"].reps
+    assert codes(text) == []
+    assert "CAKE-S003" in codes(text.replace("            lm.wait(empty, stage=k % 3)\n", ""))
+
+
 def test_launches_are_capped():
     params = ", ".join(f"n{i}: LM.i32" for i in range(6))
     loops = "\n".join(f"""        for i{i} in lm.range(0, n{i}):
