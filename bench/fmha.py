@@ -13,10 +13,10 @@ causal), ours / cuDNN and ours / FA2, and the share of the 989 TFLOP/s dense bf1
 
 `--also 128:old.cake` times another kernel with the example's parameters (a variant of the
 schedule) in the same rounds at the shapes of its head dim, checked like ours, and prints it
-in a second table beside ours and cuDNN. The schedules `fmha` does not run at a head dim
-(fmha_fwd_sm90.py `alternatives`: every schedule of a head dim where `fmha` picks between
-them by the mask and S_k — at 128 the one-role kernel and both overlapped ones, at 64 both
-ping-pongs) are among them unless --no-alternatives.
+in a second table beside ours and cuDNN. The schedules `fmha` does not run at every shape
+of a head dim (fmha_fwd_sm90.py `alternatives`: at 128 the one-role, overlap and xt kernels
+beside the lazy one `fmha` runs; at 64 all three, since `fmha` picks between two by S_k; and
+the head-major candidates) are among them unless --no-alternatives.
 """
 
 from __future__ import annotations

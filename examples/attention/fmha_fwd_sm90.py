@@ -6,17 +6,16 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 `.transpose(1, 2)`), f32 accumulation, O bf16 [B, S_q, H, D], lse f32 [B, H, S_q].
 
 * Grouped-query attention: H a multiple of H_kv; query head h reads KV head h // (H / H_kv).
-* Head dims 64 and 128, each the schedule that measured fastest there:
-  fmha_fwd_sm90_xt.cake at 128 without a causal mask or from XT_CAUSAL_KEYS keys on, else
-  fmha_fwd_sm90_overlap.cake (both persistent at every S, O stored by an asynchronous TMA
-  copy: 1.07–1.45× fmha_fwd_sm90.cake, the one-role schedule without it, at every bench
-  shape on the H200, 2026-12-02; XT also issues the tile before's last P·V under the next
-  tile's first softmax, 1.01–1.05× OVERLAP where it runs, 2026-12-04); at 64 the two
-  consumer warpgroups in ping-pong, persistent, with the same overlapped epilogue
-  (fmha_fwd_sm90_d64_overlap.cake) except for unmasked rows of D64_LONG_KEYS keys or more,
-  where fmha_fwd_sm90_d64.cake (its epilogue from registers) measured faster (2026-12-04).
+* Head dims 64 and 128, each the schedule that measured fastest there (H100 80GB HBM3,
+  2026-12-05, `bench/fmha.py`): at 128 fmha_fwd_sm90_overlap_lazy.cake at every shape
+  (persistent, O stored by an asynchronous TMA copy under the next tile's first GEMM, and
+  FlashAttention-4's lazy O rescale: 1.03–1.07× the kernels `fmha` ran before unmasked,
+  1.00–1.06× causal; LAZY below has the numbers); at 64 the two consumer warpgroups in
+  ping-pong, persistent, with the same overlapped epilogue (fmha_fwd_sm90_d64_overlap.cake)
+  below D64_LONG_KEYS keys and its lazy form (fmha_fwd_sm90_d64_lazy.cake) from there on.
   OVERLAP_BY_DEFAULT = False gives head dim 128 back to fmha_fwd_sm90.cake (the README's
-  example); test/gpu/test_fmha_gpu.py and bench/fmha.py check and time every schedule.
+  example, its epilogue from registers); test/gpu/test_fmha_gpu.py and bench/fmha.py check
+  and time every schedule.
 * Any S_q, S_k ≥ 1; tails are masked in the kernel, never assumed away.
 * `causal=True` aligns the mask bottom-right, as flash-attn does (and torch's
   `causal_lower_right`): query i sees keys j ≤ i + S_k − S_q, so with S_q = S_k it is the
@@ -42,29 +41,39 @@ HERE = Path(__file__).resolve().parent
 KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
 #: The head-dim-128 schedule with the epilogue under the next tile's MMAs.
 OVERLAP = "fmha_fwd_sm90_overlap.cake"
-#: Whether `fmha` runs OVERLAP at head dim 128 (measured faster at every bench shape).
+#: Whether `fmha` runs LAZY[128] at head dim 128 (else KERNELS[128]).
 OVERLAP_BY_DEFAULT = True
-#: The head-dim-64 ping-pong with the same overlapped epilogue: `fmha`'s at D64 unless the
-#: rows are long and unmasked (below).
+#: The head-dim-64 ping-pong with the same overlapped epilogue: `fmha`'s at D64 below
+#: D64_LONG_KEYS keys.
 OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
-#: At D64 without a causal mask, from this many keys on `fmha` runs KERNELS[64]: with 64
-#: or more KV blocks per tile the overlapped epilogue saves little and its loop measured
-#: 0–5 % slower (H200, 2026-12-04: 1.16/1.07/1.02/1.00/0.97× KERNELS[64] at S = 1k..16k
-#: unmasked; 1.23/1.13/1.06/1.03/0.99× causal).
-D64_LONG_KEYS = 8192
-#: OVERLAP with the tile before's last P·V issued behind the next tile's S_0 (that tile's first
-#: softmax runs under it) and its epilogue after that softmax: `fmha`'s head-dim-128 kernel
-#: without a causal mask, and with one from XT_CAUSAL_KEYS keys on (H200, 2026-12-04, two runs:
-#: 1.01–1.04× OVERLAP at every unmasked bench shape, causal 1.02–1.05× at S ≥ 8k and
-#: 0.98–1.01× below, where short tiles expose its epilogue more often).
+#: OVERLAP with the tile before's last P·V issued behind the next tile's S_0: timed beside
+#: LAZY[128], which measured faster at every bench shape (below).
 XT = "fmha_fwd_sm90_xt.cake"
-XT_CAUSAL_KEYS = 8192
 #: OVERLAP and OVERLAP_D64 with FlashAttention-4's lazy O rescale (`if lm.any(...)`: a warp
-#: rescales O only when a row's max grew by more than 2^8): 464 → 437 SASS instructions per
-#: unmasked block of a D64 consumer warp; candidates timed beside `fmha`'s kernels.
+#: rescales O only when a row's max grew by more than 2^8). `fmha`'s kernel at D128 at every
+#: shape and at D64 from D64_LONG_KEYS keys on. H100 80GB HBM3, 2026-12-05, one run of
+#: `bench/fmha.py` (B·S = 16k, S = 1k … 16k, ms, the kernel `fmha` ran then → LAZY):
+#: D128 unmasked (XT) 0.246/0.463/0.877/1.675/3.282 → 0.238/0.442/0.835/1.618/3.075
+#: (1.03–1.07×), causal (OVERLAP below 8k keys, XT from 8k) 0.247/0.392/0.517/0.910/1.708 →
+#: 0.248/0.392/0.513/0.855/1.632 (1.00–1.06×), GQA 1.05× with either mask; D64 unmasked
+#: (OVERLAP_D64 below 8k, KERNELS[64] from 8k) 0.424/0.791/1.455/2.740/5.248 →
+#: 0.427/0.802/1.480/2.479/4.929, causal (OVERLAP_D64) 0.270/0.445/0.768/1.345/2.548 →
+#: 0.273/0.452/0.773/1.291/2.429: 1.04–1.11× from 8k keys, 0.98–0.99× below.
 LAZY = {128: "fmha_fwd_sm90_overlap_lazy.cake", 64: "fmha_fwd_sm90_d64_lazy.cake"}
+#: At D64, from this many keys on `fmha` runs LAZY[64] (both masks), below it OVERLAP_D64.
+D64_LONG_KEYS = 8192
+#: `fmha`'s kernels with their tiles in a head-major order (a head's tiles side by side;
+#: causal: a CTA takes a long and a short tile of one head in consecutive rounds), so the
+#: CTAs at work share a head's K and V in L2. The order they replace walks every head at one
+#: query tile before the next (at D64 with either mask, at D128 causal): a model of the
+#: bench shapes at S = 1k puts its K/V reads from DRAM at 0.57 GB (D128 causal) and 1.0 GB
+#: (D64 unmasked) against 0.13 GB head-major (docs/codegen.md, "The tile order").
+#: Candidates, not yet timed on a GPU.
+HEAD_MAJOR = {128: ["fmha_fwd_sm90_overlap_lazy_hm.cake"],
+              64: ["fmha_fwd_sm90_d64_overlap_hm.cake", "fmha_fwd_sm90_d64_lazy_hm.cake"]}
 #: Every schedule of each head dim (same parameters and result).
-SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128]], 64: [KERNELS[64], OVERLAP_D64, LAZY[64]]}
+SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128], *HEAD_MAJOR[128]],
+             64: [KERNELS[64], OVERLAP_D64, LAZY[64], *HEAD_MAJOR[64]]}
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128
@@ -101,12 +110,11 @@ def compiled(name: str):
 
 
 def kernel_file(d: int, causal: bool = False, s_k: int = 0) -> str:
-    """The file of the kernel `fmha` runs for head dim `d`, the mask and S_k keys."""
+    """The file of the kernel `fmha` runs for head dim `d`, the mask and S_k keys (since
+    2026-12-05 no pick depends on the mask: the lazy kernels won with either)."""
     if d == 128:
-        if not OVERLAP_BY_DEFAULT:
-            return KERNELS[128]
-        return XT if not causal or s_k >= XT_CAUSAL_KEYS else OVERLAP
-    return KERNELS[64] if not causal and s_k >= D64_LONG_KEYS else OVERLAP_D64
+        return LAZY[128] if OVERLAP_BY_DEFAULT else KERNELS[128]
+    return LAZY[64] if s_k >= D64_LONG_KEYS else OVERLAP_D64
 
 
 def kernel(d: int, causal: bool = False, s_k: int = 0):

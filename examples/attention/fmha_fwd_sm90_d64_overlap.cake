@@ -8,7 +8,7 @@
 # past the tensors' ends (a TMA store box that starts outside O is not issued, the lse store
 # is bounds-checked), so no branch holds the accumulator's read (with one, ptxas serialises
 # every wgmma: C7514); the CTA's last tile is stored after the loop. No spills; racecheck and
-# synccheck clean. `fmha`'s D64 kernel but for unmasked rows of 8k+ keys (D64_LONG_KEYS): 1.16/
+# synccheck clean. `fmha`'s D64 kernel below 8k keys (D64_LONG_KEYS; its lazy form from there): 1.16/
 # 1.07/1.02/1.00/0.97× fmha_fwd_sm90_d64.cake at S = 1k..16k unmasked, 1.23/1.13/1.06/1.03/0.99× causal.
 @cake.schedule(target="sm_90a")
 def fmha_fwd_sm90_d64_overlap(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d,

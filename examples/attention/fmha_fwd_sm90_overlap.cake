@@ -1,7 +1,7 @@
 # Attention forward on Hopper, head dim 128, with the epilogue under the next tile's MMAs: the
 # schedule of examples/attention/fmha_fwd_sm90.cake made persistent at every S, O copied out
-# through SMEM by an asynchronous TMA store while the next tile's first GEMM runs: `fmha`'s
-# head-dim-128 kernel (fmha_fwd_sm90.py, OVERLAP_BY_DEFAULT), correct at every test shape
+# through SMEM by an asynchronous TMA store while the next tile's first GEMM runs (`fmha`'s
+# head-dim-128 kernel is its lazy form, fmha_fwd_sm90_overlap_lazy.cake), correct at every test shape
 # and 1.07–1.45× fmha_fwd_sm90.cake on the H200, 0.88–1.17× cuDNN (docs/codegen.md). The
 # problem:
 #   O = softmax(Q·Kᵀ·scale [+ causal mask])·V, lse = the row logsumexp (natural log, f32),

@@ -1,7 +1,7 @@
 """Inputs, reference and baselines for examples/attention/fmha_fwd_sm90_overlap.cake (`cakec
 run` reads these): examples/attention/fmha_fwd_sm90.py's, since the overlapped schedule takes
-the same parameters and computes the same result (`fmha` there runs it at head dim 128 while
-OVERLAP_BY_DEFAULT is set)."""
+the same parameters and computes the same result (`fmha` there checks and times it beside its
+head-dim-128 kernel, LAZY[128])."""
 
 from __future__ import annotations
 

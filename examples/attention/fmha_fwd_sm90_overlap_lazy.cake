@@ -1,7 +1,7 @@
 # Attention forward on Hopper, head dim 128: fmha_fwd_sm90_overlap.cake (its header) with FlashAttention-4's
 # lazy O rescale, as fmha_fwd_sm90_d64_lazy.cake does at head dim 64 (its header): a warp
 # raises its rows' running max only when some row's block max exceeds it by more than 8
-# (log2 units), so most blocks skip the 64 FMUL of O's rescale and the wait for P·V before it.
+# (log2 units), so most blocks skip the 64 FMUL of O's rescale and the wait for P·V before it: `fmha`'s D128 kernel.
 @cake.schedule(target="sm_90a")
 def fmha_fwd_sm90_overlap_lazy(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d,
                           Lse: LM.tensor2d, B: LM.i32, Sq: LM.i32, Sk: LM.i32, H: LM.i32,

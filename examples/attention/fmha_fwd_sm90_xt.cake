@@ -1,8 +1,8 @@
 # Attention forward on Hopper, head dim 128, examples/attention/fmha_fwd_sm90_overlap.cake with
 # the tile boundary overlapped too: the tile before's last P·V is issued behind the next tile's
 # S_0, so that tile's first softmax runs while it executes, and the tile before's epilogue
-# follows that softmax. `fmha`'s head-dim-128 kernel without a causal mask and from 8k keys with
-# one (fmha_fwd_sm90.py XT_CAUSAL_KEYS): 1.01–1.05× the overlap kernel there on the H200,
+# follows that softmax. `fmha`'s head-dim-128 kernel unmasked and from 8k causal keys until the lazy
+# rescale beat it (H100, 2026-12-05, fmha_fwd_sm90.py LAZY): 1.01–1.05× the overlap kernel on the H200,
 # 0.95–1.06× cuDNN (docs/codegen.md). The problem:
 #   O = softmax(Q·Kᵀ·scale [+ causal mask])·V, lse = the row logsumexp (natural log, f32),
 # for Q [B, S_q, H·D], K and V [B, S_k, H_kv·D] (views of the caller's [B, S, H, D] tensors,

@@ -10,8 +10,8 @@ equal T.shape[d] (a smaller S leaves part of T unread or unwritten; a larger one
 or skips stores past the end and computes something else than asked). A coordinate's range
 is known when it is a loop variable, a block index, `x % y` or `x // y` over products of
 such tile counts (`t % tiles_m`, `t // tiles_m` in a persistent loop over tiles_m × B work
-items), `P - 1 - x` for such an x below P (the last tiles first), or `a if c else b` of two
-such values (the larger bound). Otherwise (a swizzled tile order through `lm.min`) the scalars it is computed from
+items), `x // c` of such an x for a constant c (below x's bound), `P - 1 - x` for such an x
+below P (the last tiles first), or `a if c else b` of two such values (the larger bound). Otherwise (a swizzled tile order through `lm.min`) the scalars it is computed from
 stand in: the `cdiv(S, e_d)` among them, unless a raw scalar count is among them too (a batch
 index stacked on the tiles, `b * tiles_m + m`, covers more). A dimension is bound only when exactly one scalar
 qualifies over every access of (T, d). A dimension that every access reaches at the
@@ -112,6 +112,10 @@ class _Reach:
             whole, part = self.bound(op.lhs), self.value(op.rhs)
             if whole is not None and part is not None and not part - whole:
                 return whole - part
+            if whole is not None and (_const(op.rhs) or 0) > 1:
+                # `x // c` for a constant c >= 2 lies below x's bound (a causal order that
+                # pairs a head's tile T-1-k with tile k: k = r // 2 for r < T)
+                return whole
         if isinstance(op, arith.SelectOp):  # `a if c else b`: the larger of the two bounds
             a, b = self.bound(op.lhs), self.bound(op.rhs)
             if a is not None and b is not None:

@@ -4,13 +4,16 @@ fmha_fwd_sm90.py: O and lse against the float32 reference at ragged shapes (S = 
 with S_q > S_k) giving O = 0 and lse = −inf rather than NaN, nothing written outside O and
 lse, a scale and non-contiguous inputs, and the argument checks. Each shape runs through
 every schedule of its head dim: `fmha`'s and the others (fmha_fwd_sm90.py `alternatives`:
-at 128 the one-role fmha_fwd_sm90.cake, the README's example, beside the overlapped one; at
-64 both ping-pongs, since `fmha` picks between them by the mask and S_k).
+at 128 the one-role fmha_fwd_sm90.cake, the README's example, and the overlap and xt kernels
+beside the lazy one `fmha` runs; at 64 all three, since `fmha` picks between two by S_k; and
+the head-major candidates, `HEAD_MAJOR`).
 
 Every case that launches a kernel runs in a worker process (`_worker`): a kernel that faults
 loses its CUDA context, and in this process that would fail every later test (a fault of the
 overlap kernel once failed 21 tests here); there a fault is one failed case, reported with
-its error, and the next case starts in a fresh process. Skipped without torch or an sm_90 GPU.
+its error, and the next case starts in a fresh process. The workers run only the cases
+pytest selected (`-k d64_lazy` compiles and launches that kernel alone). Skipped without
+torch or an sm_90 GPU.
 
     pytest -m gpu test/gpu/test_fmha_gpu.py
 """
@@ -53,6 +56,10 @@ SHAPES = [
     (3, 1000, 1000, 16, 4, 128, False),
     (2, 2047, 2047, 16, 16, 128, True),
     (4, 1024, 1024, 32, 32, 64, False),
+    # causal over several rounds of (long, short) pairs and a ragged last window: GQA at
+    # D64, S_q < S_k at D128 (each tile's diagonal moved by S_k − S_q)
+    (2, 1500, 1500, 24, 6, 64, True),
+    (2, 1000, 1200, 20, 5, 128, True),
 ]
 
 
@@ -155,12 +162,12 @@ def _run_case(ex, case) -> None:
         check_scale_and_non_contiguous_inputs(ex)
 
 
-def _worker(first: str) -> int:
-    """Run CASES[first:] in this process, one `CAKE_CASE i ok|fail message` line
-    each; returns 3 after a failure that lost the CUDA context (the caller goes on in a new
-    process)."""
+def _worker(indices: str) -> int:
+    """Run the CASES at `indices` (comma-separated) in this process, one `CAKE_CASE i
+    ok|fail message` line each; returns 3 after a failure that lost the CUDA context (the
+    caller goes on in a new process)."""
     ex = _load_example()
-    for i in range(int(first), len(CASES)):
+    for i in map(int, indices.split(",")):
         try:
             _run_case(ex, CASES[i])
             print(f"CAKE_CASE {i} ok", flush=True)
@@ -174,15 +181,23 @@ def _worker(first: str) -> int:
     return 0
 
 
+def _selected(session) -> list[int]:
+    """The CASES indices of the test_kernel_case items this session runs."""
+    return sorted(item.callspec.params["index"] for item in session.items
+                  if item.originalname == "test_kernel_case"
+                  and item.module.__name__ == __name__)
+
+
 @pytest.fixture(scope="module")
-def results() -> dict[int, str]:
-    """Case index -> "ok" or the failure, from as many worker processes as faults need."""
+def results(request) -> dict[int, str]:
+    """Case index -> "ok" or the failure, for the selected cases, from as many worker
+    processes as faults need."""
     results: dict[int, str] = {}
-    first = 0
-    while first < len(CASES):
+    todo = _selected(request.session)
+    while todo:
         cmd = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
                "import test_fmha_gpu as t; sys.exit(t._worker(sys.argv[2]))",
-               str(Path(__file__).parent), str(first)]
+               str(Path(__file__).parent), ",".join(map(str, todo))]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
             out, code, err = r.stdout, r.returncode, r.stderr
@@ -193,14 +208,14 @@ def results() -> dict[int, str]:
             if line.startswith("CAKE_CASE "):
                 _, i, verdict, *msg = line.split(" ", 3)
                 results[int(i)] = "ok" if verdict == "ok" else json.loads(msg[0])
-        nxt = next((i for i in range(first, len(CASES)) if i not in results), None)
-        if nxt is None:
+        rest = [i for i in todo if i not in results]
+        if not rest:
             break
-        if code == 3:
-            first = nxt
-            continue
-        results[nxt] = f"the worker process ended in this case (exit {code}): {err[-2000:]}"
-        first = nxt + 1
+        if code != 3:
+            results[rest[0]] = (f"the worker process ended in this case (exit {code}): "
+                                f"{err[-2000:]}")
+            rest = rest[1:]
+        todo = rest
     return results
 
 

@@ -162,6 +162,11 @@ def test_max_shape_is_validated():
     ("fmha_fwd_sm90_d64", {("Q", 0): "B", ("K", 0): "B", ("V", 0): "B"}),
     # the same halves, O copied out of a staged view per warpgroup by TMA
     ("fmha_fwd_sm90_d64_overlap", {("Q", 0): "B", ("K", 0): "B", ("V", 0): "B"}),
+    # a head-major order, causal in (long, short) pairs: mt = tiles_m − 1 − r // 2 or r // 2
+    # for r = u % tiles_m (`x // 2` stays below x's bound)
+    ("fmha_fwd_sm90_overlap_lazy_hm", {("Q", 0): "B", ("Q", 1): "Sq", ("K", 0): "B",
+                                       ("V", 0): "B", ("Lse", 1): "Sq"}),
+    ("fmha_fwd_sm90_d64_lazy_hm", {("Q", 0): "B", ("K", 0): "B", ("V", 0): "B"}),
 ])
 def test_persistent_attention_binds_batch_and_query_length(name, ties):
     meta = metadata(str(ROOT / "examples" / "attention" / f"{name}.cake"))

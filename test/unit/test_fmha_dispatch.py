@@ -18,19 +18,18 @@ def ex():
     return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
-def test_d64_overlap_except_long_unmasked_rows(ex):
+def test_d64_overlap_then_lazy_from_long_rows(ex):
     long = ex.D64_LONG_KEYS
-    assert ex.kernel_file(64, False, long - 1) == ex.OVERLAP_D64
-    assert ex.kernel_file(64, False, long) == ex.KERNELS[64]
-    assert ex.kernel_file(64, True, long) == ex.OVERLAP_D64
-    assert ex.kernel_file(64, True, 1) == ex.OVERLAP_D64
+    for causal in (False, True):
+        assert ex.kernel_file(64, causal, 1) == ex.OVERLAP_D64
+        assert ex.kernel_file(64, causal, long - 1) == ex.OVERLAP_D64
+        assert ex.kernel_file(64, causal, long) == ex.LAZY[64]
+        assert ex.kernel_file(64, causal, 1 << 20) == ex.LAZY[64]
 
 
-def test_d128_xt_except_short_causal_rows(ex):
-    keys = ex.XT_CAUSAL_KEYS
-    assert {ex.kernel_file(128, False, s) for s in (1, keys - 1, keys, 1 << 20)} == {ex.XT}
-    assert ex.kernel_file(128, True, keys - 1) == ex.OVERLAP
-    assert ex.kernel_file(128, True, keys) == ex.XT
+def test_d128_lazy_at_every_shape(ex):
+    picks = {ex.kernel_file(128, c, s) for c in (False, True) for s in (1, 8191, 8192, 1 << 20)}
+    assert picks == {ex.LAZY[128]}
 
 
 @pytest.mark.parametrize("d", [64, 128])

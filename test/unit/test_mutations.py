@@ -416,6 +416,20 @@ LEGAL: dict[str, str] = {
     "examples/attention/fmha_fwd_sm90_overlap_lazy.cake:delete_wait:57": _Q_BY_K_RING,
     **{f"examples/attention/fmha_fwd_sm90_overlap_lazy.cake:swizzle:19:128b->{to}": _O_STAGE
        for to in ("64b", "None")},
+    # The head-major candidates (the tile order alone differs): the same views and waits.
+    **{f"examples/attention/fmha_fwd_sm90_d64_{f}_hm.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for f in ("overlap", "lazy") for n in (18, 19, 20, 21)},
+    "examples/attention/fmha_fwd_sm90_d64_overlap_hm.cake:delete_wait:74": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm90_d64_overlap_hm.cake:delete_wait:201": _TRANSITIVE_Q,
+    "examples/attention/fmha_fwd_sm90_d64_lazy_hm.cake:delete_wait:74": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm90_d64_lazy_hm.cake:delete_wait:204": _TRANSITIVE_Q,
+    **{f"examples/attention/fmha_fwd_sm90_d64_{f}_hm.cake:swizzle:{n}:128b->{to}": _O_STAGE
+       for f in ("overlap", "lazy") for n in (22, 23) for to in ("64b", "None")},
+    **{f"examples/attention/fmha_fwd_sm90_overlap_lazy_hm.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for n in (16, 17, 18)},
+    "examples/attention/fmha_fwd_sm90_overlap_lazy_hm.cake:delete_wait:62": _Q_BY_K_RING,
+    **{f"examples/attention/fmha_fwd_sm90_overlap_lazy_hm.cake:swizzle:19:128b->{to}": _O_STAGE
+       for to in ("64b", "None")},
     "examples/gemm_sm80.cake:retarget:13:sm_100a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_103a": _CP_ASYNC,
     "examples/gemm_sm80.cake:retarget:13:sm_120a": _CP_ASYNC,
