@@ -23,6 +23,10 @@ from cakec.passes.protocol.trace import Exploration, Run
 from cakec.targets.cluster import fanout
 
 
+#: Event kinds that complete a barrier phase (count towards its `init_count`).
+_COMPLETIONS = frozenset((ARRIVE, COMMIT, TMA))
+
+
 def first_wait_free(k: Kernel) -> list[bool]:
     """Per barrier: True for an "empty"-style barrier, whose consumers' first wait passes.
 
@@ -174,14 +178,19 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
                 else:
                     w[1] += 1
     per_barrier: dict[int, dict[int, list[tuple[list[Instr], int]]]] = {}
+    bases = [b.base for b, _ in k.elem_barrier]
     for (r, _), (tr, n) in weight.items():
         groups: dict[tuple[int, int], list[Instr]] = {}
-        for ev in tr:
-            if ev[0] in (ARRIVE, COMMIT, TMA):
-                groups.setdefault((ev[2], ev[3]), []).append(ev[1])
+        for ev in tr:  # every event of every distinct trace: no call, no list per event
+            if ev[0] in _COMPLETIONS:
+                key = (ev[2], ev[3])
+                g = groups.get(key)
+                if g is None:
+                    groups[key] = [ev[1]]
+                else:
+                    g.append(ev[1])
         for (e, _), g in groups.items():
-            per_barrier.setdefault(k.elem_barrier[e][0].base, {}).setdefault(r, []).append(
-                (g, n))
+            per_barrier.setdefault(bases[e], {}).setdefault(r, []).append((g, n))
     acct = Accounting([], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})

@@ -24,6 +24,7 @@ from cakec.dialects.cake import tile_leaves
 from cakec.passes.derive_common import overwaited, walk as walk_ops
 from cakec.passes.protocol.exprs import ExprInfo, Exprs
 from cakec.targets.sku import MAX_WAITED_MBARRIERS
+from cakec.targets.sm90.ring import held_commit
 
 MAX_ELEMENTS = 4096  # mbarriers the model enumerates (32 KiB of them; no SMEM holds more)
 
@@ -162,6 +163,10 @@ class Kernel:
         self.tmems: list[cake.TmemOp] = []
         self.running: set[Acc] = set()  # the `value` and `index` tiles of `lm.argmin`s
         self.register_a: set[Acc] = set()  # register tiles a register-A MMA packs
+        #: commits the sm_90a emitter may hold back (targets/sm90/ring.py), keeping the newest
+        #: wgmma group in flight; any other is `wgmma.wait_group 0` + arrive, after which no
+        #: wgmma of the role reads its registers
+        self.held_commits: set[Operation] = set()
         self.elem_barrier: list[tuple[Barrier, int]] = []
         self.total_elems = 0  # mbarriers of all barrier arrays
         self.programs: list[list[Instr]] = []
@@ -257,6 +262,8 @@ class Kernel:
                 self.running.update(filter(None, (self.acc_of(o.value), self.acc_of(o.index))))
             elif isinstance(o, cake.MmaOp) and self._operand(o.a) is None:
                 self.register_a.update(self._a_tiles(o))
+            elif isinstance(o, cake.ForOp) and (commit := held_commit(o)) is not None:
+                self.held_commits.add(commit)
 
     def barrier_of(self, v: SSAValue) -> Barrier:
         return self._barrier_of[v.owner]
@@ -474,28 +481,3 @@ def reads_of(ins: Instr) -> set[object]:
     if ins.kind in (READ_ACC, WRITE_STAGE) and ins.acc is not None:
         return {ins.acc}
     return set()
-
-
-def commit_may_hold(op: Operation) -> bool:
-    """Whether the sm_90a emitter may lower `lm.commit` as a held release that keeps the
-    newest wgmma group in flight (targets/sm90/lowering.py, _deferrable_commits: the last op
-    of a loop body with one `lm.wait`, an MMA, no loop, store or `if` other than one of
-    arrivals, and barrier conditions this over-approximates); any other commit is
-    `wgmma.wait_group 0` + arrive, after which no wgmma of the role reads its registers."""
-    block = op.parent_block()
-    loop = block.parent_op() if block is not None else None
-    if not isinstance(loop, cake.ForOp) or block.last_op is not op:
-        return False
-    body = list(block.ops)
-    return (sum(isinstance(o, cake.WaitOp) for o in body) == 1
-            and any(isinstance(o, cake.MmaOp) for o in body)
-            and not any(isinstance(o, (cake.ForOp, cake.TmaStoreOp, cake.StageStoreOp))
-                        or (isinstance(o, cake.IfOp) and not _arrivals(o)) for o in body))
-
-
-def _arrivals(op: cake.IfOp) -> bool:
-    """An else-less `if` of scalar arithmetic and arrivals (a turn handed on)."""
-    inner = list(op.then_region.block.ops)
-    return (op.else_region.block.ops.first is None
-            and any(isinstance(o, cake.ArriveOp) for o in inner)
-            and all(o.dialect_name() == "arith" or isinstance(o, cake.ArriveOp) for o in inner))

@@ -16,8 +16,7 @@ from cakec.dialects import cake
 from cakec.dialects.cake import tile_leaves
 from cakec.passes.protocol.model import (
     ACC_WRITE, ARRIVE, COMMIT, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA,
-    VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, commit_may_hold,
-    line_of, walk,
+    VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
 from cakec.passes.protocol.trace import Exploration
@@ -185,7 +184,7 @@ class Simulation:
 
     def _on_commit(self, r: int, ev: tuple) -> None:
         self._drain_for(r, ev[1].barrier)
-        if not self.tc_commit[r] and not commit_may_hold(ev[1].op):
+        if not self.tc_commit[r] and ev[1].op not in self.k.held_commits:
             # wgmma.wait_group 0 before the arrival: no MMA of the role reads its registers
             # after it (a register A operand may be packed again)
             self.inflight[r] = []
@@ -1105,6 +1104,9 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
         rank, found = sim.verdict()
         if found and rank < best[0]:
             best = (rank, found, run.traces)  # type: ignore[assignment]
+            if rank == 0:
+                break  # a deadlock ranks first: only a lower rank replaces `best`, so no later run
+                # can change the answer
     found = best[1]
     if found:
         # Report the first event that departs from the protocol, the failure as its note; a

@@ -2,6 +2,7 @@
 groups, register-accumulator stores and register tiles in the wgmma fragment layout.
 
     lowering.py   wgmma, lm.commit, tma_store, in-flight commits and deferred epilogue stores
+    ring.py       which ring-loop commits are held back (read by the safety model too)
     tiles.py      register tiles in the wgmma accumulator layout (vectors, argmin, sum_sq)
     wgmma.cuh     device helpers: wgmma fragment stores (deferred in parts)
     tiles.cuh     device helpers of the register-tile lowering
@@ -14,13 +15,16 @@ from cakec.dialects.cake import (
     StageLoadOp, StageStoreOp, SumSqOp, TileLoadOp, TileStoreOp, TmaLoadOp, TmaStoreOp,
     TmaStoreStageOp, SkipOp, WaitOp,
 )
-from cakec.targets.emit import barriers, common
 from cakec.targets.emit.emitter import Backend
-from cakec.targets.emit.tiles import TILE_LOWERINGS
-from cakec.targets.sm90 import lowering, tiles
 
 
 def backend(target: str) -> Backend:
+    # The lowerings (~12 ms of imports) are imported here, not with the package: the
+    # verifier's safety model imports ring.py for every kernel, whatever its target.
+    from cakec.targets.emit import barriers, common
+    from cakec.targets.emit.tiles import TILE_LOWERINGS
+    from cakec.targets.sm90 import lowering, tiles
+
     return Backend(
         lowerings=common.COMMON | {
             SkipOp: barriers.skip, WaitOp: barriers.wait, TmaLoadOp: barriers.tma_load,

@@ -7,31 +7,26 @@ next tile's groups, and wgmmas under `if` issued predicated instead of branched 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from xdsl.ir import Operation, SSAValue
 
 from cakec.dialects.cake import (
-    PURE_TILE_OPS, ArriveOp, BarrierOp, CommitOp, ConvertOp, CopyLoadOp, ForOp, IfOp, MmaOp,
-    RegsOp, StageOp, StageStoreOp, TileIndexOp, TileStoreOp, TileType, TmaLoadOp, TmaStoreOp,
-    WaitOp, dtype_name, stage_source,
+    PURE_TILE_OPS, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp,
+    TileIndexOp, TileStoreOp, TileType, TmaStoreOp, dtype_name, stage_source,
 )
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
 from cakec.targets.emit.emitter import (AccState, KernelEmitter, RoleState, blocks_per_sm,
-                                        launch_regs, role_of)
+                                        launch_regs)
 from cakec.targets.emit.tiles import (
     CP, R, Layout, column_pair, inlined, layout_of, tile_dims,
 )
 from cakec.targets.emit.unsupported import Unsupported
+from cakec.targets.sm90.ring import held_commit
 from cakec.targets.sm90.wgmma_forms import WgmmaForm
 
-#: Smallest ring whose commits keep a wgmma group in flight. The held stage is one the
-#: producer cannot refill yet: with 3 stages only one is left to prefetch into, and the
-#: H200 GEMM lost 3% (642 vs 662 TFLOP/s at 8192³); with 4 the two schemes tie.
-MIN_RING_FOR_IN_FLIGHT = 4
 #: Parts a deferred epilogue store is split into (one per wgmma group that follows it).
 STORE_PARTS = 4
 
@@ -381,67 +376,20 @@ def flush_deferred(em: KernelEmitter, op: Operation) -> None:
 
 
 def _deferrable_commits(em: KernelEmitter, loop: ForOp) -> list[CommitOp]:
-    """A ring loop `wait(full, stage=s) … mma … commit(empty, stage=s)` (one wait, one
-    commit last, full/empty the two directions between the same roles, at least
-    MIN_RING_FOR_IN_FLIGHT elements) may
-    release stage s one iteration late, keeping the newest wgmma group in flight: the
-    producer refills other stages meanwhile, and a wait on the held stage itself releases it
-    first (wait), so no wait ever blocks on a release it holds. Anything else keeps
-    wait_group 0 + arrive. Declares the held-stage register before the loop."""
+    """The loop's commit that is released one iteration late (ring.held_commit, the
+    predicate the safety model reads too), in a role that issues wgmmas; declares the
+    held-stage register before the loop."""
     role = em.role
-    if role is None or not role.accs:
+    commit = held_commit(loop) if role is not None and role.accs else None
+    if commit is None:
         return []
-    body = list(loop.body.block.ops)
-    commits = [op for op in body if isinstance(op, CommitOp)]
-    waits = [op for op in body if isinstance(op, WaitOp)]
-    if (len(commits) != 1 or len(waits) != 1 or body[-1] is not commits[0]
-            or not any(isinstance(op, MmaOp) for op in body)
-            or any(isinstance(op, (ForOp, TmaStoreOp, StageStoreOp))
-                   or (isinstance(op, (IfOp, ArriveOp)) and not _hand_off(em, op, body))
-                   for op in body)):
-        return []
-    commit, wait = commits[0], waits[0]
-    full, empty = wait.barrier.owner, commit.barrier.owner
-    if not (isinstance(full, BarrierOp) and isinstance(empty, BarrierOp)):
-        return []
-    if not (full.count.value.data == empty.count.value.data >= MIN_RING_FOR_IN_FLIGHT
-            and wait.stage is commit.stage
-            and list(full.cons) == list(empty.prod) and list(full.prod) == list(empty.cons)):
-        return []
+    empty = commit.barrier.owner
+    assert isinstance(empty, BarrierOp)
     held = em.names.fresh(f"{empty.sym_name.data}_held")
     em.line(f"u32 {held} = ~0u;  // stage of `{empty.sym_name.data}` released after the "
             "newest wgmma group (~0u: none)")
-    role.held[commit] = held
+    role.held[commit] = held  # type: ignore[union-attr]
     return [commit]
-
-
-
-def _hand_off(em: KernelEmitter, op: Operation, body: list[Operation]) -> bool:
-    """Whether `op` in a ring loop is a hand-off that a held commit cannot make unsound: an
-    `lm.arrive` (or an else-less `if` of arrivals, a turn handed to the next consumer) on a
-    barrier whose consumers write no stage the loop's MMAs read. The arrival may then pass
-    while the newest wgmma group, whose commit the model places before it, is still in
-    flight: its consumers only learn that this role has waited, never that a stage is free."""
-    if isinstance(op, IfOp):
-        inner = list(op.then_region.block.ops)
-        return (op.else_region.block.ops.first is None and any(
-            isinstance(o, ArriveOp) for o in inner) and all(
-            o.dialect_name() == "arith" or (isinstance(o, ArriveOp) and _hand_off(em, o, body))
-            for o in inner))
-    b = op.barrier.owner  # type: ignore[union-attr]
-    read = {stage_source(o.operands[i])[0].owner.view.owner  # type: ignore[union-attr]
-            for o in body if isinstance(o, MmaOp) for i in (1, 2)
-            if isinstance(stage_source(o.operands[i])[0].owner, StageOp)}
-    written = {o.view.owner for o in em.kernel.walk()
-               if isinstance(o, (TmaLoadOp, CopyLoadOp)) and _role_in(o, b.cons)}
-    written |= {stage_source(o.dest)[0].owner.view.owner  # type: ignore[union-attr]
-                for o in em.kernel.walk() if isinstance(o, StageStoreOp) and _role_in(o, b.cons)}
-    return not (read & written)
-
-
-def _role_in(op: Operation, roles: Sequence[SSAValue]) -> bool:
-    r = role_of(op)
-    return r is not None and any(v.owner is r for v in roles)
 
 
 # ---- control flow --------------------------------------------------------------------------
