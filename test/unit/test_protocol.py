@@ -364,19 +364,26 @@ def test_a_run_is_simulated_once_per_distinct_traces(path):
                                   ROOT / "examples/attention/fmha_fwd_sm90.cake"],
                          ids=lambda p: p.name)
 def test_a_reused_trace_is_the_trace(path, monkeypatch):
-    """A role's trace reused under its shift key (tracekey.py) equals the trace the launch
-    gives when traced, findings and budget included, and the reuse traces each distinct role
-    trace of the persistent GEMM and k-means examples about once."""
+    """A role's trace reused under its shift key (tracekey.py), or resumed from a longer
+    trace under it (trace.TopLoop), equals the trace the launch gives when traced, findings
+    and budget included; the reuse traces each distinct role trace of the persistent GEMM and
+    k-means examples about once, and resumes some of them."""
     import cakec.passes.protocol.trace as trace
 
     for k in _kernels_of(path):
-        calls = [0]
-        real = trace.trace_role
+        calls, resumed = [0], [0]
+        real, real_resume = trace.trace_role, trace._Tracer._resume
 
         def counted(*args, **kw):
             calls[0] += 1
             return real(*args, **kw)
+
+        def resume(*args):
+            first = real_resume(*args)
+            resumed[0] += first > 0
+            return first
         monkeypatch.setattr(trace, "trace_role", counted)
+        monkeypatch.setattr(trace._Tracer, "_resume", resume)
         ex = explore(k)
         reused = calls[0]
         monkeypatch.setattr(trace, "shift_keys", lambda k: [None] * len(k.roles))
@@ -387,4 +394,5 @@ def test_a_reused_trace_is_the_trace(path, monkeypatch):
         if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
             distinct = {(r, *t) for run in ex.runs for r, t in enumerate(run.traces) if t}
             assert reused <= len(distinct) + 4 < calls[0] - reused
+            assert resumed[0] >= 4
         monkeypatch.undo()
