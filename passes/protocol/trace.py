@@ -45,7 +45,8 @@ TOTAL_BUDGET = 120_000
 CLOCK_ELEMENTS = 256
 
 
-#: Before one iteration of a loop: (events so far, `seg`, iterations numbered, budget left).
+#: Before one iteration of a loop: (events so far, `seg`, iterations numbered, budget ticks
+#: since the loop began).
 Mark = tuple[int, int, int, int]
 
 
@@ -53,9 +54,9 @@ Mark = tuple[int, int, int, int]
 class TopLoop:
     """The top-level loop of a role with a shift key (tracekey.py), as one trace meets it: the
     trace records `marks`, one before each iteration; with `resume` = (events, marks, j) of
-    an earlier trace under the same key but a longer trip count, it starts the loop at
-    iteration j, taking the events and state before it from that trace (the iterations
-    before j run the same events in both) instead of running them again."""
+    an earlier trace under the same key but another trip count, it starts the loop at
+    iteration j, taking the events, marks and state before it from that trace (the
+    iterations before j run the same events in both) instead of running them again."""
 
     loop: Instr
     marks: list[Mark] = field(default_factory=list)
@@ -315,9 +316,9 @@ class _Tracer:
         iv = ins.iv
         p = self.k.period
         top = self.top if self.top is not None and ins is self.top.loop else None
-        marks = top.marks if top is not None and top.resume is None else None
+        begin = self.budget[0]
         if _in_full(n, self.exact, p):
-            first = self._resume(*top.resume) if top is not None and top.resume else 0
+            first = self._resume(top, *top.resume) if top is not None and top.resume else 0
             iterations: Iterator[int] = iter(range(first, n))
             short = 0
         else:
@@ -331,9 +332,10 @@ class _Tracer:
         self.loops.append((name, lb))
         outer, values, its = self.it, self.values, self.iterations
         loops, env = self.loops, self.env
+        marks = top.marks if top is not None else None
         for j in iterations:
             if marks is not None:
-                marks.append((len(self.events), self.seg, len(its), self.budget[0]))
+                marks.append((len(self.events), self.seg, len(its), begin - self.budget[0]))
             v = lb + j * step
             loops[-1] = (name, v)
             self.values = now = (*values, v)
@@ -348,17 +350,17 @@ class _Tracer:
         self.env.pop(key, None)
         self.seg += 1
 
-    def _resume(self, events: list[tuple], marks: list[Mark], j: int) -> int:
-        """Enters the top-level loop at iteration j of an earlier trace (`TopLoop`): its
-        events and state before that iteration, charging the budget their ticks. Returns the
+    def _resume(self, top: TopLoop, events: list[tuple], marks: list[Mark], j: int) -> int:
+        """Enters the top-level loop `top` at iteration j of an earlier trace: its events,
+        marks and state before that iteration, charging the budget their ticks. Returns the
         first iteration to run: j, or 0 where the budget would run out before j (the
         iterations then run, and stop where they would)."""
-        start, (n_events, seg, numbered, left) = marks[0], marks[j]
-        ticks = start[3] - left
+        n_events, seg, numbered, ticks = marks[j]
         if self.budget[0] < ticks:
             return 0
         self.budget[0] -= ticks
-        self.events.extend(events[start[0]:n_events])
+        self.events.extend(events[marks[0][0]:n_events])
+        top.marks = marks[:j]
         self.seg = seg
         # The skipped iterations are numbered by placeholders: their loop values never recur
         # (each begins with its own value of this loop's variable).
@@ -471,15 +473,16 @@ Longest = tuple[int, list[tuple], list[Mark]]
 
 def _top_loop(k: Kernel, shift: Shift | None, r: int, key: tuple | None,
               longest: dict[tuple, Longest]) -> TopLoop | None:
-    """The top-level loop of role r for its trace under shift key `key`: resumed before its
-    last iteration from the longest earlier trace under the same key but the trip count where
-    both run every iteration (the last one may differ: it tests whether another follows)."""
+    """The top-level loop of role r for its trace under shift key `key`: resumed from the
+    longest earlier trace under the same key but the trip count, where both run every
+    iteration, before the last iteration of the shorter one (which may differ: it tests
+    whether another follows)."""
     if shift is None or key is None or key[0] is None:
         return None
     top = TopLoop(shift.loop)
     n, got = key[0], longest.get((r, *key[1:]))
-    if got is not None and 2 <= n < got[0] and _in_full(n, _exact(k, 0), k.period):
-        top.resume = (got[1], got[2], n - 1)
+    if got is not None and min(n, got[0]) >= 2 and _in_full(n, _exact(k, 0), k.period):
+        top.resume = (got[1], got[2], min(n, got[0]) - 1)
     return top
 
 
@@ -488,8 +491,7 @@ def _keep_longest(k: Kernel, r: int, key: tuple, top: TopLoop | None, trace: lis
     """Keeps a complete trace without findings that ran every iteration of its top-level
     loop, marked, as the one to resume from when it is the longest under its key."""
     n = key[0]
-    if top is None or top.resume is not None or len(top.marks) != n \
-            or not _in_full(n, _exact(k, 0), k.period):
+    if top is None or len(top.marks) != n or not _in_full(n, _exact(k, 0), k.period):
         return
     got = longest.get((r, *key[1:]))
     if got is None or n > got[0]:
