@@ -361,6 +361,43 @@ def test_a_run_is_simulated_once_per_distinct_traces(path):
 @pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
                                   ROOT / "examples/kmeans_assign.cake",
                                   ROOT / "examples/gemm_bf16_pingpong.cake",
+                                  ROOT / "examples/kmeans_assign_sm100.cake",
+                                  *sorted((ROOT / "bench/broken").glob("*.cake"))],
+                         ids=lambda p: p.name)
+def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
+    """A run continued from a copy of an earlier run's simulation where their traces depart
+    (forks.py) has the verdict and findings, notes included, that it has simulated alone,
+    for wgmma and tcgen05 targets; the persistent examples fork most of their runs, and a
+    copy shares none of the fields that events change."""
+    from cakec.passes.protocol.simulate import Simulation, verdicts
+
+    copies = []
+    real = Simulation._copy
+
+    def copy(self, *args):
+        new = real(self, *args)
+        copies.append((self, new))
+        return new
+    monkeypatch.setattr(Simulation, "_copy", copy)
+    for k in _kernels_of(path):
+        ex = explore(k)
+        fwf = first_wait_free(k)
+        for tcgen05, wgmma in ((False, True), (True, False)):
+            def seen(share: bool) -> list:
+                return [(run.where, rank, [(f.code, f.message, [m for _, m in f.notes])
+                                           for f in found])
+                        for run, rank, found in verdicts(k, fwf, ex, tcgen05, wgmma, share)]
+            assert seen(True) == seen(False)
+    if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
+        assert len(copies) >= 10
+    for old, new in copies:
+        for f, v in vars(new).items():
+            assert f in Simulation.SHARED or v is not vars(old)[f], f
+
+
+@pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
+                                  ROOT / "examples/kmeans_assign.cake",
+                                  ROOT / "examples/gemm_bf16_pingpong.cake",
                                   ROOT / "examples/attention/fmha_fwd_sm90.cake"],
                          ids=lambda p: p.name)
 def test_a_reused_trace_is_the_trace(path, monkeypatch):
