@@ -62,14 +62,17 @@ class Planner:
     """Plans the forks of each simulation among the runs after it."""
 
     def __init__(self) -> None:
-        #: per run (by index): per role, the barrier elements its trace waits on
-        self.waited: dict[int, tuple[frozenset[int], ...]] = {}
+        #: per run (by index): `_head`
+        self.heads: dict[int, tuple] = {}
 
-    def _waited(self, run: int, traces: list[list[tuple]]) -> tuple[frozenset[int], ...]:
-        got = self.waited.get(run)
+    def _head(self, run: int, traces: list[list[tuple]]) -> tuple:
+        """What two runs must agree on to be forked (compared once per pair, in C): per role,
+        the barrier elements its trace waits on and its first `MIN_SHARED` events."""
+        got = self.heads.get(run)
         if got is None:
-            got = self.waited[run] = tuple(frozenset(ev[2] for ev in tr if ev[0] == WAIT)
-                                           for tr in traces)
+            got = self.heads[run] = (
+                tuple(frozenset(ev[2] for ev in tr if ev[0] == WAIT) for tr in traces),
+                tuple(tuple(tr[:MIN_SHARED]) for tr in traces))
         return got
 
     def forks(self, run: int, traces: list[list[tuple]],
@@ -78,15 +81,14 @@ class Planner:
         """The runs of `later` (index, traces, launch) that share enough of the beginning of
         run `run` (its `traces`) to be forked from its simulation, and more than with the
         run they were forked from (`forked`)."""
-        mine = self._waited(run, traces)
+        mine = self._head(run, traces)
         out = []
         for i, other, where in later:
-            if self._waited(i, other) != mine:
+            if self._head(i, other) != mine:
                 continue
             at = []
             for a, b in zip(traces, other):
-                # most pairs differ early: checked on a short slice before they are measured
-                n = shared(a, b) if a[:MIN_SHARED] == b[:MIN_SHARED] else 0
+                n = shared(a, b)
                 if n < MIN_SHARED:
                     break
                 at.append(n)
