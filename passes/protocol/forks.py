@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cakec.passes.protocol.model import WAIT
+
+if TYPE_CHECKING:  # simulate.py imports this module
+    from cakec.passes.protocol.simulate import Simulation
 
 #: Fewer shared events per role than this are simulated again rather than copied.
 MIN_SHARED = 16
@@ -36,7 +39,7 @@ class Fork:
     traces: list[list[tuple]]
     where: Callable[[], str]
     at: list[int]
-    sim: Any = None  # the Simulation continuing the later run, once forked
+    sim: Simulation | None = None  # continues the later run, once forked
     start: tuple[int, int, bool] = (0, 0, False)
 
 
