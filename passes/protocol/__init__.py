@@ -11,5 +11,6 @@ Modules, each importing only those above it:
 * accounting.py: first-wait-free barriers, role checks, arrival accounting.
 * parity.py: the parity of every wait.
 * departure.py: the first wrong event behind a failure the simulation found.
+* forks.py: which simulations of one exploration share a beginning (simulated once).
 * simulate.py: the abstract mbarrier machine (`Simulation`, `simulate_all`).
 """

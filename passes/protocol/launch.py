@@ -69,6 +69,8 @@ class Launches:
     def __init__(self, exprs: Exprs, grid: cake.GridOp | None, goals: list[Goal],
                  block_used: set[int]):
         self.grid = [exprs(d) for d in grid.dims] if grid is not None else []
+        #: the leaves the grid is computed from
+        self.grid_leaves = {lk for dim in self.grid for lk in leaf_keys(dim.key)}
         self.block_used = {d for d in block_used if d < len(self.grid)}
         goals = list(goals)
         for d in sorted(self.block_used):
@@ -157,12 +159,15 @@ class Launches:
         returns the targets no value gives."""
         base = {k: lf.base for k, lf in self.leaves.items()}
         seen: dict[int, int | None] = {}  # every target's search starts from `lo` again
+        # A grid that does not read this leaf is the same for every value tried.
+        varies = leaf.key in self.grid_leaves
+        grid = None if varies else self._grid(base)
 
         def f(x: int) -> int | None:
             if x not in seen:
                 base[leaf.key] = x
-                env = self.complete(base)
-                seen[x] = None if env is None else fn(env)
+                g = self._grid(base) if varies else grid
+                seen[x] = None if g is None else fn(self._at(base, g, 0))
             return seen[x]
 
         # The smallest value that launches anything (a grid of cdiv(M, 128) needs M >= 1).

@@ -8,7 +8,7 @@ lapping, uninitialised reads, unconsumed phases), each in the author's terms.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from xdsl.ir import Operation
 
@@ -19,7 +19,8 @@ from cakec.passes.protocol.model import (
     VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
-from cakec.passes.protocol.trace import Exploration
+from cakec.passes.protocol.forks import Fork, Planner
+from cakec.passes.protocol.trace import Exploration, Run
 
 # Finding categories, most fundamental first: only the first non-empty one is reported, so one
 # mistake does not also surface as its consequences.
@@ -94,6 +95,10 @@ class Simulation:
         #: per instruction reading a stage: `_read_flags` (once per kernel)
         self.read_flags: dict[Instr, tuple[bool, bool, bool, bool]] = k.memo.setdefault(
             "read_flags", {})
+        #: later runs that share this one's beginning (forks.py), and per role the first
+        #: event at which one of them departs (-1: none)
+        self.forks: list[Fork] = []
+        self.fork_at = [-1] * R
 
     @property
     def where(self) -> str:
@@ -105,6 +110,13 @@ class Simulation:
     # ---- driver --------------------------------------------------------------------------------
 
     def run(self) -> list[Finding]:
+        self.resume(0, 0, False)
+        return self.finish()
+
+    def resume(self, r: int, i: int, progress: bool) -> None:
+        """Runs the roles round-robin, each until it blocks or ends, from the turn of role r at
+        its event i (the turn began at `pos[r]`) until a sweep of every role moves none;
+        `progress`: whether a turn of the current sweep moved its role."""
         traces, pos = self.traces, self.pos
         waits, completed, fwf = self.waits, self.completed, self.fwf
         vcs, phase_vc, R = self.vc, self.phase_vc, self.R
@@ -113,46 +125,119 @@ class Simulation:
                     TILE_WRITE: self._tile_write, TILE_READ: self._on_tile_read,
                     ACC_WRITE: self._acc_write, WRITE_STAGE: self._on_write_stage,
                     READ_ACC: self._on_read_acc}
-        progress = True
-        while progress:
-            progress = False
-            for r, tr in enumerate(traces):
-                i, n = pos[r], len(tr)
-                vc = vcs[r]
-                while i < n:
-                    ev = tr[i]
-                    if ev[0] != WAIT:
-                        vc[r] += 1
-                        handlers[ev[0]](r, ev)
-                        i += 1
-                        continue
-                    # A wait (a third of the events), inlined: it runs once the phase it
-                    # needs (m completed phases) completed; it then knows what that phase's
-                    # completers knew.
-                    e = ev[2]
-                    lst = waits[e].get(r)
-                    m = (0 if lst is None else len(lst)) + 1 - fwf[e]
-                    if completed[e] < m:
-                        break
+        while True:
+            tr, vc, fork = traces[r], vcs[r], self.fork_at[r]
+            n = len(tr)
+            while i < n:
+                if i == fork:
+                    fork = self._fork(r, i, progress)
+                ev = tr[i]
+                if ev[0] != WAIT:
                     vc[r] += 1
-                    if lst is None:
-                        lst = waits[e][r] = []
-                    if m >= 2 and vc[R + e] < m - 1:
-                        self._stale_parity(r, ev[1], e, m)
-                    if m >= 1:
-                        _join(vc, phase_vc[e][m - 1])
-                    if completed[e] > m:
-                        self._lapped(e, m, r, ev[1])
-                    lst.append(vc[r])
+                    handlers[ev[0]](r, ev)
                     i += 1
-                if i != pos[r]:
-                    pos[r] = i
-                    progress = True
-        if any(pos[r] < len(tr) for r, tr in enumerate(traces)):
+                    continue
+                # A wait (a third of the events), inlined: it runs once the phase it needs
+                # (m completed phases) completed; it then knows what that phase's completers
+                # knew.
+                e = ev[2]
+                lst = waits[e].get(r)
+                m = (0 if lst is None else len(lst)) + 1 - fwf[e]
+                if completed[e] < m:
+                    break
+                vc[r] += 1
+                if lst is None:
+                    lst = waits[e][r] = []
+                if m >= 2 and vc[R + e] < m - 1:
+                    self._stale_parity(r, ev[1], e, m)
+                if m >= 1:
+                    _join(vc, phase_vc[e][m - 1])
+                if completed[e] > m:
+                    self._lapped(e, m, r, ev[1])
+                lst.append(vc[r])
+                i += 1
+            if i == fork:  # the role's trace ends where a later run's goes on
+                self._fork(r, i, progress)
+            if i != pos[r]:
+                pos[r] = i
+                progress = True
+            r += 1
+            if r == R:
+                if not progress:
+                    return
+                r, progress = 0, False
+            i = pos[r]
+
+    def finish(self) -> list[Finding]:
+        """The checks once no role moves: a deadlock, or what is left at exit."""
+        if any(pos < len(tr) for pos, tr in zip(self.pos, self.traces)):
             self._deadlock()
         else:
             self._at_exit()
         return self.verdict()[1]
+
+    # ---- forks (forks.py) ----------------------------------------------------------------------
+
+    def plan(self, forks: list[Fork]) -> None:
+        """The later runs to fork from this simulation where they depart from it."""
+        self.forks = forks
+        self.fork_at = [min((f.at[q] for f in forks), default=-1) for q in range(self.R)]
+
+    def _fork(self, r: int, i: int, progress: bool) -> int:
+        """Role r is at its event i, where the later runs of `forks` with `at[r] == i` depart
+        from this one: each continues from a copy of the state, unless a finding was made
+        (it names this run's launch). Returns role r's next departure."""
+        if not any(self.found.values()):
+            for f in self.forks:
+                if f.at[r] == i:
+                    f.sim, f.start = self._copy(f.traces, f.where), (r, i, progress)
+        self.plan([f for f in self.forks if f.at[r] != i])
+        return self.fork_at[r]
+
+    #: the fields no event changes, which a copy shares (the consumers of each element are
+    #: the same in both runs: forks.py); every other field is copied
+    SHARED = frozenset({"k", "async_reg_mma", "tc_commit", "R", "E", "D", "fwf", "init",
+                        "consumers", "writes", "read_flags"})
+
+    def _copy(self, traces: list[list[tuple]], where: Callable[[], str]) -> "Simulation":
+        """This simulation's state as the beginning of another run's (`traces`, launched as
+        `where`): the `SHARED` fields as they are, copies of the others; the access records
+        are copied once each, however many structures hold them (a commit ends a read
+        through its record)."""
+        new = object.__new__(Simulation)
+        new.__dict__.update((f, getattr(self, f)) for f in self.SHARED)
+        new.traces, new.launch, new.forks, new.fork_at = traces, where, [], [-1] * self.R
+        copied: dict[int, list] = {}
+
+        def recs(xs: list[list]) -> list[list]:
+            out = []
+            for x in xs:
+                y = copied.get(id(x))
+                if y is None:
+                    y = copied[id(x)] = x[:]
+                out.append(y)
+            return out
+        new.vc = [v[:] for v in self.vc]
+        new.pos, new.commits = self.pos[:], self.commits[:]
+        new.completed, new.pending = self.completed[:], self.pending[:]
+        # A pending phase's clock is joined into by its next arrivals; a complete one is not.
+        new.pend_vc = [v[:] if n else v for v, n in zip(self.pend_vc, self.pending)]
+        new.phase_vc = [v[:] for v in self.phase_vc]
+        new.completer = [v[:] for v in self.completer]
+        new.waits = [{c: v[:] for c, v in w.items()} for w in self.waits]
+        new.skips, new.assigned = dict(self.skips), dict(self.assigned)
+        new.outstanding = [recs(v) for v in self.outstanding]
+        new.inflight = [recs(v) for v in self.inflight]
+        new.bulk = [recs(v) for v in self.bulk]
+        new.stage = {b: [fills[:], recs(reads)] for b, (fills, reads) in self.stage.items()}
+        new.acc = {a: [recs(writes), reads[:]] for a, (writes, reads) in self.acc.items()}
+        new.unread = dict(self.unread)
+        new.unwritten = recs(self.unwritten)
+        new.copies = dict(self.copies)
+        new.versions = {t: [v[0], dict(v[1])] for t, v in self.versions.items()}
+        new.vec_fill = [dict(v) for v in self.vec_fill]
+        new.found = {c: {} for c in _CATEGORIES}
+        return new
 
     def verdict(self) -> tuple[int, list[Finding]]:
         """The most fundamental category found (its rank in _CATEGORIES) and its findings."""
@@ -1095,13 +1180,7 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
     if oob:
         return _unique(oob)
     best: tuple[int, list[Finding], list[list[tuple]]] = (len(_CATEGORIES) + 1, [], [])
-    for run in ex.runs:
-        if not run.complete or not run.fresh:
-            continue
-        sim = Simulation(k, fwf, run.traces, run.describe, tcgen05,  # type: ignore[arg-type]
-                         wgmma)
-        sim.run()
-        rank, found = sim.verdict()
+    for run, rank, found in verdicts(k, fwf, ex, tcgen05, wgmma):
         if found and rank < best[0]:
             best = (rank, found, run.traces)  # type: ignore[assignment]
             if rank == 0:
@@ -1116,6 +1195,36 @@ def simulate_all(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = Fa
                                   or all(f.op is not first.op for f in found)):
             return [first]
     return found
+
+
+def verdicts(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
+             wgmma: bool = False, share: bool = True) -> Iterator[tuple[Run, int, list[Finding]]]:
+    """Each complete fresh run with its verdict (`Simulation.verdict`), in order. With
+    `share`, a run whose simulation shares the beginning of an earlier one's continues from a
+    copy of that one's state where they depart (forks.py) instead of simulating it again."""
+    fresh = [i for i, run in enumerate(ex.runs) if run.complete and run.fresh]
+    planner = Planner()
+    forked: dict[int, Fork] = {}
+    for n, i in enumerate(fresh):
+        run = ex.runs[i]
+        fork = forked.pop(i, None)
+        if fork is not None:
+            sim, (r, e, progress) = fork.sim, fork.start
+        else:
+            sim = Simulation(k, fwf, run.traces, run.describe, tcgen05,  # type: ignore[arg-type]
+                             wgmma)
+            r, e, progress = 0, 0, False
+        if share:
+            # Only departures still ahead of every role (a continued run has come some way).
+            ahead = [e if q == r else p for q, p in enumerate(sim.pos)]
+            sim.plan([f for f in planner.forks(i, run.traces, [  # type: ignore[arg-type]
+                (j, ex.runs[j].traces, ex.runs[j].describe) for j in fresh[n + 1:]], forked)
+                if all(a > x for a, x in zip(f.at, ahead))])
+        planned = sim.forks
+        sim.resume(r, e, progress)
+        sim.finish()
+        forked.update((f.run, f) for f in planned if f.sim is not None)
+        yield (run, *sim.verdict())
 
 
 def _unique(fs: list[Finding]) -> list[Finding]:

@@ -29,7 +29,7 @@ from cakec.passes.protocol.model import (
     ACC_WRITE, MMA, READ_ACC, READ_STAGE, SKIP, TILE_READ, TILE_WRITE, TMA, WAIT,
     WRITE_STAGE, Finding, Instr, Kernel, View, line_of, name_of,
 )
-from cakec.passes.protocol.tracekey import shift_keys, signatures
+from cakec.passes.protocol.tracekey import Shift, shift_keys, signatures
 
 #: Events per assignment (all roles together) and over all assignments of one kernel. What
 #: they cost: the 64-stage persistent GEMM mutant (gemm_bf16.cake with `count=64` on `full`)
@@ -45,15 +45,35 @@ TOTAL_BUDGET = 120_000
 CLOCK_ELEMENTS = 256
 
 
+#: Before one iteration of a loop: (events so far, `seg`, iterations numbered, budget ticks
+#: since the loop began).
+Mark = tuple[int, int, int, int]
+
+
+@dataclass
+class TopLoop:
+    """The top-level loop of a role with a shift key (tracekey.py), as one trace meets it: the
+    trace records `marks`, one before each iteration; with `resume` = (events, marks, j) of
+    an earlier trace under the same key but another trip count, it starts the loop at
+    iteration j, taking the events, marks and state before it from that trace (the
+    iterations before j run the same events in both) instead of running them again."""
+
+    loop: Instr
+    marks: list[Mark] = field(default_factory=list)
+    resume: tuple[list[tuple], list[Mark], int] | None = None
+
+
 def trace_role(k: Kernel, role: int, env: Env, budget: list[int], oob: list[Finding],
                shortened: set[Operation] | None = None, exact_up_to: int = 0,
-               where: "str | Callable[[], str]" = "") -> list[tuple] | None:
+               where: "str | Callable[[], str]" = "",
+               top: TopLoop | None = None) -> list[tuple] | None:
     """The events of one role under `env`; None if an operand cannot be evaluated or
     the budget ran out. Out-of-range stage indices are appended to `oob` (naming the launch
     as `where`, or as what it returns: built only for a finding); the ops that ran inside a
     shortened loop are added to `shortened`. Loops of at most `exact_up_to` (and at most
-    four laps of the deepest pipeline) iterations run in full."""
-    tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to, where)
+    four laps of the deepest pipeline) iterations run in full. `top`: the role's top-level
+    loop, whose iterations are marked or resumed (`TopLoop`)."""
+    tracer = _Tracer(k, env, budget, oob, shortened, exact_up_to, where, top)
     if k.traced is None:
         k.traced = [_steps(prog) for prog in k.programs]
     try:
@@ -185,6 +205,17 @@ def _step(ins: Instr) -> Step:
     return barrier_event
 
 
+def _exact(k: Kernel, exact_up_to: int) -> int:
+    """Trip counts up to which a loop runs in full whatever its period."""
+    return max(exact_up_to, 4 * k.depths[-1])
+
+
+def _in_full(n: int, exact: int, period: int) -> bool:
+    """Whether a loop of n iterations runs them all (else it is shortened to its first period
+    and a tail with the same residue, `_Tracer.loop`)."""
+    return n <= exact or n < 3 * period
+
+
 class _Stop(Exception):
     """Abandons a trace (an operand that cannot be evaluated, or the event budget)."""
 
@@ -192,14 +223,15 @@ class _Stop(Exception):
 class _Tracer:
     def __init__(self, k: Kernel, env: Env, budget: list[int], oob: list[Finding],
                  shortened: set[Operation] | None, exact_up_to: int,
-                 where: "str | Callable[[], str]"):
+                 where: "str | Callable[[], str]", top: TopLoop | None):
         self.k = k
         self.env = dict(env)
         self.launch = where
         self.budget = budget
         self.oob = oob
         self.shortened = shortened
-        self.exact = max(exact_up_to, 4 * k.depths[-1])
+        self.exact = _exact(k, exact_up_to)
+        self.top = top
         self.inside_short = 0  # depth of shortened loops around the current op
         self.events: list[tuple] = []
         self.seg = 0  # accounting segment: a wait or a loop iteration starts a new one
@@ -283,8 +315,11 @@ class _Tracer:
         n = trip_count(lb, ub, step)
         iv = ins.iv
         p = self.k.period
-        if n <= self.exact or n < 3 * p:
-            iterations: Iterator[int] = iter(range(n))
+        top = self.top if self.top is not None and ins is self.top.loop else None
+        begin = self.budget[0]
+        if _in_full(n, self.exact, p):
+            first = self._resume(top, *top.resume) if top is not None and top.resume else 0
+            iterations: Iterator[int] = iter(range(first, n))
             short = 0
         else:
             # The first period, then a tail with the same residue modulo the period: ring
@@ -297,7 +332,10 @@ class _Tracer:
         self.loops.append((name, lb))
         outer, values, its = self.it, self.values, self.iterations
         loops, env = self.loops, self.env
+        marks = top.marks if top is not None else None
         for j in iterations:
+            if marks is not None:
+                marks.append((len(self.events), self.seg, len(its), begin - self.budget[0]))
             v = lb + j * step
             loops[-1] = (name, v)
             self.values = now = (*values, v)
@@ -311,6 +349,24 @@ class _Tracer:
         self.inside_short -= short
         self.env.pop(key, None)
         self.seg += 1
+
+    def _resume(self, top: TopLoop, events: list[tuple], marks: list[Mark], j: int) -> int:
+        """Enters the top-level loop `top` at iteration j of an earlier trace: its events,
+        marks and state before that iteration, charging the budget their ticks. Returns the
+        first iteration to run: j, or 0 where the budget would run out before j (the
+        iterations then run, and stop where they would)."""
+        n_events, seg, numbered, ticks = marks[j]
+        if self.budget[0] < ticks:
+            return 0
+        self.budget[0] -= ticks
+        self.events.extend(events[marks[0][0]:n_events])
+        top.marks = marks[:j]
+        self.seg = seg
+        # The skipped iterations are numbered by placeholders: their loop values never recur
+        # (each begins with its own value of this loop's variable).
+        its = self.iterations
+        its.update((-i, 0) for i in range(len(its), numbered))
+        return j
 
 
 # ---- exploration -------------------------------------------------------------------------------
@@ -351,11 +407,13 @@ def explore(k: Kernel) -> Exploration:
     trace, so a run whose every trace repeats an earlier run's is not fresh (simulate.py
     skips it: the same traces give the same verdict). A role with a coarser key
     (tracekey.py) reuses a trace without findings under it, charging the budget the ticks
-    the trace cost (a run out of budget is traced, and stops as it did)."""
+    the trace cost (a run out of budget is traced, and stops as it did), and under the same
+    key but a shorter trip count resumes from it before its last iteration (`TopLoop`)."""
     launches = launches_of(k)
     sigs, shifts = signatures(k), shift_keys(k)
     memo: dict[tuple, tuple[list[tuple] | None, list[Finding]]] = {}
     shifted: dict[tuple, tuple[list[tuple], int]] = {}  # trace, ticks under a shift key
+    longest: dict[tuple, Longest] = {}  # per shift key but the trip count
     interned: dict[tuple, list[tuple]] = {}
     runs: list[Run] = []
     seen: set[tuple[int, ...]] = set()
@@ -374,7 +432,7 @@ def explore(k: Kernel) -> Exploration:
             # signatures compute them once for every role's trace.
             key = (r, *[b.fn(env) for b in sigs[r]])
             if key not in memo:
-                shift = shifts[r](env) if shifts[r] is not None else None
+                shift = shifts[r].key(env) if shifts[r] is not None else None
                 hit = shifted.get((r, *shift)) if shift is not None else None
                 if hit is not None and budget[0] >= hit[1]:
                     budget[0] -= hit[1]
@@ -382,11 +440,13 @@ def explore(k: Kernel) -> Exploration:
                 else:
                     own: list[Finding] = []
                     before = budget[0]
-                    tr = trace_role(k, r, env, budget, own, where=where)
+                    top = _top_loop(k, shifts[r], r, shift, longest)
+                    tr = trace_role(k, r, env, budget, own, where=where, top=top)
                     if tr is not None:
                         tr = interned.setdefault((r, *tr), tr)
                         if shift is not None and not own:
                             shifted.setdefault((r, *shift), (tr, before - budget[0]))
+                            _keep_longest(k, r, shift, top, tr, longest)
                     memo[key] = (tr, own)
             tr, found = memo[key]
             traces.append(tr)
@@ -405,6 +465,37 @@ def explore(k: Kernel) -> Exploration:
         partial = partial or (f"the operands of the op at line {line_of(bad.op)} cannot be "
                               f"evaluated{where()}")
     return Exploration(runs, partial, launches)
+
+
+#: The longest trace under a shift key but the trip count: (trip count, events, marks).
+Longest = tuple[int, list[tuple], list[Mark]]
+
+
+def _top_loop(k: Kernel, shift: Shift | None, r: int, key: tuple | None,
+              longest: dict[tuple, Longest]) -> TopLoop | None:
+    """The top-level loop of role r for its trace under shift key `key`: resumed from the
+    longest earlier trace under the same key but the trip count, where both run every
+    iteration, before the last iteration of the shorter one (which may differ: it tests
+    whether another follows)."""
+    if shift is None or key is None or key[0] is None:
+        return None
+    top = TopLoop(shift.loop)
+    n, got = key[0], longest.get((r, *key[1:]))
+    if got is not None and min(n, got[0]) >= 2 and _in_full(n, _exact(k, 0), k.period):
+        top.resume = (got[1], got[2], min(n, got[0]) - 1)
+    return top
+
+
+def _keep_longest(k: Kernel, r: int, key: tuple, top: TopLoop | None, trace: list[tuple],
+                  longest: dict[tuple, Longest]) -> None:
+    """Keeps a complete trace without findings that ran every iteration of its top-level
+    loop, marked, as the one to resume from when it is the longest under its key."""
+    n = key[0]
+    if top is None or len(top.marks) != n or not _in_full(n, _exact(k, 0), k.period):
+        return
+    got = longest.get((r, *key[1:]))
+    if got is None or n > got[0]:
+        longest[(r, *key[1:])] = (n, trace, top.marks)
 
 
 def _described(launches: Launches, env: Env) -> Callable[[], str]:

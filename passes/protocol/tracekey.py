@@ -23,12 +23,22 @@ loop's body reads `t` itself, and rules the key out too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from cakec.passes.protocol.exprs import Env, ExprInfo
 from cakec.passes.protocol.launch import trip_count
 from cakec.passes.protocol.model import MMA, READ_ACC, TILE_WRITE, Instr, Kernel, walk
 
 ShiftKey = Callable[[Env], "tuple | None"]  # None: no reuse under this launch
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A role's coarser key: `key(env)` is (trip count, lb // step, the other values read) of
+    its top-level `loop` ((None, lb < ub, ...) for a step below 1)."""
+
+    key: ShiftKey
+    loop: Instr
 
 
 def operands(ins: Instr) -> Iterator[ExprInfo]:
@@ -53,7 +63,7 @@ def signatures(k: Kernel) -> list[list[ExprInfo]]:
     return out
 
 
-def shift_keys(k: Kernel) -> list[ShiftKey | None]:
+def shift_keys(k: Kernel) -> list[Shift | None]:
     """Per role, the coarser key of the module docstring (None where the role has none)."""
     return [_shift_key(prog) for prog in k.programs]
 
@@ -78,7 +88,7 @@ def _names_step(prog: list[Instr]) -> bool:
     return False
 
 
-def _shift_key(prog: list[Instr]) -> ShiftKey | None:
+def _shift_key(prog: list[Instr]) -> Shift | None:
     loops = list(_top_loops(prog))
     if len(loops) != 1 or not loops[0].runtime or _names_step(loops[0].body):
         return None
@@ -113,4 +123,4 @@ def _shift_key(prog: list[Instr]) -> ShiftKey | None:
             return None
         shape = (trip_count(a, b, s), a // s) if s > 0 else (None, a < b)
         return (*shape, *(x.fn(env) for x in others))
-    return key
+    return Shift(key, loop)

@@ -361,22 +361,66 @@ def test_a_run_is_simulated_once_per_distinct_traces(path):
 @pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
                                   ROOT / "examples/kmeans_assign.cake",
                                   ROOT / "examples/gemm_bf16_pingpong.cake",
+                                  ROOT / "examples/kmeans_assign_sm100.cake",
+                                  *sorted((ROOT / "bench/broken").glob("*.cake"))],
+                         ids=lambda p: p.name)
+def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
+    """A run continued from a copy of an earlier run's simulation where their traces depart
+    (forks.py) has the verdict and findings, notes included, that it has simulated alone,
+    for wgmma and tcgen05 targets; the persistent examples fork most of their runs, and a
+    copy shares none of the fields that events change."""
+    from cakec.passes.protocol.simulate import Simulation, verdicts
+
+    copies = []
+    real = Simulation._copy
+
+    def copy(self, *args):
+        new = real(self, *args)
+        copies.append((self, new))
+        return new
+    monkeypatch.setattr(Simulation, "_copy", copy)
+    for k in _kernels_of(path):
+        ex = explore(k)
+        fwf = first_wait_free(k)
+        for tcgen05, wgmma in ((False, True), (True, False)):
+            def seen(share: bool) -> list:
+                return [(run.where, rank, [(f.code, f.message, [m for _, m in f.notes])
+                                           for f in found])
+                        for run, rank, found in verdicts(k, fwf, ex, tcgen05, wgmma, share)]
+            assert seen(True) == seen(False)
+    if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
+        assert len(copies) >= 10
+    for old, new in copies:
+        for f, v in vars(new).items():
+            assert f in Simulation.SHARED or v is not vars(old)[f], f
+
+
+@pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
+                                  ROOT / "examples/kmeans_assign.cake",
+                                  ROOT / "examples/gemm_bf16_pingpong.cake",
                                   ROOT / "examples/attention/fmha_fwd_sm90.cake"],
                          ids=lambda p: p.name)
 def test_a_reused_trace_is_the_trace(path, monkeypatch):
-    """A role's trace reused under its shift key (tracekey.py) equals the trace the launch
-    gives when traced, findings and budget included, and the reuse traces each distinct role
-    trace of the persistent GEMM and k-means examples about once."""
+    """A role's trace reused under its shift key (tracekey.py), or resumed from a longer
+    trace under it (trace.TopLoop), equals the trace the launch gives when traced, findings
+    and budget included; the reuse traces each distinct role trace of the persistent GEMM and
+    k-means examples about once, and resumes some of them."""
     import cakec.passes.protocol.trace as trace
 
     for k in _kernels_of(path):
-        calls = [0]
-        real = trace.trace_role
+        calls, resumed = [0], [0]
+        real, real_resume = trace.trace_role, trace._Tracer._resume
 
         def counted(*args, **kw):
             calls[0] += 1
             return real(*args, **kw)
+
+        def resume(*args):
+            first = real_resume(*args)
+            resumed[0] += first > 0
+            return first
         monkeypatch.setattr(trace, "trace_role", counted)
+        monkeypatch.setattr(trace._Tracer, "_resume", resume)
         ex = explore(k)
         reused = calls[0]
         monkeypatch.setattr(trace, "shift_keys", lambda k: [None] * len(k.roles))
@@ -387,4 +431,5 @@ def test_a_reused_trace_is_the_trace(path, monkeypatch):
         if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
             distinct = {(r, *t) for run in ex.runs for r, t in enumerate(run.traces) if t}
             assert reused <= len(distinct) + 4 < calls[0] - reused
+            assert resumed[0] >= 4
         monkeypatch.undo()

@@ -1,0 +1,101 @@
+"""Which simulations of one exploration share a beginning (simulate.py forks them).
+
+The simulation runs the roles round-robin, each until it blocks, so two runs whose role
+traces begin with the same events process them in the same order, to the same state, until
+a role reaches the end of what its two traces share: up to there one simulation stands for
+both. Where the launches differ only in how many tiles a persistent loop runs (the blocks of
+grids of 1, 2 and 8 on the same K, say), the shorter traces are mostly beginnings of the
+longer ones (trace.py resumes them), and the runs share most of their simulation.
+
+A later run is planned as a `Fork` of an earlier one when the roles' traces wait on the same
+barrier elements (which roles consume an element is part of the machine's state: lapping
+checks ask), every role shares at least `MIN_SHARED` first events, and they share more than
+with any earlier run it was forked from (runs are simulated smallest first: a one-tile run
+shares only its beginning with the 17-tile run that the 9-tile run shares nearly all of).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cakec.passes.protocol.model import WAIT
+
+if TYPE_CHECKING:  # simulate.py imports this module
+    from cakec.passes.protocol.simulate import Simulation
+
+#: Fewer shared events per role than this are simulated again rather than copied.
+MIN_SHARED = 16
+
+
+@dataclass
+class Fork:
+    """A later run that shares the beginning of a simulation: per role, how many first
+    events the two traces share (`at`); once forked, the simulation that continues the
+    later run (`sim`) and where its round-robin resumes (`start`: role, event, progress)."""
+
+    run: int  # index of the later run in the exploration
+    traces: list[list[tuple]]
+    where: Callable[[], str]
+    at: list[int]
+    sim: Simulation | None = None  # continues the later run, once forked
+    start: tuple[int, int, bool] = (0, 0, False)
+
+
+def shared(a: list[tuple], b: list[tuple]) -> int:
+    """How many first events two traces share. Resumed traces hold the very event tuples
+    of their source, so the list comparisons mostly see identical objects (C speed)."""
+    if a is b:
+        return len(a)
+    m = min(len(a), len(b))
+    if a[:m] == b[:m]:
+        return m
+    lo, hi = 0, m  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+class Planner:
+    """Plans the forks of each simulation among the runs after it."""
+
+    def __init__(self) -> None:
+        #: per run (by index): `_head`
+        self.heads: dict[int, tuple] = {}
+
+    def _head(self, run: int, traces: list[list[tuple]]) -> tuple:
+        """What two runs must agree on to be forked (compared once per pair, in C): per role,
+        the barrier elements its trace waits on and its first `MIN_SHARED` events."""
+        got = self.heads.get(run)
+        if got is None:
+            got = self.heads[run] = (
+                tuple(frozenset(ev[2] for ev in tr if ev[0] == WAIT) for tr in traces),
+                tuple(tuple(tr[:MIN_SHARED]) for tr in traces))
+        return got
+
+    def forks(self, run: int, traces: list[list[tuple]],
+              later: list[tuple[int, list[list[tuple]], Callable[[], str]]],
+              forked: dict[int, Fork]) -> list[Fork]:
+        """The runs of `later` (index, traces, launch) that share enough of the beginning of
+        run `run` (its `traces`) to be forked from its simulation, and more than with the
+        run they were forked from (`forked`)."""
+        mine = self._head(run, traces)
+        out = []
+        for i, other, where in later:
+            if self._head(i, other) != mine:
+                continue
+            at = []
+            for a, b in zip(traces, other):
+                n = shared(a, b)
+                if n < MIN_SHARED:
+                    break
+                at.append(n)
+            else:
+                if i not in forked or sum(at) > sum(forked[i].at):
+                    out.append(Fork(i, other, where, at))
+        return out
