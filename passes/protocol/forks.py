@@ -18,12 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from cakec.passes.protocol.model import WAIT
 
-if TYPE_CHECKING:  # simulate.py imports this module
-    from cakec.passes.protocol.simulate import Simulation
+
+class Resumable(Protocol):
+    """What a fork keeps of the simulation continuing it (simulate.py's `Simulation`, which
+    imports this module: naming it here would be an import cycle)."""
+
+    def resume(self, r: int, i: int, progress: bool) -> None: ...
 
 #: Fewer shared events per role than this are simulated again rather than copied.
 MIN_SHARED = 16
@@ -39,7 +43,7 @@ class Fork:
     traces: list[list[tuple]]
     where: Callable[[], str]
     at: list[int]
-    sim: Simulation | None = None  # continues the later run, once forked
+    sim: Resumable | None = None  # continues the later run, once forked
     start: tuple[int, int, bool] = (0, 0, False)
 
 

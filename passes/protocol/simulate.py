@@ -117,6 +117,8 @@ class Simulation:
         """Runs the roles round-robin, each until it blocks or ends, from the turn of role r at
         its event i (the turn began at `pos[r]`) until a sweep of every role moves none;
         `progress`: whether a turn of the current sweep moved its role."""
+        if not self.R:  # a kernel without roles has nothing to run
+            return
         traces, pos = self.traces, self.pos
         waits, completed, fwf = self.waits, self.completed, self.fwf
         vcs, phase_vc, R = self.vc, self.phase_vc, self.R
