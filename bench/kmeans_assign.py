@@ -10,12 +10,14 @@ events, with a bf16 matmul of the same FLOP count (torch.bmm, cuBLAS) as the rat
 reference measured in the same run. Prints ms, TFLOP/s (2·B·N·K·D), ratios and % of the
 matmul rate.
 
-    python bench/kmeans_assign.py [--out DIR] [--shapes 0,1,2] [--multicast]
+    python bench/kmeans_assign.py [--out DIR] [--shapes 0,1,2] [--variants multicast,pingpong]
                                                                (needs torch, an sm_90a GPU)
 
---multicast also checks and times examples/kmeans_assign_mc.cake (2-CTA clusters sharing each
-centroid tile by TMA multicast) beside the shipped kmeans_assign kernel launched directly, both
-with ||c||² given, and prints their ratio.
+--variants also checks and times other forms of the assignment kernel beside the shipped
+kmeans_assign kernel launched directly, all with ||c||² given, and prints each one's ratio to
+it: `multicast` examples/kmeans_assign_mc.cake (2-CTA clusters sharing each centroid tile by
+TMA multicast), `pingpong` cakec/kernels/kmeans_assign_pp.cake (the two math warpgroups take
+turns on the tensor cores). `--multicast` is `--variants multicast`.
 
 flash-kmeans is imported from the environment or, failing that, from a wheel in .whl/
 (../shared/tools/device-wheels flash-kmeans puts it there); without it that column says so.
@@ -73,18 +75,20 @@ def _checked_rows(b: int, n: int) -> list[tuple[int, int, int]]:
     return [(bi, r0, r0 + half) for bi in sorted({0, b - 1}) for r0 in sorted({0, n - half})]
 
 
-#: The multicast variant and the shipped kernel it is compared with, by contender name.
-MULTICAST = "cake multicast kernel"
+#: Variant kernels (--variants) by name: their sources, timed beside the shipped kernel.
+VARIANTS = {"multicast": ROOT / "examples" / "kmeans_assign_mc.cake",
+            "pingpong": ROOT / "cakec" / "kernels" / "kmeans_assign_pp.cake"}
 SHIPPED = "cake kmeans_assign kernel"
 
 
-def _multicast_kernels():
-    """(the 2-CTA multicast kernel, the shipped kmeans_assign kernel), both sm_90a."""
+def _variant_kernels(names: list[str]):
+    """(the shipped kmeans_assign kernel, {contender name: compiled variant}), all sm_90a."""
     import cakec
     from cakec.kernels import build
 
-    return (cakec.compile(ROOT / "examples" / "kmeans_assign_mc.cake", target="sm_90a"),
-            build.kernel("kmeans_assign", "sm_90a"))
+    return (build.kernel("kmeans_assign", "sm_90a"),
+            {f"cake {name} kernel": cakec.compile(VARIANTS[name], target="sm_90a")
+             for name in names})
 
 
 def _check_rows(ex, x, c, idx, dist, b: int, n: int) -> tuple[dict, int]:
@@ -97,7 +101,7 @@ def _check_rows(ex, x, c, idx, dist, b: int, n: int) -> tuple[dict, int]:
     return bad, rows
 
 
-def bench_shape(ex, fk, b: int, n: int, k: int, d: int, mc=None) -> dict:
+def bench_shape(ex, fk, b: int, n: int, k: int, d: int, variants=None) -> dict:
     import torch
 
     from cakec.api import time_ms
@@ -113,21 +117,22 @@ def bench_shape(ex, fk, b: int, n: int, k: int, d: int, mc=None) -> dict:
     contenders = {"cake": lambda: ex.assign(x, c, csq, idx, dist),
                   # As the Triton kernel is timed: ||c||² given (csq holds it from the call above).
                   GIVEN: lambda: ex.assign(x, c, csq, idx, dist, csq_ready=True)}
-    extra = {}
-    if mc is not None and d <= 128:
-        multicast, shipped = mc
-        idx_mc = torch.full((b, n), -1, device="cuda", dtype=torch.int32)
-        dist_mc = torch.full((b, n), float("nan"), device="cuda", dtype=torch.float32)
-        multicast(x, c, csq, idx_mc, dist_mc, b, n, k)
+    extra: dict = {"variants": {}}
+    if variants is not None and d <= 128:
+        shipped, kernels = variants
         shipped(x, c, csq, idx, dist, b, n, k)
-        torch.cuda.synchronize()
-        bad_mc, _ = _check_rows(ex, x, c, idx_mc, dist_mc, b, n)
-        # Same tiles, same MMAs, same order: the rows must match the shipped kernel's bitwise.
-        extra = {"multicast_bad_rows": bad_mc,
-                 "multicast_equal_to_shipped": bool(torch.equal(idx_mc, idx)
-                                                    and torch.equal(dist_mc, dist))}
         contenders[SHIPPED] = lambda: shipped(x, c, csq, idx, dist, b, n, k)
-        contenders[MULTICAST] = lambda: multicast(x, c, csq, idx_mc, dist_mc, b, n, k)
+        for name, kernel in kernels.items():
+            idx_v = torch.full((b, n), -1, device="cuda", dtype=torch.int32)
+            dist_v = torch.full((b, n), float("nan"), device="cuda", dtype=torch.float32)
+            kernel(x, c, csq, idx_v, dist_v, b, n, k)
+            torch.cuda.synchronize()
+            bad_v, _ = _check_rows(ex, x, c, idx_v, dist_v, b, n)
+            # Same tiles, same MMAs, same order: the rows must match the shipped kernel's bitwise.
+            extra["variants"][name] = {"bad_rows": bad_v, "equal_to_shipped": bool(
+                torch.equal(idx_v, idx) and torch.equal(dist_v, dist))}
+            contenders[name] = (lambda kernel, i, dv: lambda: kernel(x, c, csq, i, dv, b, n, k))(
+                kernel, idx_v, dist_v)
     if fk is not None:
         x_sq = x.float().pow(2).sum(-1)
         c_sq = c.float().pow(2).sum(-1)
@@ -167,13 +172,12 @@ def report(rows: list[dict], fk_note: str) -> bool:
         print(f"{shape:>22} correctness: {bad['choice']} row(s) with a wrong choice, "
               f"{bad['dist']} with a wrong dist among {r['checked_rows']} checked "
               "(float64, 1e-3 rel / 1e-2 abs)")
-        if MULTICAST in ms:
-            bad_mc, same = r["multicast_bad_rows"], r["multicast_equal_to_shipped"]
-            ok &= bad_mc["choice"] == 0 and bad_mc["dist"] == 0 and same
-            print(f"{shape:>22} multicast: {ms[MULTICAST]:.4f} ms vs shipped "
-                  f"{ms[SHIPPED]:.4f} ms = {ms[SHIPPED] / ms[MULTICAST]:.3f}x (above 1: "
-                  f"multicast faster); wrong rows {bad_mc}; bitwise equal to the shipped "
-                  f"kernel: {same}")
+        for name, v in r.get("variants", {}).items():
+            bad_v, same = v["bad_rows"], v["equal_to_shipped"]
+            ok &= bad_v["choice"] == 0 and bad_v["dist"] == 0 and same
+            print(f"{shape:>22} {name}: {ms[name]:.4f} ms vs shipped {ms[SHIPPED]:.4f} ms = "
+                  f"{ms[SHIPPED] / ms[name]:.3f}x (above 1: the variant is faster); wrong rows "
+                  f"{bad_v}; bitwise equal to the shipped kernel: {same}")
     if fk_note:
         print(fk_note)
     print("cake x = contender ms / cake ms (above 1: cake is faster); cake = ||c||² kernel + "
@@ -187,9 +191,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for kmeans_assign.json")
     ap.add_argument("--shapes", default="", help="indices into the shape list (default: all)")
-    ap.add_argument("--multicast", action="store_true",
-                    help="also check and time examples/kmeans_assign_mc.cake (2-CTA clusters, "
-                    "centroid tiles by TMA multicast) beside the shipped kernel")
+    ap.add_argument("--variants", default="",
+                    help=f"comma-separated, of {', '.join(VARIANTS)}: also check and time these "
+                    "forms of the assignment kernel beside the shipped kernel")
+    ap.add_argument("--multicast", action="store_true", help="the same as --variants multicast")
     args = ap.parse_args()
 
     import torch
@@ -198,7 +203,11 @@ def main() -> int:
     ex = _example()
     start = time.perf_counter()
     ex.kernels()
-    mc = _multicast_kernels() if args.multicast else None
+    names = [v for v in args.variants.split(",") if v] + ["multicast"] * args.multicast
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown:
+        ap.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    variants = _variant_kernels(list(dict.fromkeys(names))) if names else None
     compile_s = time.perf_counter() - start
     fk, fk_note = _flash_kmeans()
     picked = [SHAPES[int(i)] for i in args.shapes.split(",") if i] or SHAPES
@@ -206,7 +215,7 @@ def main() -> int:
           "(cold or cached), bf16 in, f32 distances, median of CUDA-event timings")
     rows = []
     for shape in picked:
-        rows.append(bench_shape(ex, fk, *shape, mc=mc))
+        rows.append(bench_shape(ex, fk, *shape, variants=variants))
         torch.cuda.empty_cache()
     ok = report(rows, fk_note)
     if args.out:

@@ -381,7 +381,8 @@ def test_gemm_follows_its_route_table(K, tmp_path, monkeypatch):
 @pytest.mark.parametrize("kernel_name", ["kmeans_assign", "kmeans_assign_d64",
                                          "kmeans_assign_r128", "kmeans_assign_k32",
                                          "kmeans_assign_k32_d64", "kmeans_assign_k32_w4",
-                                         "kmeans_assign_k32_d64_w4", "kmeans_assign_k32_d64_x2"])
+                                         "kmeans_assign_k32_d64_w4", "kmeans_assign_k32_d64_x2",
+                                         "kmeans_assign_pp"])
 def test_every_kmeans_route_by_distance(K, example, kernel_name):
     from cakec.kernels import build
 

@@ -215,6 +215,9 @@ _OWN_STAGE = ("a ping-pong consumer's code for its own tiles (math0: j even) or 
               "other's (math1's, j even): there j % 2 is 0, the same stage")
 _NO_MMA = ("a TMA load and plain loads/stores only: every TMA target (sm_90a onwards) runs "
            "this kernel as written")
+_TURN_AFTER_WAIT = ("math1 waits for `turn0` first, which math0 arrives on only after its own wait "
+                    "for the same phase of `full[s]` (both roles read every stage): the stage is "
+                    "known to have landed, so math1's own wait on it passes at once")
 _SUM_SQ_LAYOUT = ("only lm.sum_sq reads the stage, and every swizzle mode (or none) keeps each "
                   "row's bytes inside that row's pitch, so the sum of squares is the same")
 _CP_ASYNC = ("cp.async, mbarriers and mma.sync bf16 -> f32 exist on every target, and 64 KiB of "
@@ -479,6 +482,10 @@ LEGAL: dict[str, str] = {
     "examples/kmeans_assign_r128.cake:swizzle:18:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_k32.cake:swizzle:20:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_k32.cake:swizzle:21:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_pp.cake:swizzle:30:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_pp.cake:swizzle:31:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_pp.cake:swizzle:32:128b->64b": _SWIZZLE,
+    "examples/kmeans_assign_pp.cake:delete_wait:106": _TURN_AFTER_WAIT,
     "examples/kmeans_assign_mc.cake:swizzle:36:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_mc.cake:swizzle:37:128b->64b": _SWIZZLE,
     "examples/kmeans_assign_mc.cake:cluster:62:local": _LOCAL_COPY,

@@ -1,12 +1,15 @@
-"""examples/kmeans_assign_mc.cake (2-CTA clusters sharing each centroid tile by TMA multicast)
-on an sm_90 GPU, on fresh random inputs at ragged shapes: an odd number of 256-row blocks (the
-last cluster's rank-1 CTA has no rows and must still take and release the shared tiles),
-one row, K and D off the tiles, more items than clusters. Each result is checked by distance
-against a float64 reference (examples/kmeans_assign.py `check`), with guard cells around the
-outputs, and must equal the shipped kmeans_assign kernel's bit for bit (the same tiles, MMAs
-and merge order per row). Skipped without torch or an sm_90 GPU.
+"""Other forms of the k-means assignment kernel on an sm_90 GPU, against the shipped
+kmeans_assign kernel: examples/kmeans_assign_mc.cake (2-CTA clusters sharing each centroid tile
+by TMA multicast) and cakec/kernels/kmeans_assign_pp.cake (the two math warpgroups as ping-pong
+roles, each with its own 128 rows), on fresh random inputs at ragged shapes: an odd number of
+256-row blocks (the last cluster's rank-1 CTA has no rows and must still take and release the
+shared tiles), 128-row halves past N (the ping-pong kernel's second role), one row, K and D off
+the tiles, more items than clusters or CTAs. Each result is checked by distance against a
+float64 reference (examples/kmeans_assign.py `check`), with guard cells around the outputs,
+and must equal the shipped kernel's bit for bit (the same tiles, MMAs and merge order per
+row). Skipped without torch or an sm_90 GPU.
 
-    pytest -m gpu test/gpu/test_kmeans_mc_gpu.py
+    pytest -m gpu test/gpu/test_kmeans_variants_gpu.py
 """
 
 from __future__ import annotations
@@ -24,9 +27,14 @@ pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) 
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: The variants by name: their sources.
+VARIANTS = {"multicast": ROOT / "examples" / "kmeans_assign_mc.cake",
+            "pingpong": ROOT / "cakec" / "kernels" / "kmeans_assign_pp.cake"}
+
 # B, N, K, D (D % 8 == 0 and D <= 128); 256-row blocks per batch in the comments.
 SHAPES = [
     (1, 1, 1, 8),            # 1 block: the pair's second CTA has no rows at all
+    (2, 300, 40, 128),       # 2 blocks, the last one's second 128-row half past N
     (1, 256, 128, 128),      # 1 block, exactly one tile each way
     (3, 1000, 300, 72),      # 4 blocks, every extent ragged
     (2, 300, 257, 64),       # 2 blocks, K one past two tiles
@@ -38,17 +46,21 @@ SHAPES = [
 
 
 @pytest.fixture(scope="module")
-def kernels():
-    import cakec
+def shipped():
     from cakec.kernels import build
 
     spec = importlib.util.spec_from_file_location("kmeans_assign_example",
                                                   ROOT / "examples" / "kmeans_assign.py")
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    multicast = cakec.compile(ROOT / "examples" / "kmeans_assign_mc.cake", target="sm_90a")
-    return example, multicast, build.kernel("kmeans_assign", "sm_90a"), \
-        build.kernel("kmeans_csq", "sm_90a")
+    return example, build.kernel("kmeans_assign", "sm_90a"), build.kernel("kmeans_csq", "sm_90a")
+
+
+@pytest.fixture(scope="module", params=sorted(VARIANTS))
+def variant(request):
+    import cakec
+
+    return cakec.compile(VARIANTS[request.param], target="sm_90a")
 
 
 def _outputs(b: int, n: int):
@@ -59,17 +71,17 @@ def _outputs(b: int, n: int):
 
 
 @pytest.mark.parametrize("b,n,k,d", SHAPES, ids=lambda v: str(v))
-def test_multicast_assign(kernels, b, n, k, d):
-    example, multicast, shipped, csq_kernel = kernels
+def test_variant_assign(shipped, variant, b, n, k, d):
+    example, kernel, csq_kernel = shipped
     gen = torch.Generator(device="cuda").manual_seed(b * 7919 + n * 31 + k * 7 + d + 1)
     x = torch.randn(b, n, d, device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.randn(b, k, d, device="cuda", generator=gen).to(torch.bfloat16)
     csq = example.csq_buffer(b, k)
     csq_kernel(c, csq, b, k)
     ibuf, dbuf, idx, dist = _outputs(b, n)
-    multicast(x, c, csq, idx, dist, b, n, k)
+    variant(x, c, csq, idx, dist, b, n, k)
     _, _, idx_ref, dist_ref = _outputs(b, n)
-    shipped(x, c, csq, idx_ref, dist_ref, b, n, k)
+    kernel(x, c, csq, idx_ref, dist_ref, b, n, k)
     torch.cuda.synchronize()
     assert int(torch.isnan(dist).sum()) == 0, "some rows of dist were never written"
     guard_i, guard_d = ibuf.clone(), dbuf.clone()
@@ -79,14 +91,16 @@ def test_multicast_assign(kernels, b, n, k, d):
     assert int((~torch.isnan(guard_d)).sum()) == 0, "the kernel wrote outside dist"
     assert example.check(x, c, idx, dist) == {"choice": 0, "dist": 0}
     assert torch.equal(idx, idx_ref) and torch.equal(dist, dist_ref), \
-        "the multicast kernel differs from the shipped kernel"
+        "the variant differs from the shipped kernel"
 
 
-def test_persistent_grid_is_one_wave(kernels):
-    """The kernel launches sm_count // 2 clusters of 2 (`lm.sm_count() // 2` in its grid):
-    the device must hold that many clusters at once (cuOccupancyMaxActiveClusters), else the
-    last ones would run as a second wave."""
-    _, multicast, _, _ = kernels
+def test_multicast_grid_is_one_wave():
+    """The multicast kernel launches sm_count // 2 clusters of 2 (`lm.sm_count() // 2` in its
+    grid): the device must hold that many clusters at once (cuOccupancyMaxActiveClusters),
+    else the last ones would run as a second wave."""
+    import cakec
+
+    multicast = cakec.compile(VARIANTS["multicast"], target="sm_90a")
     assert tuple(multicast.meta.cluster) == (2, 1, 1)
     facts = multicast.device_facts()
     assert facts["max_clusters"] >= facts["sm_count"] // 2, facts

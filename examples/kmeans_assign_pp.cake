@@ -1,0 +1,1 @@
+../cakec/kernels/kmeans_assign_pp.cake
