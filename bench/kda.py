@@ -11,8 +11,9 @@ that as a share of the copy's GB/s.
 
 Prefill: every prefill kernel but the token-by-token one (cakec.kernels.kda.PREFILL_KERNELS)
 vs fla `chunk_kda` at (B, T, H) ∈ {(1, 8192, 16), (1, 8192, 32), (4, 4096, 32), (1, 32768, 8),
-(8, 2048, 16)} (HV = H) and a variable-length batch, each checked against chunk_kda (o,
-final state) and, at 8x2048x16, the float32 recurrence. Prints ms, fla / ours and TFLOP/s by
+(8, 2048, 16)} (HV = H) and variable-length batches (VARLEN_ROWS; there also kda_prefill's
+default, grouped and with every sequence padded to the longest), each checked against
+chunk_kda (o, final state) and, at 8x2048x16, the float32 recurrence. Prints ms, fla / ours and TFLOP/s by
 the chunked-form count of ../shared/notes/KDA.md (6·C·D² + 8·C²·D per chunk of C = 64 and
 head). First, short sequences (T ∈ SHORT_T, B = 8, H = 16) for every prefill kernel, the
 recurrent one included, kda_prefill's default pick and fla side by side
@@ -105,8 +106,17 @@ def show_decode(rows: list[dict]) -> None:
 
 
 PREFILL_SHAPES = [(1, 8192, 16), (1, 8192, 32), (4, 4096, 32), (1, 32768, 8), (8, 2048, 16)]
-#: Sequence lengths of the variable-length batch (H = 16): ragged, one shorter than a chunk.
-VARLEN = [3000, 17, 1024, 4000, 129]
+#: Variable-length batches by row name (H = 16 each: fla autotunes once per head count, not
+#: per length): the issue's ragged row (one sequence shorter than a chunk), many short
+#: sequences (16..515 tokens), one long among short and mid ones, one sequence alone.
+VARLEN_ROWS = {"varlen5x16": [3000, 17, 1024, 4000, 129],
+               "varlen64x16": [16 + (37 * i) % 500 for i in range(64)],
+               "varlen9x16": [6000, 700, 300, 64, 65, 33, 1, 900, 100],
+               "varlen1x16": [8170]}
+#: At the varlen rows, besides each kernel named (as VARLEN_GROUPED says): kda_prefill's
+#: default grouped (cakec/kernels/kda_varlen.py), and the same with VARLEN_GROUPED off (every sequence padded
+#: to the longest, the path before 2026-12-05).
+VARLEN_EXTRA = ("default", "default_padded")
 #: Chunked-form FLOP per token and head at C = 64, D = 128 (KDA.md).
 FLOP_PER_TOKEN = 6 * 128 * 128 + 8 * 64 * 128
 #: The kernels timed at the long shapes: every prefill kernel but the token-by-token one,
@@ -148,6 +158,19 @@ def prefill_inputs(b: int, t: int, h: int) -> dict:
             "beta": torch.sigmoid(torch.randn(b, t, h, device="cuda"))}
 
 
+def call(kda, x: dict, cu_seqlens, kernel: str):
+    """kda_prefill with `kernel` named, or one of VARLEN_EXTRA: (o, final state)."""
+    if kernel not in VARLEN_EXTRA:
+        return kda.kda_prefill(**x, cu_seqlens=cu_seqlens, output_final_state=True,
+                               kernel=kernel)
+    before = kda.VARLEN_GROUPED
+    kda.VARLEN_GROUPED = kernel == "default"
+    try:
+        return kda.kda_prefill(**x, cu_seqlens=cu_seqlens, output_final_state=True)
+    finally:
+        kda.VARLEN_GROUPED = before
+
+
 def prefill_rows(ex, started: float) -> list[dict]:
     """Each long shape: every kernel of long_kernels() checked against chunk_kda (and, at
     8x2048x16, the float32 recurrence), then timed beside chunk_kda in the same rounds;
@@ -159,12 +182,15 @@ def prefill_rows(ex, started: float) -> list[dict]:
 
     from cakec.api import time_ms
     from cakec.kernels import checks
-    from cakec.kernels.kda import kda_prefill, sm_count, split_launches, state_segments
+    from cakec.kernels.kda import sm_count, split_launches, state_segments
 
     kernels = long_kernels()
+    from cakec.kernels import kda
+
     cases = [(f"{b}x{t}x{h}", (b, t, h), None, b * t * h) for b, t, h in PREFILL_SHAPES]
-    cu = torch.tensor([0] + torch.tensor(VARLEN).cumsum(0).tolist(), device="cuda")
-    cases.append((f"varlen{len(VARLEN)}x16", (1, sum(VARLEN), 16), cu, sum(VARLEN) * 16))
+    for name, lens in VARLEN_ROWS.items():
+        cu = torch.tensor([0] + torch.tensor(lens).cumsum(0).tolist(), device="cuda")
+        cases.append((name, (1, sum(lens), 16), cu, sum(lens) * 16))
     if SHAPES:  # in the order asked: a run cut short has the rows that matter most
         cases = sorted((c for c in cases if c[0] in SHAPES), key=lambda c: SHAPES.index(c[0]))
     say("\nprefill (H = HV; ms are CUDA-event medians; x = fla ms / ours; TFLOP/s by the "
@@ -178,15 +204,14 @@ def prefill_rows(ex, started: float) -> list[dict]:
         ref = ex.reference_kda(**x) if name == "8x2048x16" else None
         fns = {"fla": lambda: chunk_kda(**x, cu_seqlens=cu_seqlens, output_final_state=True)}
         errs = {}
-        for kernel in kernels:
-            o, s = kda_prefill(**x, cu_seqlens=cu_seqlens, output_final_state=True,
-                               kernel=kernel)
+        entries = kernels + (VARLEN_EXTRA if cu_seqlens is not None else ())
+        for kernel in entries:
+            o, s = call(kda, x, cu_seqlens, kernel)
             errs[kernel] = {"err_o_fla": rel(o, fo), "err_s_fla": rel(s, fs)}
             if ref is not None:
                 errs[kernel] |= {"err_o_ref": rel(o, ref[0]), "err_s_ref": rel(s, ref[1]),
                                  "err_o_fla_ref": rel(fo, ref[0])}
-            fns[kernel] = (lambda kernel=kernel: kda_prefill(
-                **x, cu_seqlens=cu_seqlens, output_final_state=True, kernel=kernel))
+            fns[kernel] = (lambda kernel=kernel: call(kda, x, cu_seqlens, kernel))
         segments = state_segments(*shape, sm_count(x["q"].device))  # H = HV
         if "kda_prefill_split" in kernels and cu_seqlens is None:
             launch = [split_launches(x["q"], x["k"], x["v"], x["g"], x["beta"], None,
@@ -209,7 +234,7 @@ def prefill_rows(ex, started: float) -> list[dict]:
                          "state_segmented_ms": ms[PHASES[2]],
                          "ok": rel(seg_o, fo) <= O_TOL and rel(seg_s, fs) <= S_TOL})
         flop = token_heads * FLOP_PER_TOKEN
-        for kernel in kernels:
+        for kernel in entries:
             row = {"shape": name, "kernel": kernel, **errs[kernel], "cake_ms": ms[kernel],
                    "fla_ms": ms["fla"], "x_fla": ms["fla"] / ms[kernel],
                    "cake_tflops": flop / ms[kernel] / 1e9, "fla_tflops": flop / ms["fla"] / 1e9}
@@ -311,7 +336,7 @@ def main() -> int:
     unknown = set(KERNELS) - set(PREFILL_KERNELS)
     if unknown:
         ap.error(f"unknown prefill kernels {sorted(unknown)}; choose from {PREFILL_KERNELS}")
-    rows_known = [f"{b}x{t}x{h}" for b, t, h in PREFILL_SHAPES] + [f"varlen{len(VARLEN)}x16"]
+    rows_known = [f"{b}x{t}x{h}" for b, t, h in PREFILL_SHAPES] + list(VARLEN_ROWS)
     SHAPES[:] = [] if args.shapes is None else args.shapes.split(",")
     if set(SHAPES) - set(rows_known):
         ap.error(f"unknown shapes {sorted(set(SHAPES) - set(rows_known))}; choose from "

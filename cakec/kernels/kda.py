@@ -14,6 +14,7 @@ log-decay (natural log, ≤ 0); beta [B, T, HV] f32 or bf16; the state [B, HV, 1
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -151,11 +152,12 @@ def kda_decode(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tenso
 _PREFILL = "cakec.kernels.kda_prefill"
 
 
-def _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens) -> None:
-    """CakeArgumentError for anything the prefill kernel does not compute exactly."""
+def _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens) -> list[int] | None:
+    """CakeArgumentError for anything the prefill kernel does not compute exactly; the
+    sequence starts (cu_seqlens on the host: one wait for the device) or None."""
     b, t, h, hv = _check_tokens(_PREFILL, q, k, v, g, beta, one_token=False)
     dev = q.device
-    n = b
+    n, cu = b, None
     if cu_seqlens is not None:
         if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dtype not in (
                 torch.int32, torch.int64) or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2:
@@ -178,6 +180,7 @@ def _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens) -> None:
                                            f"{[n, hv, DIM, DIM]}")
     if max(b * t * hv, n * hv * DIM) >= 2**31:
         raise checks.CakeArgumentError(f"{_PREFILL}: too many tokens·heads for 32-bit rows")
+    return cu
 
 
 def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
@@ -189,6 +192,12 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
     return out
 
 
+#: Whether kda_prefill runs a variable-length batch (cu_seqlens) in groups (kda_varlen.py:
+#: the longest sequences alone on views of the packed inputs, the rest padded per class of
+#: length, the groups on several streams) rather than padding every sequence to the longest.
+#: Off until a GPU run measures it correct and faster (bench/kda.py's varlen rows time both;
+#: CPU-simulated only, 2026-12-05).
+VARLEN_GROUPED = False
 #: Whether kda_prefill picks a chunked-form kernel by itself: yes since the H200 run of
 #: 2026-12-01 (test/gpu/test_kda_gpu.py's prefill cases passed; racecheck 0 hazards,
 #: synccheck 0 errors at a ragged small shape).
@@ -237,14 +246,22 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     wgmma, the state in registers across every chunk); else kda_prefill_recurrent.cake
     (token by token, exact for any decay). Every kernel keeps the state on chip from the
     first chunk to the last and masks a ragged last chunk. `kernel=` names one of
-    PREFILL_KERNELS instead. Variable-length batches are padded to the longest sequence
-    first (zero keys and gates leave the state unchanged)."""
-    _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
+    PREFILL_KERNELS instead. Variable-length batches run in groups (kda_varlen.py: the
+    longest sequences alone on views of the packed inputs, the others padded per class of
+    length, the groups on several streams, each group on its own default kernel or the one
+    named) once VARLEN_GROUPED is on; while it is off (the default) they are padded to the
+    longest sequence first (zero keys and gates leave the state unchanged)."""
+    cu = _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
     if kernel is not None and kernel not in PREFILL_KERNELS:
         raise checks.CakeArgumentError(f"{_PREFILL}: kernel must be one of {PREFILL_KERNELS}, "
                                        f"got {kernel!r}")
     scale = _scale(scale)
-    cu = cu_seqlens.tolist() if cu_seqlens is not None else None
+    if cu is not None and VARLEN_GROUPED:
+        from cakec.kernels.kda_varlen import prefill_varlen
+
+        o, final = prefill_varlen(q, k, v, g, beta, initial_state, cu, scale,
+                                  checks.target(_PREFILL, q), kernel)
+        return o, (final if output_final_state else None)
     if cu is not None:
         t_max = max(y - x for x, y in zip(cu, cu[1:]))
         q, k, v, g, beta = (_padded(x, cu, t_max) for x in (q, k, v, g, beta))
@@ -294,22 +311,33 @@ def _decay_in_range(g: torch.Tensor):
     """Queue the smallest total log-decay of one channel over one 64-token chunk (the last
     one ragged) and its copy to the host; returns a callable that waits for that copy only
     (an event recorded after it) and says whether it is at least CHUNK_DECAY_MIN."""
+    return read_later(lowest_chunk_decay(g) >= CHUNK_DECAY_MIN)
+
+
+def lowest_chunk_decay(g: torch.Tensor) -> torch.Tensor:
+    """The smallest total log-decay of one channel over one 64-token chunk of g [B, T, HV,
+    128] (the last one ragged), as a device scalar (queued, not waited for)."""
     b, t, hv, d = g.shape
     full = t // _CHUNK * _CHUNK
     parts = [g[:, full:].sum(dim=1).amin()] if full < t else []
     if full:
         parts.append(g[:, :full].reshape(b, t // _CHUNK, _CHUNK, hv, d).sum(dim=2).amin())
-    low = torch.stack(parts).amin() if len(parts) > 1 else parts[0]
-    host = torch.empty((), dtype=torch.float32, pin_memory=True)
-    host.copy_(low, non_blocking=True)
+    return torch.stack(parts).amin() if len(parts) > 1 else parts[0]
+
+
+def read_later(flag: torch.Tensor):
+    """Queue the copy of a device boolean scalar to pinned host memory; returns a callable
+    that waits for that copy only (an event recorded after it) and gives the boolean."""
+    host = torch.empty((), dtype=torch.bool, pin_memory=True)
+    host.copy_(flag, non_blocking=True)
     done = torch.cuda.Event()
     done.record()
 
-    def in_range() -> bool:
+    def value() -> bool:
         done.synchronize()
-        return bool(host.item() >= CHUNK_DECAY_MIN)
+        return bool(host.item())
 
-    return in_range
+    return value
 
 
 _levels: dict[torch.device, torch.Tensor] = {}
@@ -333,11 +361,26 @@ def _heads(x: torch.Tensor) -> torch.Tensor:
     return x.permute(0, 2, 1, 3)
 
 
-def _chunk_io(q, v, beta, initial_state):
+@dataclass(frozen=True)
+class ChunkIO:
     """What both chunked-form kernels take and give besides the inputs: o [B, T, HV, 128]
     bf16, β as [B, HV, T] f32, and the initial and final states transposed (values × keys:
-    the kernels keep Sᵀ, so the states are transposed around them, one copy of each), the
-    final one doubling as the unread S0 when there is no initial state."""
+    the kernels keep Sᵀ) as [B·HV·128, 128] f32, `s0` being `final_t` (unread) when
+    has_s0 = 0. Views of one batch's ChunkIO serve a part of it (kda_varlen.py)."""
+    o: torch.Tensor
+    beta_t: torch.Tensor
+    s0: torch.Tensor
+    final_t: torch.Tensor
+    has_s0: int
+
+    def final(self) -> torch.Tensor:
+        """The final states [B, HV, 128, 128] (keys × values): one transposing copy."""
+        return self.final_t.view(-1, self.o.shape[2], DIM, DIM).transpose(-1, -2).contiguous()
+
+
+def _chunk_io(q, v, beta, initial_state) -> ChunkIO:
+    """A ChunkIO of fresh buffers for inputs [B, T, ·]: one copy each of β and the initial
+    state (transposed around the kernels)."""
     b, t, _, _ = q.shape
     hv = v.shape[2]
     o = torch.empty(b, t, hv, DIM, device=q.device, dtype=torch.bfloat16)
@@ -345,18 +388,22 @@ def _chunk_io(q, v, beta, initial_state):
     final_t = torch.empty(b * hv * DIM, DIM, device=q.device, dtype=torch.float32)
     s0 = final_t if initial_state is None else (
         initial_state.float().transpose(-1, -2).contiguous().view(-1, DIM))
-    return o, beta_t, s0, final_t
+    return ChunkIO(o, beta_t, s0, final_t, int(initial_state is not None))
 
 
 def _chunked(q, k, v, g, beta, initial_state, scale: float, target: str):
     """kda_prefill_chunked.cake on [B, H(V), T, 128] views of the inputs."""
+    io = _chunk_io(q, v, beta, initial_state)
+    chunked_into(q, k, v, g, io, scale, target)
+    return io.o, io.final()
+
+
+def chunked_into(q, k, v, g, io: ChunkIO, scale: float, target: str) -> None:
+    """kda_prefill_chunked.cake into `io` (its o and final_t)."""
     b, t, h, _ = q.shape
-    hv = v.shape[2]
-    o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
     build.kernel("kda_prefill_chunked", target)(
-        _heads(q), _heads(k), _heads(v), _heads(g), beta_t, _level_table(q.device), s0,
-        final_t, _heads(o), b, t, hv, h, scale, int(initial_state is not None))
-    return o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2).contiguous()
+        _heads(q), _heads(k), _heads(v), _heads(g), io.beta_t, _level_table(q.device), io.s0,
+        io.final_t, _heads(io.o), b, t, v.shape[2], h, scale, io.has_s0)
 
 
 def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
@@ -438,6 +485,15 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str,
     (o, final state) they leave once both ran. `segments` > 1 runs the state pass in that
     many sequence segments (kda_prefill_state.cake's header): `state` is then its two
     launches with the segments' starts chained between them."""
+    io = _chunk_io(q, v, beta, initial_state)
+    return split_launches_into(q, k, v, g, io, scale, target, segments=segments)
+
+
+def split_launches_into(q, k, v, g, io: ChunkIO, scale: float, target: str,
+                        segments: int = 1, dec: torch.Tensor | None = None):
+    """split_launches on the buffers of `io`; `dec`, when given, is the per-chunk decay
+    workspace WD ([B·HV·chunks, 128] f32: 2^(a chunk's log2 decay) per key channel, which
+    kda_varlen.py reads back as its range check), else a fresh one."""
     b, t, h, _ = q.shape
     hv = v.shape[2]
     chunks = -(-t // _CHUNK)
@@ -452,10 +508,10 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str,
     flat = torch.empty(rows * sum(widths), device=q.device, dtype=torch.bfloat16)  # one alloc
     ends = [rows * sum(widths[:i + 1]) for i in range(len(widths))]
     ws = [flat[end - rows * w:end].view(rows, w) for w, end in zip(widths, ends)]
-    dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)  # WD
-    o, beta_t, s0, final_t = _chunk_io(q, v, beta, initial_state)
+    if dec is None:
+        dec = torch.empty(b * hv * chunks, DIM, device=q.device, dtype=torch.float32)  # WD
+    o, beta_t, s0, final_t, has_s0 = io.o, io.beta_t, io.s0, io.final_t, io.has_s0
     views = (_heads(q), _heads(k), _heads(g), v.reshape(b, t, hv * DIM), _heads(o))
-    has_s0 = int(initial_state is not None)
 
     def prep() -> None:
         build.kernel("kda_prefill_prep", target)(
@@ -470,8 +526,7 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str,
     if parts == 1:
         def state() -> None:
             run(s0, final_t, has_s0, 2, seg, 1, 0, 1)
-        return prep, state, lambda: (o, final_t.view(b, hv, DIM, DIM).transpose(-1, -2)
-                                     .contiguous())
+        return prep, state, lambda: (o, io.final())
     heads = b * hv
     # first launch: per segment but the last, (C, M) transposed as 4 tiles of 64 rows a head
     start_a = _basis(q.device).repeat(parts - 1, heads, 1, 1, 1)
@@ -481,7 +536,7 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str,
     end_c = torch.empty_like(start_c)
 
     def state() -> None:
-        if initial_state is not None:
+        if has_s0:
             start_a[0, :, :2] = s0.view(heads, 2, 64, DIM)
         run(start_a.view(-1, DIM), end_a.view(-1, DIM), 1, 4, seg, parts - 1, 0, 1)
         ends = end_a.view(parts - 1, heads, 2, DIM, DIM)        # [·, ·, C | Mᵀ, 128, 128]
@@ -494,12 +549,14 @@ def split_launches(q, k, v, g, beta, initial_state, scale: float, target: str,
     return prep, state, lambda: (o, end_c[-1].transpose(-1, -2).reshape(b, hv, DIM, DIM))
 
 
-def _recurrent(q, k, v, g, beta, initial_state, scale: float, target: str):
+def _recurrent(q, k, v, g, beta, initial_state, scale: float, target: str,
+               out: torch.Tensor | None = None):
+    """kda_prefill_recurrent.cake; o into `out` (contiguous, like v) when given."""
     b, t, h, _ = q.shape
     hv = v.shape[2]
     q, k, v, g = (x.contiguous() for x in (q, k, v, g))
     beta = beta.float().contiguous()
-    o = torch.empty_like(v)
+    o = torch.empty_like(v) if out is None else out
     final = torch.empty(b, hv, DIM, DIM, device=q.device, dtype=torch.float32)
     s0 = final if initial_state is None else initial_state.contiguous()
     build.kernel("kda_prefill_recurrent", target)(

@@ -271,6 +271,110 @@ def test_prefill_varlen_matches_each_sequence(kernel):
         assert _rel(o[:, lo:hi], ref_o) <= O_TOL and _rel(s[i:i + 1], ref_s) <= S_TOL
 
 
+#: Ragged batches for the grouped varlen path (cakec/kernels/kda_varlen.py): sequences of
+#: ≥ 8 chunks alone on views (700, 513, 1000), the rest padded per class of chunk count (1,
+#: 2–3, 4–7 chunks), empty sequences, one sequence, many short ones, T % 64 ≠ 0 throughout.
+VARLEN_BATCHES = {
+    "mixed": [700, 0, 17, 1, 64, 65, 130, 129, 200, 513, 33, 0, 90],
+    "one": [1000],
+    "one_short": [40],
+    "many_short": [int(n) for n in torch.randint(1, 300, (48,),
+                                                 generator=torch.Generator().manual_seed(3))],
+}
+
+
+def _varlen(lens: list[int], h: int, hv: int, seed: int):
+    """A packed batch of `lens` ([1, ΣT, ·] inputs), its cu_seqlens and initial states."""
+    cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], device="cuda")
+    x = _sequence(1, sum(lens), h, hv, seed=seed)
+    x["state"] = torch.randn(len(lens), hv, 128, 128, device="cuda",
+                             generator=torch.Generator(device="cuda").manual_seed(seed)) * 0.1
+    return x, cu
+
+
+def _varlen_reference(x, cu, s0):
+    """The float32 recurrence of every sequence at once: each padded to the longest with
+    zeros (a zero key, gate and β leave the state as it is)."""
+    cu = cu.tolist()
+    t = max(max(b - a for a, b in zip(cu, cu[1:])), 1)
+    pad = {}
+    for name in ("q", "k", "v", "g", "beta"):
+        y = x[name].new_zeros((len(cu) - 1, t, *x[name].shape[2:]))
+        for i, (a, b) in enumerate(zip(cu, cu[1:])):
+            y[i, :b - a] = x[name][0, a:b]
+        pad[name] = y
+    o, s = _example().reference_kda(**pad, initial_state=s0)
+    return torch.cat([o[i, :b - a] for i, (a, b) in enumerate(zip(cu, cu[1:]))])[None], s
+
+
+@pytest.mark.parametrize("batch", sorted(VARLEN_BATCHES))
+@pytest.mark.parametrize("kernel", [None, *KERNELS])
+@pytest.mark.parametrize("with_state", [False, True])
+def test_prefill_varlen_groups_match_reference(batch, kernel, with_state, monkeypatch):
+    """The grouped varlen path at ragged cu_seqlens, by default and with each kernel named,
+    against the float32 recurrence of each sequence (o of every token, every final state,
+    an empty sequence's being its initial one)."""
+    from cakec.kernels import kda
+    from cakec.kernels.kda import kda_prefill
+
+    monkeypatch.setattr(kda, "VARLEN_GROUPED", True)
+    lens = VARLEN_BATCHES[batch]
+    x, cu = _varlen(lens, 2, 4, seed=60 + len(lens))
+    s0 = x["state"] if with_state else None
+    o, s = kda_prefill(x["q"], x["k"], x["v"], x["g"], x["beta"], initial_state=s0,
+                       cu_seqlens=cu, output_final_state=True, kernel=kernel)
+    ref_o, ref_s = _varlen_reference(x, cu, s0)
+    assert o.shape == x["v"].shape and s.shape == (len(lens), 4, 128, 128)
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+    for i, (a, b) in enumerate(zip(cu.tolist(), cu.tolist()[1:])):  # no sequence hides
+        if b > a:
+            assert _rel(o[:, a:b], ref_o[:, a:b]) <= O_TOL
+        assert _rel(s[i], ref_s[i]) <= S_TOL if (b > a or with_state) else (
+            not s[i].any())
+
+
+def test_prefill_varlen_alone_is_the_sequence_alone(monkeypatch):
+    """A sequence run alone (on views of the packed batch, written in place) gives bit for
+    bit what the same kernel gives for that sequence as its own batch; int32 cu_seqlens."""
+    from cakec.kernels import kda
+    from cakec.kernels.kda import kda_prefill
+
+    monkeypatch.setattr(kda, "VARLEN_GROUPED", True)
+    lens = [900, 5, 700, 64]
+    x, cu = _varlen(lens, 2, 4, seed=71)
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    o, s = kda_prefill(*args, initial_state=x["state"], cu_seqlens=cu.int(),
+                       output_final_state=True)
+    for i in (0, 2):
+        a, b = cu[i].item(), cu[i + 1].item()
+        po, ps = kda_prefill(*(y[:, a:b] for y in args), initial_state=x["state"][i:i + 1],
+                             output_final_state=True, kernel="kda_prefill_split")
+        assert torch.equal(o[:, a:b], po) and torch.equal(s[i:i + 1], ps)
+
+
+@pytest.mark.parametrize("gate,redone", [(-3.0, True), (-1.8, False)])
+def test_prefill_varlen_decay_range(gate, redone, monkeypatch):
+    """Gates beyond the chunked form's range in one sequence (64 × −3 < CHUNK_DECAY_MIN)
+    redo the batch on the recurrent kernel (bit for bit); gates whose chunk decay underflows
+    WD (64 × −1.8 ≈ −115 < −126 ln 2) but stays within CHUNK_DECAY_MIN keep the chunked
+    form, found by the exact second check."""
+    from cakec.kernels import kda
+    from cakec.kernels.kda import CHUNK_DECAY_MIN, kda_prefill
+
+    monkeypatch.setattr(kda, "VARLEN_GROUPED", True)
+    lens = [600, 130, 20, 90]
+    x, cu = _varlen(lens, 2, 2, seed=80)
+    x["g"][:, 600:730] = gate                              # the second sequence only
+    assert (64 * gate < CHUNK_DECAY_MIN) == redone and 64 * gate < -126 * 0.6931
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    kw = {"initial_state": x["state"], "cu_seqlens": cu, "output_final_state": True}
+    o, s = kda_prefill(*args, **kw)
+    ro, rs = kda_prefill(*args, **kw, kernel="kda_prefill_recurrent")
+    assert (torch.equal(o, ro) and torch.equal(s, rs)) == redone
+    ref_o, ref_s = _varlen_reference(x, cu, x["state"])
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_prefill_matches_fla_chunk_kda(kernel):
     chunk = pytest.importorskip("fla.ops.kda")
