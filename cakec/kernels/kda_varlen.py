@@ -9,7 +9,7 @@ two sequences, so a packed batch is run in groups (`plan_groups`, host logic onl
 - the others are padded per class of chunk count (1, 2–3, 4–7, … chunks: less than 2×
   padding) into one [n, t] batch each, gathered and scattered by index.
 
-Each group takes the kernel its own (n, t) picks (cakec.kernels.kda._by_length) or the one
+Each group takes the kernel its own (n, t) picks (cakec.kernels.kda.by_length) or the one
 named, and the groups are spread over SLOTS streams of this module (longest processing time
 first; the first, with the longest group, of high priority; the caller's stream waits for
 them), so that the state passes of different sequences run side by side instead of one
@@ -23,7 +23,7 @@ and a batch beyond the range is redone on the recurrent kernel.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 #: At most this many of the longest sequences run alone on views of the packed inputs.
 OWN_MAX = 8
@@ -80,8 +80,6 @@ def _plan(cu: tuple[int, ...], device) -> tuple:
     """(groups, per group None or its (tokens, slots, seqs) index tensors on `device`) for
     cu_seqlens `cu`, kept for the last _PLAN_CACHE batches (a served batch repeats rarely,
     a benchmark always)."""
-    import torch
-
     key = (cu, device)
     hit = _plans.get(key)
     if hit is not None:
@@ -139,11 +137,11 @@ def prefill_varlen(q, k, v, g, beta, initial_state, cu: list[int], scale: float,
     decay range checked (and the batch redone on the recurrent kernel beyond it)."""
     import torch
 
-    from cakec.kernels import kda
+    from cakec.kernels import kda_prefill_launch as kda
 
     groups, index = _plan(tuple(cu), q.device)
     n, hv, dim = len(cu) - 1, v.shape[2], kda.DIM
-    picks = [kernel or kda._by_length(len(gr.seqs), gr.t, hv) for gr in groups]
+    picks = [kernel or kda.by_length(len(gr.seqs), gr.t, hv) for gr in groups]
     o = torch.empty_like(v)
     beta_t = beta.float().transpose(1, 2).contiguous()
     final_t = torch.empty(n * hv * dim, dim, device=q.device, dtype=torch.float32)
@@ -196,9 +194,9 @@ def prefill_varlen(q, k, v, g, beta, initial_state, cu: list[int], scale: float,
 def _exact_in_range(g, cu, groups, picks) -> bool:
     """The decay check of every chunked-form group, per sequence's own chunks, waited for:
     what a zero WD left open (a chunk decaying by more than 126 ln 2 in some channel)."""
-    from cakec.kernels import kda
+    from cakec.kernels import kda_prefill_launch as kda
 
-    return all(kda._decay_in_range(g[:, cu[i]:cu[i + 1]])()
+    return all(kda.decay_in_range(g[:, cu[i]:cu[i + 1]])()
                for gr, p in zip(groups, picks) if p != "kda_prefill_recurrent"
                for i in gr.seqs)
 
@@ -207,9 +205,7 @@ def _run_group(q, k, v, g, beta, initial_state, io, cu, gr: Group, idx, pick: st
                scale: float, target: str, dec):
     """Launch one group on the current stream; the lowest chunk decay (device scalar) for a
     fused-chunked group, else None."""
-    import torch
-
-    from cakec.kernels import kda
+    from cakec.kernels import kda_prefill_launch as kda
 
     hv, dim = v.shape[2], kda.DIM
     if idx is None:  # one sequence: views of the packed batch, written in place
@@ -221,7 +217,7 @@ def _run_group(q, k, v, g, beta, initial_state, io, cu, gr: Group, idx, pick: st
                            io.final_t[state], io.has_s0)
         if pick == "kda_prefill_recurrent":
             init = None if initial_state is None else initial_state[i:i + 1]
-            _, final = kda._recurrent(*xs, beta[:, lo:hi], init, scale, target,
+            _, final = kda.recurrent(*xs, beta[:, lo:hi], init, scale, target,
                                       out=part.o)
             part.final_t.view(1, hv, dim, dim).copy_(final.transpose(-1, -2))
             return None
@@ -232,11 +228,11 @@ def _run_group(q, k, v, g, beta, initial_state, io, cu, gr: Group, idx, pick: st
     beta_p = _padded(beta, tokens, slots, n, t)
     init = None if initial_state is None else initial_state.index_select(0, seqs)
     if pick == "kda_prefill_recurrent":
-        o_p, final = kda._recurrent(*xs, beta_p, init, scale, target)
+        o_p, final = kda.recurrent(*xs, beta_p, init, scale, target)
         final_t = final.transpose(-1, -2).reshape(n, hv * dim, dim)
         low = None
     else:
-        part = kda._chunk_io(xs[0], xs[2], beta_p, init)
+        part = kda.chunk_io(xs[0], xs[2], beta_p, init)
         low = _run_chunk_form(xs, part, pick, scale, target, dec)
         o_p, final_t = part.o, part.final_t.view(n, hv * dim, dim)
     io.o[0].index_copy_(0, tokens, o_p.view(n * t, hv, dim).index_select(0, slots))
@@ -245,7 +241,7 @@ def _run_group(q, k, v, g, beta, initial_state, io, cu, gr: Group, idx, pick: st
 
 
 def _run_chunk_form(xs, part, pick: str, scale: float, target: str, dec):
-    from cakec.kernels import kda
+    from cakec.kernels import kda_prefill_launch as kda
 
     if pick == "kda_prefill_split":
         prep, state, _ = kda.split_launches_into(*xs, part, scale, target, dec=dec)

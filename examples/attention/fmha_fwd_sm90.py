@@ -6,11 +6,12 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
 `.transpose(1, 2)`), f32 accumulation, O bf16 [B, S_q, H, D], lse f32 [B, H, S_q].
 
 * Grouped-query attention: H a multiple of H_kv; query head h reads KV head h // (H / H_kv).
-* Head dims 64 and 128, each the schedule that measured fastest there (H100 80GB HBM3,
-  2026-12-05, `bench/fmha.py`): at 128 fmha_fwd_sm90_overlap_lazy.cake at every shape
-  (persistent, O stored by an asynchronous TMA copy under the next tile's first GEMM, and
+* Head dims 64 and 128, each the schedule that measured fastest there (H100 80GB HBM3 and
+  H200, 2026-12-05, `bench/fmha.py`): at 128 fmha_fwd_sm90_overlap_lazy.cake (persistent, O
+  stored by an asynchronous TMA copy under the next tile's first GEMM, and
   FlashAttention-4's lazy O rescale: 1.03–1.07× the kernels `fmha` ran before unmasked,
-  1.00–1.06× causal; LAZY below has the numbers); at 64 the two consumer warpgroups in
+  1.00–1.06× causal; LAZY below has the numbers), up to HM_KEYS keys its head-major tile
+  order (fmha_fwd_sm90_overlap_lazy_hm.cake; HEAD_MAJOR below); at 64 the two consumer warpgroups in
   ping-pong, persistent, with the same overlapped epilogue (fmha_fwd_sm90_d64_overlap.cake)
   below D64_LONG_KEYS keys and its lazy form (fmha_fwd_sm90_d64_lazy.cake) from there on.
   OVERLAP_BY_DEFAULT = False gives head dim 128 back to fmha_fwd_sm90.cake (the README's
@@ -67,10 +68,18 @@ D64_LONG_KEYS = 8192
 #: CTAs at work share a head's K and V in L2. The order they replace walks every head at one
 #: query tile before the next (at D64 with either mask, at D128 causal): a model of the
 #: bench shapes at S = 1k puts its K/V reads from DRAM at 0.57 GB (D128 causal) and 1.0 GB
-#: (D64 unmasked) against 0.13 GB head-major (docs/codegen.md, "The tile order").
-#: Candidates, not yet timed on a GPU.
+#: (D64 unmasked) against 0.13 GB head-major (docs/codegen.md, "The tile order"). At D64
+#: also with a three-stage K/V ring (`_hm3`, docs/codegen.md, "The K/V ring at D64").
+#: H200, 2026-12-05, `bench/fmha.py` (B·S = 16k, ms, LAZY[128] → HEAD_MAJOR[128]): D128
+#: unmasked 0.251/0.452/0.851/1.686/3.269 → 0.241/0.449/0.874/1.688/3.334 at S = 1k … 16k,
+#: causal 0.194/0.314/0.492/0.890/1.711 → 0.176/0.298/0.542/0.963/1.841: faster up to
+#: HM_KEYS keys (causal 1.05–1.10×), slower from 4k, so `fmha` runs it at D128 up to there.
+#: The D64 head-major kernels measured 0.93–1.0× the kernels `fmha` runs there.
 HEAD_MAJOR = {128: ["fmha_fwd_sm90_overlap_lazy_hm.cake"],
-              64: ["fmha_fwd_sm90_d64_overlap_hm.cake", "fmha_fwd_sm90_d64_lazy_hm.cake"]}
+              64: ["fmha_fwd_sm90_d64_overlap_hm.cake", "fmha_fwd_sm90_d64_lazy_hm.cake",
+                   "fmha_fwd_sm90_d64_overlap_hm3.cake", "fmha_fwd_sm90_d64_lazy_hm3.cake"]}
+#: At D128, up to this many keys `fmha` runs HEAD_MAJOR[128][0] (both masks), above it LAZY[128].
+HM_KEYS = 2048
 #: Every schedule of each head dim (same parameters and result).
 SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128], *HEAD_MAJOR[128]],
              64: [KERNELS[64], OVERLAP_D64, LAZY[64], *HEAD_MAJOR[64]]}
@@ -111,9 +120,11 @@ def compiled(name: str):
 
 def kernel_file(d: int, causal: bool = False, s_k: int = 0) -> str:
     """The file of the kernel `fmha` runs for head dim `d`, the mask and S_k keys (since
-    2026-12-05 no pick depends on the mask: the lazy kernels won with either)."""
+    2026-12-05 no pick depends on the mask: the picked kernels won with either)."""
     if d == 128:
-        return LAZY[128] if OVERLAP_BY_DEFAULT else KERNELS[128]
+        if not OVERLAP_BY_DEFAULT:
+            return KERNELS[128]
+        return HEAD_MAJOR[128][0] if s_k <= HM_KEYS else LAZY[128]
     return LAZY[64] if s_k >= D64_LONG_KEYS else OVERLAP_D64
 
 

@@ -27,9 +27,13 @@ def test_d64_overlap_then_lazy_from_long_rows(ex):
         assert ex.kernel_file(64, causal, 1 << 20) == ex.LAZY[64]
 
 
-def test_d128_lazy_at_every_shape(ex):
-    picks = {ex.kernel_file(128, c, s) for c in (False, True) for s in (1, 8191, 8192, 1 << 20)}
-    assert picks == {ex.LAZY[128]}
+def test_d128_head_major_up_to_hm_keys_then_lazy(ex):
+    hm, last = ex.HEAD_MAJOR[128][0], ex.HM_KEYS
+    for causal in (False, True):
+        assert ex.kernel_file(128, causal, 1) == hm
+        assert ex.kernel_file(128, causal, last) == hm
+        assert ex.kernel_file(128, causal, last + 1) == ex.LAZY[128]
+        assert ex.kernel_file(128, causal, 1 << 20) == ex.LAZY[128]
 
 
 @pytest.mark.parametrize("d", [64, 128])
