@@ -213,9 +213,8 @@ def parse_shape(text: str | None, default: dict[str, int]) -> dict[str, int]:
 def time_ms(fns: dict[str, object], rounds: int = 5, budget_ms: float = 40.0) -> dict[str, float]:
     """Median milliseconds per call of each callable, measured with CUDA events on the current
     stream in interleaved rounds, so clock and thermal drift hit every contender alike. Each
-    round starts at a different contender (the order rotates by n / rounds): the first
-    after the host's synchronisation measured up to 9 % faster than the same kernel later
-    in the round (bench/fmha.py, H100, 2026-12-05), an advantage no contender may keep."""
+    round starts at a different contender (the order rotates by n / rounds), so none is
+    always the first after the host's synchronisation."""
     import statistics
 
     import torch

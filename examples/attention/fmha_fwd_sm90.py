@@ -11,9 +11,10 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
   stored by an asynchronous TMA copy under the next tile's first GEMM, and
   FlashAttention-4's lazy O rescale: 1.03–1.07× the kernels `fmha` ran before unmasked,
   1.00–1.06× causal; LAZY below has the numbers), up to HM_KEYS keys its head-major tile
-  order (fmha_fwd_sm90_overlap_lazy_hm.cake; HEAD_MAJOR below); at 64 the two consumer warpgroups in
-  ping-pong, persistent, with the same overlapped epilogue (fmha_fwd_sm90_d64_overlap.cake)
-  below D64_LONG_KEYS keys and its lazy form (fmha_fwd_sm90_d64_lazy.cake) from there on.
+  order (fmha_fwd_sm90_overlap_lazy_hm.cake; HEAD_MAJOR below); at 64 the two consumer
+  warpgroups in ping-pong, persistent, with the same overlapped epilogue and lazy rescale,
+  head-major, with a three-stage K/V ring (fmha_fwd_sm90_d64_lazy_hm3.cake), but causal
+  calls of few keys (fmha_fwd_sm90_d64_overlap.cake) or many (fmha_fwd_sm90_d64_lazy.cake).
   OVERLAP_BY_DEFAULT = False gives head dim 128 back to fmha_fwd_sm90.cake (the README's
   example, its epilogue from registers); test/gpu/test_fmha_gpu.py and bench/fmha.py check
   and time every schedule.
@@ -61,8 +62,10 @@ XT = "fmha_fwd_sm90_xt.cake"
 #: 0.427/0.802/1.480/2.479/4.929, causal (OVERLAP_D64) 0.270/0.445/0.768/1.345/2.548 →
 #: 0.273/0.452/0.773/1.291/2.429: 1.04–1.11× from 8k keys, 0.98–0.99× below.
 LAZY = {128: "fmha_fwd_sm90_overlap_lazy.cake", 64: "fmha_fwd_sm90_d64_lazy.cake"}
-#: At D64, from this many keys on `fmha` runs LAZY[64] (both masks), below it OVERLAP_D64.
+#: With a causal mask at D64, `fmha` runs LAZY[64] above this many keys and OVERLAP_D64 up to
+#: D64_SHORT_CAUSAL_KEYS; every other D64 call runs D64_HM3 (below).
 D64_LONG_KEYS = 8192
+D64_SHORT_CAUSAL_KEYS = 1024
 #: `fmha`'s kernels with their tiles in a head-major order (a head's tiles side by side;
 #: causal: a CTA takes a long and a short tile of one head in consecutive rounds), so the
 #: CTAs at work share a head's K and V in L2. The order they replace walks every head at one
@@ -74,10 +77,18 @@ D64_LONG_KEYS = 8192
 #: unmasked 0.251/0.452/0.851/1.686/3.269 → 0.241/0.449/0.874/1.688/3.334 at S = 1k … 16k,
 #: causal 0.194/0.314/0.492/0.890/1.711 → 0.176/0.298/0.542/0.963/1.841: faster up to
 #: HM_KEYS keys (causal 1.05–1.10×), slower from 4k, so `fmha` runs it at D128 up to there.
-#: The D64 head-major kernels measured 0.93–1.0× the kernels `fmha` runs there.
+#: At D64 the lazy head-major kernel with a three-stage ring (D64_HM3) is `fmha`'s but for
+#: causal calls of at most D64_SHORT_CAUSAL_KEYS or more than D64_LONG_KEYS keys. H100 80GB
+#: HBM3, 2026-12-05, two runs of `bench/fmha.py` (every kernel through `launch`, ms at S =
+#: 1k … 16k, OVERLAP_D64 / LAZY[64] → D64_HM3, the second run's): unmasked 0.423 / 0.793 /
+#: 1.460 → 0.347 / 0.650 / 1.307 at 1k–4k (1.12–1.22×), LAZY[64] 2.673 / 5.360 → 2.562 /
+#: 4.973 at 8k / 16k (1.04–1.08×); causal OVERLAP_D64 0.269 / 0.449 / 0.776 → 0.280 / 0.396 /
+#: 0.705 (0.96× at 1k, 1.10–1.13× at 2k / 4k), LAZY[64] 1.338 / 2.471 → 1.311 / 2.556 (1.02×
+#: at 8k, 0.97× at 16k; the first run 1.00× and 0.96×).
+D64_HM3 = "fmha_fwd_sm90_d64_lazy_hm3.cake"
 HEAD_MAJOR = {128: ["fmha_fwd_sm90_overlap_lazy_hm.cake"],
               64: ["fmha_fwd_sm90_d64_overlap_hm.cake", "fmha_fwd_sm90_d64_lazy_hm.cake",
-                   "fmha_fwd_sm90_d64_overlap_hm3.cake", "fmha_fwd_sm90_d64_lazy_hm3.cake"]}
+                   "fmha_fwd_sm90_d64_overlap_hm3.cake", D64_HM3]}
 #: At D128, up to this many keys `fmha` runs HEAD_MAJOR[128][0] (both masks), above it LAZY[128].
 HM_KEYS = 2048
 #: Every schedule of each head dim (same parameters and result).
@@ -120,12 +131,16 @@ def compiled(name: str):
 
 def kernel_file(d: int, causal: bool = False, s_k: int = 0) -> str:
     """The file of the kernel `fmha` runs for head dim `d`, the mask and S_k keys (since
-    2026-12-05 no pick depends on the mask: the picked kernels won with either)."""
+    2026-12-05 only D64 picks depend on the mask)."""
     if d == 128:
         if not OVERLAP_BY_DEFAULT:
             return KERNELS[128]
         return HEAD_MAJOR[128][0] if s_k <= HM_KEYS else LAZY[128]
-    return LAZY[64] if s_k >= D64_LONG_KEYS else OVERLAP_D64
+    if causal and s_k <= D64_SHORT_CAUSAL_KEYS:
+        return OVERLAP_D64
+    if causal and s_k > D64_LONG_KEYS:
+        return LAZY[64]
+    return D64_HM3
 
 
 def kernel(d: int, causal: bool = False, s_k: int = 0):
