@@ -14,7 +14,6 @@ row). Skipped without torch or an sm_90 GPU.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -47,12 +46,10 @@ SHAPES = [
 
 @pytest.fixture(scope="module")
 def shipped():
+    from cakec.api import load_example
     from cakec.kernels import build
 
-    spec = importlib.util.spec_from_file_location("kmeans_assign_example",
-                                                  ROOT / "examples" / "kmeans_assign.py")
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_example(ROOT / "examples" / "kmeans_assign.cake")
     return example, build.kernel("kmeans_assign", "sm_90a"), build.kernel("kmeans_csq", "sm_90a")
 
 
