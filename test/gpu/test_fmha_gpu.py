@@ -146,7 +146,7 @@ def check_scale_and_non_contiguous_inputs(ex) -> None:
     """q, k, v as the [B, H, S, D] → [B, S, H, D] transposes SDPA users hold, and a scale.
 
     Seeded like the other cases: at scale 0.3 (a sharp softmax) the lazy-rescale kernels'
-    largest error sits close to MAX_ABS, since a row's dominant P is exp2 of up to 8 rounded
+    largest error sits close to MAX_ABS, since a row's dominant P is 2^x (0 ≤ x ≤ 8) rounded
     to bf16, where an eager rescale keeps it at exactly 1 (40 fresh inputs, H100 2026-12-05:
     max 1.77–1.85e-2, mean 1.5e-2, against 1.29e-2 / 0.86e-2 for the eager kernels; one
     fresh input of an earlier run exceeded 2e-2)."""
