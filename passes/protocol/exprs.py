@@ -379,8 +379,8 @@ class Exprs:
                           f"{a.text} if {c.text} else {b.text}")
 
 
-#: A source's names: walrus variables, then the names of `Exprs.ns` and integer literals
-_NAMES = re.compile(r"\b(_v\d+)\b|\b(_[rkf]\d+)\b|(?<![\w.])(\d+)\b")
+#: A source's walrus variables, names of `Exprs.ns` and integer literals (split apart)
+_NAMES = re.compile(r"\b(_[vrkf]\d+|\d+)\b")
 #: Compiled shapes: a source with its names and literals numbered in order of appearance →
 #: the function making it over their values (`_compile`)
 _SHAPES: dict[str, Callable[..., Expr]] = {}
@@ -393,20 +393,27 @@ def _compile(source: str, ns: dict[str, object]) -> Expr:
     expressions of every kernel that writes `(... + k) % stages`) share one compiled
     function, made over their values: Python's compiler costs ~100 µs a source, 20
     evaluations of it."""
-    walrus: dict[str, str] = {}
-    params: dict[str, str] = {}
-
-    def canonical(m: re.Match[str]) -> str:
-        if m.group(1):
-            return walrus.setdefault(m.group(1), f"_w{len(walrus)}")
-        return params.setdefault(m.group(2) or m.group(3), f"_p{len(params)}")
-    shape = _NAMES.sub(canonical, source)
+    parts = _NAMES.split(source)  # text, name, text, name, …
+    numbered: dict[str, str] = {}  # name or literal → its name in the shape
+    params: list[str] = []
+    for i in range(1, len(parts), 2):
+        tok = parts[i]
+        name = numbered.get(tok)
+        if name is None:
+            if tok.startswith("_v"):  # a walrus variable: local to the shape
+                name = numbered[tok] = f"_w{len(numbered)}"
+            else:
+                name = numbered[tok] = f"_p{len(params)}"
+                params.append(tok)
+        parts[i] = name
+    shape = "".join(parts)
     make = _SHAPES.get(shape)
     if make is None:
         if len(_SHAPES) >= _MAX_SHAPES:
             _SHAPES.clear()
+        args = ", ".join(f"_p{i}" for i in range(len(params)))
         make = _SHAPES[shape] = eval(  # noqa: S307 - our own generated source
-            f"lambda {', '.join(params.values())}: lambda env: {shape}", {"_c_rem": _c_rem})
+            f"lambda {args}: lambda env: {shape}", {"_c_rem": _c_rem})
     return make(*(ns[t] if t[0] == "_" else int(t) for t in params))
 
 
