@@ -1,0 +1,48 @@
+"""Fewer young collections of Python's cyclic garbage collector while the compiler runs.
+
+A verify allocates some 10⁵ container objects (events, vector clocks, IR, syntax nodes), most
+of them freed by their reference counts within the same verify. At CPython's default
+threshold (a young collection every 700 net allocations) the collector walks the young
+objects about ten times per verify of the GEMM example and every generation about once per
+ten verifies, the whole heap included (in a served or in-process search loop, the ~10⁶
+objects of the compiler's own start-up): 2–3 ms of a 23 ms verify, over a loop of verifies
+(2026-12-05, docs/serve.md's speed log). `fewer_collections()` raises the young
+threshold for its duration and restores it after, so the collector still runs, under its own
+policy, inside the compiler (every `YOUNG` allocations) and at the caller's next allocation,
+but walks each object less often. The CLI (cakec/__main__.py) keeps its own, stronger policy
+for a one-shot process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+from collections.abc import Iterator
+
+#: Net container allocations between young collections while the compiler runs
+YOUNG = 10_000
+
+_lock = threading.Lock()
+_depth = 0  # compiler calls running (threads, nesting): the outermost restores
+_saved: tuple[int, ...] = ()
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Young collections every `YOUNG` allocations, not CPython's 700, while the block runs
+    (a threshold the process set higher stays)."""
+    global _depth, _saved
+    with _lock:
+        if _depth == 0:
+            _saved = gc.get_threshold()
+            if _saved[0] < YOUNG:
+                gc.set_threshold(YOUNG, *_saved[1:])
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                gc.set_threshold(*_saved)
