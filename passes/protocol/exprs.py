@@ -391,8 +391,8 @@ def _compile(source: str, ns: dict[str, object]) -> Expr:
     """`lambda env: <source>` over the names of `ns`. Expressions of one shape (the same
     operations over other constants, slots, loop variables or operands: the stage
     expressions of every kernel that writes `(... + k) % stages`) share one compiled
-    function, made over their values: Python's compiler costs ~100 µs a source, 20
-    evaluations of it."""
+    function, made over their values: Python's compiler costs ~100 µs a source, numbering
+    its names a tenth of that."""
     parts = _NAMES.split(source)  # text, name, text, name, …
     numbered: dict[str, str] = {}  # name or literal → its name in the shape
     params: list[str] = []
