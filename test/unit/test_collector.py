@@ -93,3 +93,27 @@ def test_verify_source_compiles_under_it(monkeypatch):
         assert gc.get_threshold()[0] == 700
     finally:
         gc.set_threshold(*old)
+
+
+def test_the_due_young_collection_runs_before_the_call_returns():
+    old = _with_threshold(700)
+    was = gc.isenabled()
+    gc.enable()
+    started: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with fewer_collections():
+            kept = [[] for _ in range(3 * 700)]  # net allocations past the caller's threshold
+            started.clear()  # fewer than YOUNG: nothing is collected inside
+        assert started, "no collection when the call returned"
+        assert len(kept) == 3 * 700
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*old)
+        if not was:
+            gc.disable()
