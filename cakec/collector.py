@@ -7,7 +7,7 @@ objects about ten times per verify of the GEMM example and every generation abou
 ten verifies, the whole heap included (in a served or in-process search loop, the ~10⁶
 objects of the compiler's own start-up): 2–3 ms of a 23 ms verify, over a loop of verifies
 (2026-12-05, docs/serve.md's speed log). `fewer_collections()` raises the young threshold for
-its duration, restores it after and then runs the young collection that is due: the
+its duration, restores it after and then runs the collection that is due: the
 collector still runs under its own policy (every `YOUNG` allocations inside the compiler,
 the older generations as their counts come due) and its cost stays with the call, but it
 walks each object less often. The CLI (cakec/__main__.py) keeps its own, stronger policy for
@@ -48,8 +48,11 @@ def fewer_collections() -> Iterator[None]:
             young = _saved[0] if _depth == 0 else 0
             if young:
                 gc.set_threshold(*_saved)
-        # The young collection the compiler's allocations made due runs here, not at the
-        # caller's next allocation: its cost stays with the call (outside the lock: a
-        # finalizer it runs may compile again).
-        if young and gc.isenabled() and gc.get_count()[0] > young:
-            gc.collect(0)
+        # The collection the compiler's allocations made due runs here, not at the caller's
+        # next allocation, so that its cost stays with the call: the generation CPython would
+        # collect then, but the oldest (its heuristic for that one is not exposed: its next
+        # automatic collection decides). Outside the lock: a finalizer may compile again.
+        if young and gc.isenabled():
+            counts, limits = gc.get_count(), gc.get_threshold()
+            if counts[0] > limits[0]:
+                gc.collect(1 if counts[1] > limits[1] else 0)
