@@ -45,14 +45,14 @@ def fewer_collections() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
-            young = _saved[0] if _depth == 0 else 0
-            if young:
+            last = _depth == 0
+            if last:
                 gc.set_threshold(*_saved)
         # The collection the compiler's allocations made due runs here, not at the caller's
         # next allocation, so that its cost stays with the call: the generation CPython would
         # collect then, but the oldest (its heuristic for that one is not exposed: its next
         # automatic collection decides). Outside the lock: a finalizer may compile again.
-        if young and gc.isenabled():
+        if last and gc.isenabled():
             counts, limits = gc.get_count(), gc.get_threshold()
             if counts[0] > limits[0]:
                 gc.collect(1 if counts[1] > limits[1] else 0)

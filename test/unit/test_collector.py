@@ -42,6 +42,16 @@ def test_restored_after_an_exception():
         gc.set_threshold(*old)
 
 
+def test_a_threshold_of_zero_comes_back():  # 0: no automatic collections at all
+    old = _with_threshold(0)
+    try:
+        with fewer_collections():
+            assert gc.get_threshold()[0] == YOUNG
+        assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*old)
+
+
 def test_a_higher_threshold_stays():
     old = _with_threshold(YOUNG * 4)
     try:
