@@ -32,12 +32,12 @@ _saved: tuple[int, ...] = ()
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """Young collections every `YOUNG` allocations, not CPython's 700, while the block runs
-    (a threshold the process set higher stays)."""
+    (a threshold the process set higher, or to 0, stays)."""
     global _depth, _saved
     with _lock:
         if _depth == 0:
             _saved = gc.get_threshold()
-            if _saved[0] < YOUNG:
+            if 0 < _saved[0] < YOUNG:  # 0: the process turned automatic collection off
                 gc.set_threshold(YOUNG, *_saved[1:])
         _depth += 1
     try:
