@@ -54,5 +54,5 @@ def fewer_collections() -> Iterator[None]:
         # automatic collection decides). Outside the lock: a finalizer may compile again.
         if last and gc.isenabled():
             counts, limits = gc.get_count(), gc.get_threshold()
-            if counts[0] > limits[0]:
+            if 0 < limits[0] < counts[0]:
                 gc.collect(1 if counts[1] > limits[1] else 0)

@@ -44,11 +44,16 @@ def test_restored_after_an_exception():
 
 def test_a_threshold_of_zero_stays():  # 0: no automatic collections at all
     old = _with_threshold(0)
+    started: list[str] = []
+    gc.callbacks.append(lambda phase, info: started.append(phase))
     try:
         with fewer_collections():
+            kept = [[] for _ in range(3 * 700)]
             assert gc.get_threshold()[0] == 0
+        assert not started and len(kept) == 3 * 700
         assert gc.get_threshold()[0] == 0
     finally:
+        gc.callbacks.pop()
         gc.set_threshold(*old)
 
 
