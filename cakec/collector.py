@@ -52,7 +52,8 @@ def fewer_collections() -> Iterator[None]:
         # next allocation, so that its cost stays with the call: the generation CPython would
         # collect then, but the oldest (its heuristic for that one is not exposed: its next
         # automatic collection decides). Outside the lock: a finalizer may compile again.
-        if last and gc.isenabled():
-            counts, limits = gc.get_count(), gc.get_threshold()
-            if 0 < limits[0] < counts[0]:
-                gc.collect(1 if counts[1] > limits[1] else 0)
+        if last and gc.isenabled() and _saved[0] > 0:
+            gc.get_count()  # its tuple may be the allocation that runs CPython's own collection
+            counts = gc.get_count()  # what is still due after it
+            if counts[0] > _saved[0]:
+                gc.collect(1 if counts[1] > _saved[1] else 0)
