@@ -224,6 +224,8 @@ def _split_tensors(k: Kernel) -> list[Finding]:
     owner: dict[SSAValue, tuple[cake.SplitStoreOp, str]] = {}
     out: list[Finding] = []
     splits = [o for o in walk(k.op) if isinstance(o, cake.SplitStoreOp)]
+    if not splits:
+        return out  # no workspace or counters to guard (most kernels): no second walk
     for o in splits:
         for t, what in ((o.workspace, "workspace"), (o.counters, "counters")):
             first = owner.setdefault(t, (o, what))

@@ -9,12 +9,15 @@ conservative value interval, the author's text for it and the operands it is bui
 An expression that a loop variable feeds is evaluated at every iteration of every trace, so
 it is compiled, once evaluated often, into one Python function of the whole expression (the
 tracer's stage expressions `((t // nb) * k_tiles + k) % 4` were a tree of closures, one call
-per node); the values that no loop variable feeds stay closures that cache themselves in the
-launch's environment.
+per node); the values that no loop variable feeds cache themselves in the launch's
+environment, and one computed often in new environments (the launch search evaluates the
+grid and the trip counts under hundreds of leaf values) is compiled from its leaves the same
+way.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -42,6 +45,12 @@ class ExprInfo:
     #: Python source computing it from `env` (names of `Exprs.ns`), and whether it may be None
     code: str = ""
     nullable: bool = True
+    #: its operation's source over its operands `{a}`, `{b}` and whether that may give None
+    #: (`_BINARY_CODE`; None for a leaf or an operation without one)
+    template: tuple[str, bool] | None = None
+    #: a runtime value's source from the launch's leaves, without the environment's caches
+    #: (`Exprs._direct`, built when first compiled)
+    direct: tuple[str, bool] | None = None
 
     def bases(self) -> Iterator["ExprInfo"]:
         """The maximal runtime sub-expressions that no loop variable feeds."""
@@ -167,13 +176,12 @@ class Exprs:
             dim = "" if dim_attr is None else str(dim_attr.value.data)
             key = (label, dim)
             text = v.name_hint or f"{label}({dim})"
-            return self._runtime(key, lambda env, d=default: d, lo, hi, text)
+            return self._leaf(key, default, lo, hi, text)
         if isinstance(op, cake.DimOp):
             t = self(op.tensor)
             idx = op.index.value.data
             key = ("dim", t.key, idx)
-            return self._runtime(key, lambda env: 1, 0, I32_MAX,
-                                 v.name_hint or f"{t.text}.shape[{idx}]")
+            return self._leaf(key, 1, 0, I32_MAX, v.name_hint or f"{t.text}.shape[{idx}]")
         if type(op) in _BINARY:
             return self._binary(v, op)
         if isinstance(op, arith.CmpiOp):
@@ -191,56 +199,82 @@ class Exprs:
             return ExprInfo(lambda env, k=id(v): env.get(k), ("iv", id(v)), False, True,
                             I32_MIN, I32_MAX, v.name_hint or "i", code=f"env.get({id(v)})")
         key = ("param", v.index)
-        return self._runtime(key, lambda env: 1, I32_MIN, I32_MAX, v.name_hint or "param")
+        return self._leaf(key, 1, I32_MIN, I32_MAX, v.name_hint or "param")
 
-    def _runtime(self, key: tuple, default: Expr, lo: int, hi: int, text: str,
-                 parts: tuple[ExprInfo, ...] = ()) -> ExprInfo:
+    def _leaf(self, key: tuple, default: int, lo: int, hi: int, text: str) -> ExprInfo:
+        """A runtime leaf: the value the launch assigns to its key (launch.py), else
+        `default`."""
+        info = self._runtime(key, lambda env: default, lo, hi, text)
+        var, name = self._var(), f"_k{len(self.ns)}"
+        self.ns[name] = key
+        info.direct = f"({var} if ({var} := env.get({name})) is not None else {default})", False
+        return info
+
+    def _runtime(self, key: tuple, compute: Expr, lo: int, hi: int, text: str,
+                 parts: tuple[ExprInfo, ...] = (),
+                 template: tuple[str, bool] | None = None) -> ExprInfo:
         # No loop variable feeds this node: its value is cached in the environment of a run
         # under a small negative number (loop variables are keyed by ids, which are positive;
         # hashing the nested structural key at every use cost more than the arithmetic). A
         # leaf (no parts) takes the value the launch assigns to its key (launch.py) when there
-        # is one.
+        # is one. Where the cache misses, `compute` runs: through the operands' closures (and
+        # caches), or, once hot, compiled from the leaves (`_direct`).
         slot = self.slots.setdefault(key, -1 - len(self.slots))
+        miss = [compute]
 
-        def fn(env: Env, key=key if not parts else None, slot=slot, default=default
-               ) -> int | None:
+        def fn(env: Env, key=key if not parts else None, slot=slot) -> int | None:
             r = env.get(slot)
             if r is None:
                 r = env.get(key) if key is not None else None
                 if r is None:
-                    r = default(env)
+                    r = miss[0](env)
                 env[slot] = r
             return r
-        self.nvars += 1
-        name, var = f"_r{self.nvars}", f"_v{self.nvars}"
+        var, name = self._var(), f"_r{len(self.ns)}"
         self.ns[name] = fn
-        return ExprInfo(fn, key, True, False, lo, hi, text, parts,
-                        f"({var} if ({var} := env.get({slot})) is not None else {name}(env))")
+        info = ExprInfo(fn, key, True, False, lo, hi, text, parts,
+                        f"({var} if ({var} := env.get({slot})) is not None else {name}(env))",
+                        template=template)
+        if template is not None:
+            miss[0] = self._compiled_when_hot(compute, lambda: self._direct(info)[0],
+                                              lambda f: miss.__setitem__(0, f))
+        return info
+
+    def _var(self) -> str:
+        """A walrus variable for a source, named apart from the others."""
+        self.nvars += 1
+        return f"_v{self.nvars}"
 
     def _wrap(self, v: SSAValue, fn: Expr, key: tuple, ops: list[ExprInfo], lo: int, hi: int,
-              text: str, code: tuple[str, bool] | None = None) -> ExprInfo:
+              text: str, template: tuple[str, bool] | None = None) -> ExprInfo:
         runtime = any(o.runtime for o in ops)
         ivdep = any(o.ivdep for o in ops)
         text = v.name_hint or text
         if runtime and not ivdep:
-            return self._runtime(key, fn, lo, hi, text, tuple(ops))
+            return self._runtime(key, fn, lo, hi, text, tuple(ops), template)
         if not runtime and not ivdep:
             c = fn({})
             if c is not None:
                 return ExprInfo(lambda env, c=c: c, ("c", c), False, False, c, c, str(c),
                                 code=repr(c), nullable=False)
-        if code is None:
+        if template is None:
             return ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops))
-        info = ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops), code[0], code[1])
+        code = self._source(*template, ops)
+        info = ExprInfo(fn, key, runtime, ivdep, lo, hi, text, tuple(ops), code[0], code[1],
+                        template)
         if ivdep:
-            info.fn = self._compiled_when_hot(info, fn)
+            info.fn = self._compiled_when_hot(fn, lambda: info.code,
+                                              lambda f: setattr(info, "fn", f))
         return info
 
-    def _compiled_when_hot(self, info: ExprInfo, closure: Expr) -> Expr:
+    def _compiled_when_hot(self, closure: Expr, source: Callable[[], str],
+                           swap: Callable[[Expr], None]) -> Expr:
         """A function that evaluates through `closure` for its first calls and, once the
-        expression is evaluated often (a stage expression in a loop), compiles `info.code`
-        and stands in for it: compiling costs about as much as 100 evaluations, and most
-        sub-expressions are only ever evaluated inside their users' source."""
+        expression is evaluated often (a stage expression in a loop, a grid in the launch
+        search), compiles `source()` and stands in for it, handing the compiled function to
+        `swap` (for the callers that look it up again): compiling costs about as much as 100
+        evaluations, and most sub-expressions are only ever evaluated inside their users'
+        source."""
         compiled: list[Expr] = []
         calls = [0]
 
@@ -250,8 +284,8 @@ class Exprs:
             calls[0] += 1
             if calls[0] < _HOT_CALLS:
                 return closure(env)
-            compiled.append(eval(f"lambda env: {info.code}", self.ns))  # noqa: S307
-            info.fn = compiled[0]
+            compiled.append(_compile(source(), self.ns))
+            swap(compiled[0])
             return compiled[0](env)
         return fn
 
@@ -259,23 +293,48 @@ class Exprs:
         """(source, may be None) of an operand inside its user's source."""
         if e.code and len(e.code) <= _INLINE_MAX:
             return e.code, e.nullable
+        return self._by_name(e)
+
+    def _by_name(self, e: ExprInfo) -> tuple[str, bool]:
+        """(source, may be None) calling an operand's function by its name."""
         name = f"_f{len(self.ns)}"
         self.ns[name] = (lambda env, e=e: e.fn(env)) if e.ivdep else e.fn
         return f"{name}(env)", True
 
-    def _source(self, template: str, nullable: bool, ops: list[ExprInfo]) -> tuple[str, bool]:
+    def _direct(self, e: ExprInfo) -> tuple[str, bool]:
+        """(source, may be None) of a value that no loop variable feeds, from the leaves of
+        the launch rather than the values cached in the environment: the launch search
+        evaluates it in a new environment each time, where every cache misses."""
+        if e.direct is None:
+            if not e.runtime and e.code:
+                e.direct = e.code, e.nullable
+            elif e.template is not None:
+                e.direct = self._source(*e.template, list(e.parts), self._direct_operand)
+            else:
+                e.direct = self._by_name(e)
+        return e.direct
+
+    def _direct_operand(self, e: ExprInfo) -> tuple[str, bool]:
+        """`_direct` of an operand inside its user's source; a long one (shared
+        sub-expressions: x = x + x, …) is called by name, through its cache."""
+        src, nullable = self._direct(e)
+        return (src, nullable) if len(src) <= _INLINE_MAX else self._by_name(e)
+
+    def _source(self, template: str, nullable: bool, ops: list[ExprInfo],
+                operand: Callable[[ExprInfo], tuple[str, bool]] | None = None
+                ) -> tuple[str, bool]:
         """The source of `template` over the operands (`{a}`, `{b}`, each evaluated once, in
-        order): None as soon as an operand is None, as the closures give it."""
+        order, their sources by `operand`: `_operand` unless given): None as soon as an
+        operand is None, as the closures give it."""
         names: dict[str, str] = {}
         guards: list[str] = []
         for slot, e in zip("ab", ops):
-            src, may_none = self._operand(e)
+            src, may_none = (operand or self._operand)(e)
             if not may_none and src.lstrip("-").isdigit():
                 names[slot] = f"({src})"  # a literal: used as it is
                 continue
-            self.nvars += 1
-            names[slot] = f"_v{self.nvars}"
-            guards.append(f"(_v{self.nvars} := {src}) is None")
+            names[slot] = var = self._var()
+            guards.append(f"({var} := {src}) is None")
             nullable = nullable or may_none
         body = template.format(**names)
         if guards:
@@ -295,9 +354,7 @@ class Exprs:
         lo, hi = _interval(name, (a.lo, a.hi), (b.lo, b.hi))
         text = (f"{name}({a.text}, {b.text})" if name.startswith("lm.")
                 else f"{_paren(a)} {name} {_paren(b)}")
-        template, nullable = _BINARY_CODE[name]
-        return self._wrap(v, fn, (name, a.key, b.key), [a, b], lo, hi, text,
-                          self._source(template, nullable, [a, b]))
+        return self._wrap(v, fn, (name, a.key, b.key), [a, b], lo, hi, text, _BINARY_CODE[name])
 
     def _cmp(self, v: SSAValue, op: arith.CmpiOp) -> ExprInfo:
         p = op.predicate.value.data
@@ -309,7 +366,7 @@ class Exprs:
             return None if x is None or y is None else int(f(x, y))
         return self._wrap(v, fn, ("cmp", p, a.key, b.key), [a, b], 0, 1,
                           f"{_paren(a)} {_CMP[p]} {_paren(b)}",
-                          self._source(f"int({{a}} {_CMP_CODE[p]} {{b}})", False, [a, b]))
+                          (f"int({{a}} {_CMP_CODE[p]} {{b}})", False))
 
     def _select(self, v: SSAValue, op: arith.SelectOp) -> ExprInfo:
         c, a, b = self(op.cond), self(op.lhs), self(op.rhs)
@@ -320,6 +377,44 @@ class Exprs:
         return self._wrap(v, fn, ("select", c.key, a.key, b.key), [c, a, b],
                           min(a.lo, b.lo), max(a.hi, b.hi),
                           f"{a.text} if {c.text} else {b.text}")
+
+
+#: A source's walrus variables, names of `Exprs.ns` and integer literals (split apart)
+_NAMES = re.compile(r"\b(_[vrkf]\d+|\d+)\b")
+#: Compiled shapes: a source with its names and literals numbered in order of appearance →
+#: the function making it over their values (`_compile`)
+_SHAPES: dict[str, Callable[..., Expr]] = {}
+_MAX_SHAPES = 4096
+
+
+def _compile(source: str, ns: dict[str, object]) -> Expr:
+    """`lambda env: <source>` over the names of `ns`. Expressions of one shape (the same
+    operations over other constants, slots, loop variables or operands: the stage
+    expressions of every kernel that writes `(... + k) % stages`) share one compiled
+    function, made over their values: Python's compiler costs ~100 µs a source, numbering
+    its names a tenth of that."""
+    parts = _NAMES.split(source)  # text, name, text, name, …
+    numbered: dict[str, str] = {}  # name or literal → its name in the shape
+    params: list[str] = []
+    for i in range(1, len(parts), 2):
+        tok = parts[i]
+        name = numbered.get(tok)
+        if name is None:
+            if tok.startswith("_v"):  # a walrus variable: local to the shape
+                name = numbered[tok] = f"_w{len(numbered)}"
+            else:
+                name = numbered[tok] = f"_p{len(params)}"
+                params.append(tok)
+        parts[i] = name
+    shape = "".join(parts)
+    make = _SHAPES.get(shape)
+    if make is None:
+        if len(_SHAPES) >= _MAX_SHAPES:
+            _SHAPES.clear()
+        args = ", ".join(f"_p{i}" for i in range(len(params)))
+        make = _SHAPES[shape] = eval(  # noqa: S307 - our own generated source
+            f"lambda {args}: lambda env: {shape}", {"_c_rem": _c_rem})
+    return make(*(ns[t] if t[0] == "_" else int(t) for t in params))
 
 
 def _paren(e: ExprInfo) -> str:

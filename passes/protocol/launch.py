@@ -134,10 +134,13 @@ class Launches:
 
     def _grid(self, values: Env) -> list[int] | None:
         """The grid's size in each dimension under the chosen leaves; None without a block."""
-        scratch = dict(values)  # the grid's values cache themselves here, not in `values`
+        return self._sizes(dict(values))  # the grid's values cache themselves in the copy
+
+    def _sizes(self, env: Env) -> list[int] | None:
+        """`_grid` in `env`, a launch's own environment (the grid's values cache there)."""
         sizes = [1, 1, 1]
         for d, dim in enumerate(self.grid[:3]):
-            g = dim.fn(scratch)
+            g = dim.fn(env)
             if g is None or g < 1:
                 return None
             sizes[d] = g
@@ -146,12 +149,16 @@ class Launches:
     def _at(self, values: Env, grid: list[int], block: int) -> Env:
         """`complete(values, block)`, the grid computed."""
         env = dict(values)
+        self._place(env, grid, block)
+        return env
+
+    def _place(self, env: Env, grid: list[int], block: int) -> None:
+        """Puts the grid's size and the block's index in each dimension into `env`."""
         for d, (size, index) in enumerate(_DIMS):
             g = grid[d]
             env[size] = g
             env[index] = 0 if d not in self.block_used else (
                 g - 1 if block < 0 else min(block, g - 1))
-        return env
 
     def _invert(self, leaf: Leaf, fn: Callable[[Env], int | None],
                 targets: list[int]) -> list[int]:
@@ -159,15 +166,26 @@ class Launches:
         returns the targets no value gives."""
         base = {k: lf.base for k, lf in self.leaves.items()}
         seen: dict[int, int | None] = {}  # every target's search starts from `lo` again
-        # A grid that does not read this leaf is the same for every value tried.
+        # A grid that does not read this leaf is the same for every value tried: the launch
+        # of each value is then that of the base with the leaf's value in it.
         varies = leaf.key in self.grid_leaves
         grid = None if varies else self._grid(base)
+        fixed = None if grid is None else self._at(base, grid, 0)
 
         def f(x: int) -> int | None:
             if x not in seen:
-                base[leaf.key] = x
-                g = self._grid(base) if varies else grid
-                seen[x] = None if g is None else fn(self._at(base, g, 0))
+                if varies:
+                    base[leaf.key] = x
+                    env = dict(base)
+                    g = self._sizes(env)
+                    if g is not None:
+                        self._place(env, g, 0)
+                elif fixed is not None:
+                    env, g = dict(fixed), grid
+                    env[leaf.key] = x
+                else:
+                    g = None
+                seen[x] = None if g is None else fn(env)
             return seen[x]
 
         # The smallest value that launches anything (a grid of cdiv(M, 128) needs M >= 1).

@@ -78,6 +78,7 @@ class Simulation:
         self.bulk: list[list[list]] = [[] for _ in range(R)]
         #: per role: the views it writes (an arrival on a barrier of theirs drains too)
         self.writes = _written_views(k)
+        self.held = _held_commits(k)
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         #: per accumulator and running tile: its writes (instruction, innermost loop step)
@@ -199,7 +200,7 @@ class Simulation:
     #: the fields no event changes, which a copy shares (the consumers of each element are
     #: the same in both runs: forks.py); every other field is copied
     SHARED = frozenset({"k", "async_reg_mma", "tc_commit", "R", "E", "D", "fwf", "init",
-                        "consumers", "writes", "read_flags"})
+                        "consumers", "writes", "held", "read_flags"})
 
     def _copy(self, traces: list[list[tuple]], where: Callable[[], str]) -> "Simulation":
         """This simulation's state as the beginning of another run's (`traces`, launched as
@@ -266,12 +267,14 @@ class Simulation:
         self._arrive(r, ev, self.vc[r][:])
 
     def _on_arrive(self, r: int, ev: tuple) -> None:
-        self._drain_for(r, ev[1].barrier)
+        if self.bulk[r]:
+            self._drain_for(r, ev[1].barrier)
         self._arrive(r, ev, self.vc[r][:])
 
     def _on_commit(self, r: int, ev: tuple) -> None:
-        self._drain_for(r, ev[1].barrier)
-        if not self.tc_commit[r] and ev[1].op not in self.k.held_commits:
+        if self.bulk[r]:
+            self._drain_for(r, ev[1].barrier)
+        if not self.tc_commit[r] and ev[1] not in self.held:
             # wgmma.wait_group 0 before the arrival: no MMA of the role reads its registers
             # after it (a register A operand may be packed again)
             self.inflight[r] = []
@@ -448,7 +451,8 @@ class Simulation:
         ins: Instr = ev[1]
         e, s = ev[2], ev[4]
         vc = self.vc[w]
-        key = ins.view.buffer(s)
+        bufs = ins.view.buffers  # `buffer(s)` without the call: s is in range
+        key = bufs[s] if s < len(bufs) else ins.view.buffer(s)
         st = self.stage.get(key)
         if st is None:
             st = self.stage[key] = [[], []]
@@ -577,10 +581,10 @@ class Simulation:
         self._still_reading(w, ins, q, reader, name, "refills {}", "refilling")
 
     def _drain_for(self, r: int, b: Barrier) -> None:
-        """Role r arrives on `b`: where a consumer of b writes bytes a TMA store of r reads,
-        its leader waits for the stores first (targets/emit: drain_bulk_stores)."""
-        if self.bulk[r]:
-            self._drain(r, *(v for c in b.cons if c != r for v in self.writes[c]))
+        """Role r, with TMA stores in flight, arrives on `b`: where a consumer of b writes
+        bytes a TMA store of r reads, its leader waits for the stores first (targets/emit:
+        drain_bulk_stores)."""
+        self._drain(r, *(v for c in b.cons if c != r for v in self.writes[c]))
 
     def _drain(self, r: int, *views: cake.ViewOp | View) -> None:
         """Role r writes bytes of `views` (or arrives for a role that does): first its leader
@@ -782,7 +786,8 @@ class Simulation:
         (ends at the role's next write of its view, `_drain`) or a synchronous read (ends
         where it stands). Returns the fill it reads when that is well ordered."""
         vc = self.vc[r]
-        key = view.buffer(s)
+        bufs = view.buffers  # `buffer(s)` without the call: s is in range
+        key = bufs[s] if s < len(bufs) else view.buffer(s)
         st = self.stage.get(key)
         if st is None:
             st = self.stage[key] = [[], []]
@@ -1132,6 +1137,17 @@ def _written_views(k: Kernel) -> list[list[cake.ViewOp]]:
             [v for v in map(cake.written_view, (i.op for i in walk(prog))) if v]
             for prog in k.programs]
     return got
+
+
+def _held_commits(k: Kernel) -> frozenset[Instr]:
+    """The commits of `k.held_commits`, as instructions (once per kernel): an xDSL op hashes
+    through a Python method, an instruction by its identity."""
+    got = k.memo.get("held_commits")
+    if got is None:
+        got = k.memo["held_commits"] = frozenset(
+            i for prog in k.programs for i in walk(prog)
+            if i.kind == COMMIT and i.op in k.held_commits)
+    return got  # type: ignore[return-value]
 
 
 def _loop_of(op: Operation) -> Operation:

@@ -185,13 +185,16 @@ def _step(ins: Instr) -> Step:
             raise _Stop()
         if t.inside_short and t.shortened is not None:
             t.shortened.add(op)
-        if fixed is None:
+        if fixed is not None:
+            s = fixed
+        elif t.staged is expr:
+            s = t.stage
+        else:
             s = expr.fn(t.env)
             if s is None:
                 t.k.undecidable.append(ins)
                 raise _Stop()
-        else:
-            s = fixed
+            t.staged, t.stage = expr, s
         # Ranges checked here: the messages are only built for a finding.
         if tma and not 0 <= s < stages:
             t.index(ins, s, stages, f"view `{ins.view.name}`", ins.view.op)
@@ -243,6 +246,10 @@ class _Tracer:
         self.it = 0
         self.iterations: dict[tuple[int, ...], int] = {(): 0}
         self.values: tuple[int, ...] = ()
+        #: the stage expression evaluated last and its value, until a loop variable changes:
+        #: a wait, its TMA loads, an MMA's operands and its commit name one stage in a row
+        self.staged: ExprInfo | None = None
+        self.stage = 0
 
     def value(self, e: ExprInfo, ins: Instr) -> int:
         v = e.fn(self.env)
@@ -277,7 +284,11 @@ class _Tracer:
         if opnd is None:
             return None
         view, idx, _ = opnd
-        s = self.value(idx, ins)
+        if self.staged is idx:
+            s = self.stage
+        else:
+            s = self.value(idx, ins)
+            self.staged, self.stage = idx, s
         if 0 <= s < view.stages:  # checked here: the message is only built for a finding
             return view, s
         self.index(ins, s, view.stages, f"view `{view.name}`", view.op)
@@ -341,6 +352,7 @@ class _Tracer:
             self.values = now = (*values, v)
             self.it = its.setdefault(now, len(its))
             env[key] = v
+            self.staged = None
             self.seg += 1
             for f in body:
                 f(self)
@@ -348,6 +360,7 @@ class _Tracer:
         self.it, self.values = outer, values
         self.inside_short -= short
         self.env.pop(key, None)
+        self.staged = None
         self.seg += 1
 
     def _resume(self, top: TopLoop, events: list[tuple], marks: list[Mark], j: int) -> int:
