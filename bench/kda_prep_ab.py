@@ -11,7 +11,8 @@ must be proven against the revision before it:
 
 fla autotunes at each new shape, which takes most of a run: a short device call can name
 the shapes first (`--shapes 1x8192x16,1x32768x8 A.cake B.cake`; default: every one of
-bench/kda.py's long shapes).
+bench/kda.py's long shapes), or leave fla out (`--no-fla`, first: errors then against the
+first revision given, no fla column).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def _build(path: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    with_fla = argv[:1] != ["--no-fla"]
+    argv = argv if with_fla else argv[1:]
     shapes = PREFILL_SHAPES
     if argv[:1] == ["--shapes"]:
         shapes = [tuple(map(int, name.split("x"))) for name in argv[1].split(",")]
@@ -54,8 +57,6 @@ def main(argv: list[str]) -> int:
     paths = argv
     with ProcessPoolExecutor(len(paths)) as pool:
         list(pool.map(_build, paths))
-    from fla.ops.kda import chunk_kda
-
     from cakec.api import time_ms
     from cakec.kernels import build
     from cakec.kernels.kda import kda_prefill, split_launches
@@ -65,15 +66,22 @@ def main(argv: list[str]) -> int:
         _use(path)
         kernels[f"{i}:{Path(path).stem}"] = build.kernel(NAME, TARGET)  # from the disk cache
     _use(None)
-    print("ms (CUDA-event medians); x = fla / ours; prep = the prep kernel alone")
+    print(f"ms (CUDA-event medians); x = {'fla' if with_fla else 'the first revision'} / "
+          "ours; prep = the prep kernel alone")
     for b, t, h in shapes:
         x = prefill_inputs(b, t, h)
-        fo, fs = chunk_kda(**x, output_final_state=True)
-        fns = {"fla": lambda: chunk_kda(**x, output_final_state=True)}
+        fns, fo, fs = {}, None, None
+        if with_fla:
+            from fla.ops.kda import chunk_kda
+
+            fo, fs = chunk_kda(**x, output_final_state=True)
+            fns["fla"] = lambda: chunk_kda(**x, output_final_state=True)
         errors = []
         for name, kernel in kernels.items():
             build._loaded[(NAME, TARGET)] = kernel
             o, s = kda_prefill(**x, output_final_state=True, kernel="kda_prefill_split")
+            if fo is None:  # no fla: against the first revision
+                fo, fs = o, s
             errors.append(f"{name} o {rel(o, fo):.1e} S {rel(s, fs):.1e}")
             prep, _, _ = split_launches(x["q"], x["k"], x["v"], x["g"], x["beta"], None,
                                         128 ** -0.5, TARGET)
@@ -87,11 +95,13 @@ def main(argv: list[str]) -> int:
                 prep()
 
             fns[name], fns[name + " prep"] = whole, alone
-        ms = time_ms(fns, rounds=2)
-        print(f"{b}x{t}x{h}: fla {ms['fla']:.3f} | " + " | ".join(
-            f"{n} {ms[n]:.3f} ({ms['fla'] / ms[n]:.2f}x) prep {ms[n + ' prep']:.3f}"
+        ms = time_ms(fns, rounds=2 if with_fla else 5)
+        base = ms.get("fla", ms[next(iter(kernels))])
+        print(f"{b}x{t}x{h}: {'fla' if with_fla else 'first'} {base:.3f} | " + " | ".join(
+            f"{n} {ms[n]:.3f} ({base / ms[n]:.2f}x) prep {ms[n + ' prep']:.3f}"
             for n in kernels), flush=True)
-        print("    errors vs chunk_kda: " + "; ".join(errors), flush=True)
+        print(f"    errors vs {'chunk_kda' if with_fla else 'the first revision'}: "
+              + "; ".join(errors), flush=True)
     return 0
 
 

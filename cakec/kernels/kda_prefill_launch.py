@@ -186,13 +186,23 @@ def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
 
 #: Whether kernel='kda_prefill_split' (and so the default from SPLIT_MIN_T) runs its state
 #: pass in the segments state_segments picks, or as one segment per sequence. Off until a GPU
-#: run times it faster (bench/kda.py prints the state pass in one segment and in P side by
-#: side): the only run so far (H100, 2026-12-05) passed racecheck but ran out of time before
-#: the segment tests and the bench rows.
+#: run times it faster end to end (bench/kda_segments.py: the entry with this switch off and
+#: on in the same interleaved rounds, the pair at each P of a sweep, the host's time a call).
+#: The one end-to-end A/B so far (H200, 2026-12-05, per-call synchronised timing) cannot
+#: tell: 1x8192x16 and 2x8192x8, the same work (16 heads, 128 chunks, P = 3, the same grids),
+#: came out 1.15x and 0.90x. The H100 sweep of the state pass alone (2026-12-05) plus the prep
+#: alone predicts 1.50x end to end at 1x32768x8 (P = 9), 1.35x at 1x16384x8 (P = 4), 1.07x at
+#: 1x8192x16 (P = 3), if the entry's host work stays hidden behind the kernels.
 SEGMENTED_STATE_PASS = False
-#: state_segments' cost of one more segment, in chunk steps of the state pass (≈ 1.8 µs
-#: each): the host's chaining matmul and launch.
-SEGMENT_COST = 2
+#: state_segments' cost of one more segment, in chunk steps of the state pass (≈ 1.75 µs
+#: each): the chain's f32 matmul and the extra CTAs (not measured apart). A least-squares fit
+#: of the wave model to the H100 sweep of the state pass alone (38 points, 4–32 heads,
+#: 128–1024 chunks, P = 1–16; docs/kernels.md) gives 1.74 µs a step and 20 µs a segment
+#: (≈ 11 steps, RMS error 6 %); the value before, 2, made the model pick P = 8 at 1x16384x8
+#: (0.308 ms, against P = 4's 0.272). 8, not 11: at 11 the pick at 1x32768x8 moves from 9
+#: (the sweep's best there) to 5, which the sweep did not measure; at 8 it stays, and
+#: 1x65536x4 takes 9 (its best, 0.491 ms) instead of 17 (P = 16 took 0.637).
+SEGMENT_COST = 8
 #: Segments shorter than this many chunks are not worth their launches and chaining.
 SEGMENT_MIN_CHUNKS = 32
 

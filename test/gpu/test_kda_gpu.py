@@ -487,9 +487,9 @@ def test_kda_prefill_split_state_in_segments(segments, t, with_state):
 
 def test_kda_prefill_split_picks_segments_for_few_heads():
     """kda_prefill's split pair at 1×8192×2 (2 heads, 128 chunks): state_segments picks 4
-    segments there on any GPU of 8 SMs or more (one at many heads, 9 at 1×32768×8 on 132
-    SMs), the entry runs them when SEGMENTED_STATE_PASS says so (bit for bit those
-    launches) and matches the float32 recurrence."""
+    segments there on any GPU of 20 SMs or more (one at many heads; on 132 SMs 9 at
+    1×32768×8, 5 at 1×16384×8), the entry runs them when SEGMENTED_STATE_PASS says so (bit
+    for bit those launches) and matches the float32 recurrence."""
     from cakec.kernels import checks
     from cakec.kernels.kda import (SEGMENTED_STATE_PASS, kda_prefill, sm_count,
                                    split_launches, state_segments)
@@ -497,6 +497,8 @@ def test_kda_prefill_split_picks_segments_for_few_heads():
     x = _sequence(1, 8192, 2, 2, seed=77)
     assert state_segments(1, 8192, 2, sm_count(x["q"].device)) == 4
     assert state_segments(8, 2048, 16, 132) == 1 and state_segments(1, 32768, 8, 132) == 9
+    # the H100 sweep's best or near it (kda_prefill_launch.SEGMENT_COST): not P = 8 there
+    assert state_segments(1, 16384, 8, 132) == 5 and state_segments(1, 65536, 4, 132) == 9
     args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
     o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
     prep, state, result = split_launches(*args, x["state"], 128 ** -0.5,
