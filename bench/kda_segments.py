@@ -1,6 +1,8 @@
-"""The KDA prefill's routing switches measured end to end, without fla (whose autotuning
-costs a short device call most of its time): one process, CUDA-event medians in interleaved
-rounds (cakec.api.time_ms), every contender checked against the path it would replace.
+"""The KDA prefill's routing switches (segments, varlen groups) timed end to end, no fla.
+
+fla is left out because its autotuning takes a short device call most of its time. One
+process, CUDA-event medians in interleaved rounds (cakec.api.time_ms), every contender
+checked against the path it would replace.
 
 Segments (`--shapes 1x32768x8,...`): `kda_prefill(kernel="kda_prefill_split")` with
 cakec.kernels.kda_prefill_launch.SEGMENTED_STATE_PASS off and on (the module the launches
