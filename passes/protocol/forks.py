@@ -65,12 +65,31 @@ def shared(a: list[tuple], b: list[tuple]) -> int:
     return lo
 
 
+def waited_elements(trace: list[tuple]) -> frozenset[int]:
+    """The barrier elements a role trace waits on."""
+    return frozenset(ev[2] for ev in trace if ev[0] == WAIT)
+
+
 class Planner:
     """Plans the forks of each simulation among the runs after it."""
 
     def __init__(self) -> None:
         #: per run (by index): `_head`
         self.heads: dict[int, tuple] = {}
+        #: per role trace (by identity: explore() interns equal traces, which the planner's
+        #: caller holds): `waited_elements`
+        self.waits: dict[int, frozenset[int]] = {}
+
+    def waited(self, traces: list[list[tuple]]) -> list[frozenset[int]]:
+        """Per role trace, the barrier elements it waits on (each trace scanned once: they
+        are part of `_head`, and a simulation's consumers of each element)."""
+        out = []
+        for tr in traces:
+            got = self.waits.get(id(tr))
+            if got is None:
+                got = self.waits[id(tr)] = waited_elements(tr)
+            out.append(got)
+        return out
 
     def _head(self, run: int, traces: list[list[tuple]]) -> tuple:
         """What two runs must agree on to be forked (compared once per pair, in C): per role,
@@ -78,7 +97,7 @@ class Planner:
         got = self.heads.get(run)
         if got is None:
             got = self.heads[run] = (
-                tuple(frozenset(ev[2] for ev in tr if ev[0] == WAIT) for tr in traces),
+                tuple(self.waited(traces)),
                 tuple(tuple(tr[:MIN_SHARED]) for tr in traces))
         return got
 

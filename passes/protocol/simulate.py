@@ -19,7 +19,7 @@ from cakec.passes.protocol.model import (
     VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
-from cakec.passes.protocol.forks import Fork, Planner
+from cakec.passes.protocol.forks import Fork, Planner, waited_elements
 from cakec.passes.protocol.trace import Exploration, Run
 
 # Finding categories, most fundamental first: only the first non-empty one is reported, so one
@@ -37,7 +37,8 @@ class Simulation:
     """
 
     def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]],
-                 where: str | Callable[[], str], tcgen05: bool = False, wgmma: bool = False):
+                 where: str | Callable[[], str], tcgen05: bool = False, wgmma: bool = False,
+                 waited: list[frozenset[int]] | None = None):
         self.k, self.traces, self.launch = k, traces, where
         # An MMA into registers is asynchronous (its operand reads end at a commit or an
         # accumulator read) only as a wgmma; mma.sync has read its operands when it returns.
@@ -60,11 +61,12 @@ class Simulation:
         self.waits: list[dict[int, list[int]]] = [{} for _ in range(E)]
         #: (role, barrier index) -> its last `lm.skip` of the barrier (turn-taking consumers)
         self.skips: dict[tuple[int, int], Instr] = {}
+        #: per element, the roles whose traces wait on it (`waited`: per role, the elements
+        #: its trace waits on, when the caller has them: `waited_elements`)
         self.consumers: list[set[int]] = [set() for _ in range(E)]
-        for r, tr in enumerate(traces):
-            for ev in tr:
-                if ev[0] == WAIT:
-                    self.consumers[ev[2]].add(r)
+        for r, elems in enumerate(waited or map(waited_elements, traces)):
+            for e in elems:
+                self.consumers[e].add(r)
         self.commits = [0] * R
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
         #: per role: its MMAs into register tiles that no accumulator read retired yet
@@ -204,22 +206,18 @@ class Simulation:
 
     def _copy(self, traces: list[list[tuple]], where: Callable[[], str]) -> "Simulation":
         """This simulation's state as the beginning of another run's (`traces`, launched as
-        `where`): the `SHARED` fields as they are, copies of the others; the access records
-        are copied once each, however many structures hold them (a commit ends a read
-        through its record)."""
+        `where`): the `SHARED` fields as they are, copies of the others. An access record
+        changes only while its role's commit or drain may still end it (it is then in
+        `outstanding` or `bulk`, where records enter only as they are made): those are
+        copied, once each however many structures hold them; the others, settled, are
+        shared by both simulations (copying every record was most of a copy's time)."""
         new = object.__new__(Simulation)
         new.__dict__.update((f, getattr(self, f)) for f in self.SHARED)
         new.traces, new.launch, new.forks, new.fork_at = traces, where, [], [-1] * self.R
-        copied: dict[int, list] = {}
+        copied = {id(x): x[:] for v in (*self.outstanding, *self.bulk) for x in v}
 
         def recs(xs: list[list]) -> list[list]:
-            out = []
-            for x in xs:
-                y = copied.get(id(x))
-                if y is None:
-                    y = copied[id(x)] = x[:]
-                out.append(y)
-            return out
+            return [copied.get(id(x), x) for x in xs] if copied else xs[:]
         new.vc = [v[:] for v in self.vc]
         new.pos, new.commits = self.pos[:], self.commits[:]
         new.completed, new.pending = self.completed[:], self.pending[:]
@@ -1230,7 +1228,7 @@ def verdicts(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
             sim, (r, e, progress) = fork.sim, fork.start
         else:
             sim = Simulation(k, fwf, run.traces, run.describe, tcgen05,  # type: ignore[arg-type]
-                             wgmma)
+                             wgmma, planner.waited(run.traces))  # type: ignore[arg-type]
             r, e, progress = 0, 0, False
         if share:
             # Only departures still ahead of every role (a continued run has come some way).

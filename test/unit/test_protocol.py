@@ -362,21 +362,34 @@ def test_a_run_is_simulated_once_per_distinct_traces(path):
                                   ROOT / "examples/kmeans_assign.cake",
                                   ROOT / "examples/gemm_bf16_pingpong.cake",
                                   ROOT / "examples/kmeans_assign_sm100.cake",
+                                  ROOT / "examples/gemm_residual.cake",
+                                  ROOT / "examples/attention/fmha_fwd_sm90_d64_lazy.cake",
                                   *sorted((ROOT / "bench/broken").glob("*.cake"))],
                          ids=lambda p: p.name)
 def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
     """A run continued from a copy of an earlier run's simulation where their traces depart
     (forks.py) has the verdict and findings, notes included, that it has simulated alone,
     for wgmma and tcgen05 targets; the persistent examples fork most of their runs, and a
-    copy shares none of the fields that events change."""
+    copy shares none of the fields that events change. Of the access records, a copy has its
+    own of those a commit or drain may still end (in `outstanding` or `bulk` when copied:
+    the residual GEMM and the attention kernel fork with such records) and shares the
+    settled ones."""
     from cakec.passes.protocol.simulate import Simulation, verdicts
 
     copies = []
+    pending_copies = [0]
     real = Simulation._copy
 
     def copy(self, *args):
+        pending = {id(x) for v in (*self.outstanding, *self.bulk) for x in v}
         new = real(self, *args)
         copies.append((self, new))
+        pending_copies[0] += bool(pending)
+        for old_recs, new_recs in ((self.outstanding, new.outstanding),
+                                   (self.inflight, new.inflight), (self.bulk, new.bulk)):
+            for a, b in zip(old_recs, new_recs):
+                assert [x == y for x, y in zip(a, b)] == [True] * len(a) == [True] * len(b)
+                assert all((x is y) == (id(x) not in pending) for x, y in zip(a, b))
         return new
     monkeypatch.setattr(Simulation, "_copy", copy)
     for k in _kernels_of(path):
@@ -390,9 +403,34 @@ def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
             assert seen(True) == seen(False)
     if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
         assert len(copies) >= 10
+    if path.name in ("gemm_residual.cake", "fmha_fwd_sm90_d64_lazy.cake"):
+        assert pending_copies[0] >= 4
     for old, new in copies:
         for f, v in vars(new).items():
             assert f in Simulation.SHARED or v is not vars(old)[f], f
+
+
+def test_the_planner_scans_each_distinct_trace_once_for_its_waits():
+    """`Planner.waited`: per role trace, the elements it waits on, computed once per distinct
+    trace (runs share interned traces) and the consumers a simulation starts from."""
+    from cakec.passes.protocol.forks import Planner
+    from cakec.passes.protocol.model import WAIT
+    from cakec.passes.protocol.simulate import Simulation
+
+    k = _kernels_of(ROOT / "examples/gemm_bf16.cake")[0]
+    ex = explore(k)
+    fwf = first_wait_free(k)
+    planner = Planner()
+    runs = [run for run in ex.runs if run.complete]
+    got = [planner.waited(run.traces) for run in runs]  # type: ignore[arg-type]
+    for run, waited in zip(runs, got):
+        assert waited == [{ev[2] for ev in tr if ev[0] == WAIT} for tr in run.traces]
+        sim = Simulation(k, fwf, run.traces, run.where, waited=waited)  # type: ignore[arg-type]
+        alone = Simulation(k, fwf, run.traces, run.where)  # type: ignore[arg-type]
+        assert sim.consumers == alone.consumers
+    distinct = {id(tr) for run in runs for tr in run.traces}
+    assert len(planner.waits) == len(distinct) < sum(len(run.traces) for run in runs)
+    assert got[0][0] is planner.waited(runs[0].traces)[0]
 
 
 @pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
@@ -433,3 +471,4 @@ def test_a_reused_trace_is_the_trace(path, monkeypatch):
             assert reused <= len(distinct) + 4 < calls[0] - reused
             assert resumed[0] >= 4
         monkeypatch.undo()
+
