@@ -472,3 +472,30 @@ def test_a_reused_trace_is_the_trace(path, monkeypatch):
             assert resumed[0] >= 4
         monkeypatch.undo()
 
+
+def test_verify_safety_releases_the_shared_model():
+    """derive-barriers builds the protocol model and exploration that verify-safety reads
+    (`model_of`); verify-safety, their last reader, releases them, so a compilation kept
+    after its verify holds no traces. A gate run again builds the model again and gives the
+    same findings."""
+    import weakref
+
+    from cakec.driver import run_passes
+
+    src = read_source(str(ROOT / "examples/gemm_bf16.cake"))
+    comp = build(src)
+    run_passes(comp, "derive")
+    kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
+    built = comp.ctx.cake_protocol[kernel]  # type: ignore[union-attr]
+    gone = weakref.ref(built[1])
+    del built
+    run_passes(comp, "verify-safety")
+    assert comp.ctx.cake_protocol == {}  # type: ignore[union-attr]
+    assert gone() is None  # freed by its reference count, no collection needed
+    assert verify_source(src).ctx.cake_protocol == {}  # type: ignore[union-attr]
+    # a broken kernel: the gate's findings are the same when it builds the model again
+    comp = build(read_source(str(ROOT / "bench/broken/early_release.cake")))
+    run_passes(comp, "verify")
+    kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
+    again = check_kernel(kernel, "sm_90a", comp.ctx)
+    assert [d.message for d in comp.sink.diagnostics] == [f.message for f in again] != []
