@@ -1219,7 +1219,8 @@ def verdicts(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
     `share`, a run whose simulation shares the beginning of an earlier one's continues from a
     copy of that one's state where they depart (forks.py) instead of simulating it again."""
     fresh = [i for i, run in enumerate(ex.runs) if run.complete and run.fresh]
-    planner = Planner()
+    planner = Planner([(i, ex.runs[i].traces, ex.runs[i].describe)  # type: ignore[misc]
+                       for i in fresh])
     forked: dict[int, Fork] = {}
     for n, i in enumerate(fresh):
         run = ex.runs[i]
@@ -1233,9 +1234,8 @@ def verdicts(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
         if share:
             # Only departures still ahead of every role (a continued run has come some way).
             ahead = [e if q == r else p for q, p in enumerate(sim.pos)]
-            sim.plan([f for f in planner.forks(i, run.traces, [  # type: ignore[arg-type]
-                (j, ex.runs[j].traces, ex.runs[j].describe) for j in fresh[n + 1:]], forked)
-                if all(a > x for a, x in zip(f.at, ahead))])
+            sim.plan([f for f in planner.forks(n, forked)
+                      if all(a > x for a, x in zip(f.at, ahead))])
         planned = sim.forks
         sim.resume(r, e, progress)
         sim.finish()

@@ -412,7 +412,8 @@ def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
 
 def test_the_planner_scans_each_distinct_trace_once_for_its_waits():
     """`Planner.waited`: per role trace, the elements it waits on, computed once per distinct
-    trace (runs share interned traces) and the consumers a simulation starts from."""
+    trace (runs share interned traces) and the consumers a simulation starts from; the
+    planner sorts the runs into groups of equal heads, the only runs it forks."""
     from cakec.passes.protocol.forks import Planner
     from cakec.passes.protocol.model import WAIT
     from cakec.passes.protocol.simulate import Simulation
@@ -420,8 +421,9 @@ def test_the_planner_scans_each_distinct_trace_once_for_its_waits():
     k = _kernels_of(ROOT / "examples/gemm_bf16.cake")[0]
     ex = explore(k)
     fwf = first_wait_free(k)
-    planner = Planner()
     runs = [run for run in ex.runs if run.complete]
+    planner = Planner([(i, run.traces, run.describe)  # type: ignore[misc]
+                       for i, run in enumerate(runs)])
     got = [planner.waited(run.traces) for run in runs]  # type: ignore[arg-type]
     for run, waited in zip(runs, got):
         assert waited == [{ev[2] for ev in tr if ev[0] == WAIT} for tr in run.traces]
@@ -431,6 +433,13 @@ def test_the_planner_scans_each_distinct_trace_once_for_its_waits():
     distinct = {id(tr) for run in runs for tr in run.traces}
     assert len(planner.waits) == len(distinct) < sum(len(run.traces) for run in runs)
     assert got[0][0] is planner.waited(runs[0].traces)[0]
+    # forks are planned within groups of runs with equal heads
+    planner.forks(0, {})
+    heads = [planner._head(run.traces) for run in runs]  # type: ignore[arg-type]
+    for n, group in enumerate(planner.groups):
+        assert n in group and group == sorted(group)
+        assert [m for m in range(len(runs)) if heads[m] == heads[n]] == group
+    assert 1 < len({id(g) for g in planner.groups}) < len(runs)
 
 
 @pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
