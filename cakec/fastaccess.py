@@ -37,11 +37,20 @@ def patch(ops: ModuleType) -> None:
             name in Operation.__dataclass_fields__ for name in held.values()):
         return
     xdsl_get = accessor.__get__
+    operand, result = kinds.OPERAND, kinds.RESULT
+
+    def tuple_of(obj: Any, construct: Any) -> Any:
+        # identity tests first: an Enum hashes through a Python method (`held`'s lookup)
+        if construct is operand:
+            return obj._operands
+        if construct is result:
+            return obj.results
+        return getattr(obj, held[construct])
 
     def __get__(self: Any, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return xdsl_get(self, obj, objtype)
-        return getattr(obj, held[self.construct])[self.idx]
+        return tuple_of(obj, self.construct)[self.idx]
 
     __get__.xdsl = xdsl_get  # type: ignore[attr-defined]  (xDSL's own, for the tests)
     accessor.__get__ = __get__
@@ -52,7 +61,7 @@ def patch(ops: ModuleType) -> None:
             return xdsl_sized_get(self, obj, objtype)
         option = self.option
         sizes = _segments(option.container(obj)[option.attribute_name])
-        return self.index(sizes, getattr(obj, held[self.construct]))
+        return self.index(sizes, tuple_of(obj, self.construct))
 
     sized_get.xdsl = xdsl_sized_get  # type: ignore[attr-defined]
     sized.__get__ = sized_get
