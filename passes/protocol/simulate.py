@@ -81,6 +81,9 @@ class Simulation:
         #: per role: the views it writes (an arrival on a barrier of theirs drains too)
         self.writes = _written_views(k)
         self.held = _held_commits(k)
+        #: whether the kernel stores a register tile into a stage: only then are the writes
+        #: of a tile counted (`versions`, read by CAKE-S043's `_stale_copy`)
+        self.versioned = _stores_tiles(k)
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         #: per accumulator and running tile: its writes (instruction, innermost loop step)
@@ -202,7 +205,7 @@ class Simulation:
     #: the fields no event changes, which a copy shares (the consumers of each element are
     #: the same in both runs: forks.py); every other field is copied
     SHARED = frozenset({"k", "async_reg_mma", "tc_commit", "R", "E", "D", "fwf", "init",
-                        "consumers", "writes", "held", "read_flags"})
+                        "consumers", "writes", "held", "versioned", "read_flags"})
 
     def _copy(self, traces: list[list[tuple]], where: Callable[[], str]) -> "Simulation":
         """This simulation's state as the beginning of another run's (`traces`, launched as
@@ -317,7 +320,8 @@ class Simulation:
             self._retire_mmas(r, ev[1].acc)
         if ev[1].dest is not None:
             self._assign_acc(r, ev[1], ev[4])
-            self._updated(ev[1].dest, ev[1], ev[2])
+            if self.versioned:
+                self._updated(ev[1].dest, ev[1], ev[2])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
         """A per-column vector read from a staged view (`scq[s].load()`) combined with an
@@ -329,7 +333,9 @@ class Simulation:
         if acc is None or not vecs:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        last = next((w for w in reversed(writes) if w[0] == r and w[3].kind == MMA), None)
+        last = writes[-1] if writes else None  # most often the MMA just before
+        if last is None or last[0] != r or last[3].kind != MMA:
+            last = next((w for w in reversed(writes) if w[0] == r and w[3].kind == MMA), None)
         mma_fill = last[5] if last else None
         if mma_fill is None:
             return
@@ -360,8 +366,10 @@ class Simulation:
         if acc is None or acc.owner != r:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        # its last MMA into it (not an assignment)
-        last = next((w for w in reversed(writes) if w[0] == r and w[2] != -1), None)
+        # its last MMA into it (not an assignment): most often the last write
+        last = writes[-1] if writes else None
+        if last is None or last[0] != r or last[2] == -1:
+            last = next((w for w in reversed(writes) if w[0] == r and w[2] != -1), None)
         if last is None:
             return
         clock = last[1]
@@ -740,7 +748,8 @@ class Simulation:
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
-        self._updated(acc, ins, ev[6])
+        if self.versioned:
+            self._updated(acc, ins, ev[6])
         if acc.owner == r:
             self.inflight[r].append(rec)
 
@@ -1124,6 +1133,17 @@ def _tmem_mma_roles(k: Kernel) -> list[bool]:
         got = k.memo["tmem_mma_roles"] = [
             any(i.kind == MMA and isinstance(i.acc.op, cake.TmemOp)
                 for i in walk(prog) if i.acc is not None) for prog in k.programs]
+    return got
+
+
+def _stores_tiles(k: Kernel) -> bool:
+    """Whether a role stores a register tile into a stage (`view[s].store(tile)`: a copy
+    whose staleness CAKE-S043 checks; once per kernel)."""
+    got = k.memo.get("stores_tiles")
+    if got is None:
+        got = k.memo["stores_tiles"] = any(
+            i.kind == WRITE_STAGE and i.acc is not None for prog in k.programs
+            for i in walk(prog))
     return got
 
 
