@@ -508,3 +508,21 @@ def test_verify_safety_releases_the_shared_model():
     kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
     again = check_kernel(kernel, "sm_90a", comp.ctx)
     assert [d.message for d in comp.sink.diagnostics] == [f.message for f in again] != []
+
+
+def test_tile_versions_are_kept_only_where_a_tile_is_stored_into_a_stage():
+    """The simulation counts the writes of register tiles (for CAKE-S043, a stale `store`d
+    copy) only in kernels that store a register tile into a stage; elsewhere nothing reads
+    the count. The stale-copy kernel is still rejected and its fix accepted."""
+    from cakec.passes.protocol.simulate import _stores_tiles
+
+    def stores(path: Path) -> bool:
+        return any(_stores_tiles(k) for k in _kernels_of(path))
+    assert not stores(ROOT / "examples/gemm_bf16.cake")
+    assert not stores(ROOT / "examples/kmeans_assign.cake")
+    assert stores(ROOT / "examples/attention/fmha_fwd_sm90_d64_lazy.cake")
+    lit = ROOT / "test/lit/safety"
+    assert stores(lit / "stale_state_copy.cake") and stores(lit / "stale_state_copy_ok.cake")
+    assert "CAKE-S043" in [d.code for d in verify_source(
+        read_source(str(lit / "stale_state_copy.cake"))).sink.diagnostics]
+    assert not verify_source(read_source(str(lit / "stale_state_copy_ok.cake"))).sink.has_errors
