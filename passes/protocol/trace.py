@@ -465,10 +465,10 @@ def explore(k: Kernel) -> Exploration:
             traces.append(tr)
             oob.extend(found)
         total -= min(per_run, total) - max(budget[0], 0)
-        ids = tuple(id(t) for t in traces)
+        ids = tuple(map(id, traces))
         runs.append(Run(env, traces, oob, where, ids not in seen))
         seen.add(ids)
-        if oob or all(t is not None for t in traces):
+        if oob or None not in traces:
             continue
         if budget[0] < 0 or total <= 0:
             # The other launches are as large: stop rather than stall.

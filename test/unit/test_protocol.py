@@ -183,6 +183,16 @@ def test_grid_and_block_are_explored_where_they_matter():
         assert 0 <= env[("lm.block_id", "0")] < env[("lm.num_blocks", "0")]
     assert ls.describe(envs[0]).startswith(" with K = ")
     assert ", grid = " in ls.describe(envs[0])
+    # Each leaf assignment is launched on its first, second and last block, each distinct
+    # launch once: one launch for a grid of 1, two for a grid of 2, three beyond.
+    per_values: dict[frozenset, list[int]] = {}
+    for env in envs:
+        values = frozenset((k, v) for k, v in env.items() if k[0] != "lm.block_id")
+        per_values.setdefault(values, []).append(env[("lm.block_id", "0")])
+    for values, blocks in per_values.items():
+        g = dict(values)[("lm.num_blocks", "0")]
+        assert blocks == [0, 1, g - 1][:min(g, 3)]
+    assert len({frozenset(env.items()) for env in envs}) == len(envs)
 
 
 # ---- traces ------------------------------------------------------------------------------------
