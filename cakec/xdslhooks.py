@@ -4,8 +4,9 @@ xDSL). Where xDSL's layout differs from what a hook expects (another version), t
 leaves the module as xDSL wrote it.
 
 * `xdsl.irdl.operations`: op classes' assembly formats parsed on first use
-  (cakec/lazyformat.py), and ops of single arguments built without IRDL's argument
-  checks (cakec/fastinit.py).
+  (cakec/lazyformat.py), ops of single arguments built without IRDL's argument
+  checks (cakec/fastinit.py), and their named single operands, results, regions and
+  successors read by one index (cakec/fastaccess.py).
 * `xdsl.utils.dialect_loader`, imported by `xdsl.dialects` only to put a finder of `.irdl`
   files last on `sys.meta_path` (an import no other finder answers is looked for as
   `NAME.irdl` and built as a dialect): its imports (`importlib.abc`, whose
@@ -57,10 +58,11 @@ def _patch_operations(spec: ModuleSpec, loader: Any) -> None:
 
 
 def _patch(operations: ModuleType) -> None:
-    from cakec import fastinit, lazyformat
+    from cakec import fastaccess, fastinit, lazyformat
 
     lazyformat.patch(operations)
     fastinit.patch(operations)
+    fastaccess.patch(operations)
 
 
 class _DeferredLoader:

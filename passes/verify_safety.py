@@ -30,7 +30,7 @@ from cakec.passes.protocol.accounting import (
 )
 from cakec.passes.protocol.model import Finding, Kernel, View
 from cakec.passes.protocol.simulate import simulate_all
-from cakec.passes.protocol.trace import explore, model_of
+from cakec.passes.protocol.trace import explore, model_of, release_model
 from cakec.targets.sku import get_sku
 
 
@@ -44,7 +44,9 @@ class VerifySafety(ModulePass):
         for kernel in op.ops:
             if not isinstance(kernel, cake.KernelOp):
                 continue
-            for f in check_kernel(kernel, target_of(kernel, ctx, self.target), ctx):
+            found = check_kernel(kernel, target_of(kernel, ctx, self.target), ctx)
+            release_model(ctx, kernel)
+            for f in found:
                 report = sink.warning if f.warning else sink.error
                 report(f.code, f.message, span_of(f.op, ctx),
                        notes=[Note(span_of(o, ctx) if o is not None else None, m)

@@ -65,40 +65,77 @@ def shared(a: list[tuple], b: list[tuple]) -> int:
     return lo
 
 
+def waited_elements(trace: list[tuple]) -> frozenset[int]:
+    """The barrier elements a role trace waits on."""
+    return frozenset(ev[2] for ev in trace if ev[0] == WAIT)
+
+
+#: A run for the planner: its index in the exploration, role traces and launch.
+PlannedRun = tuple[int, list[list[tuple]], Callable[[], str]]
+
+
 class Planner:
     """Plans the forks of each simulation among the runs after it."""
 
-    def __init__(self) -> None:
-        #: per run (by index): `_head`
-        self.heads: dict[int, tuple] = {}
+    def __init__(self, runs: list[PlannedRun]) -> None:
+        #: the runs in simulation order
+        self.runs = runs
+        #: per role trace (by identity: explore() interns equal traces, which the planner's
+        #: caller holds): `waited_elements`
+        self.waits: dict[int, frozenset[int]] = {}
+        #: per run (by position in `runs`): the positions of the runs with its `_head`, in
+        #: order (computed on the first plan: only runs of one group can be forked)
+        self.groups: list[list[int]] = []
 
-    def _head(self, run: int, traces: list[list[tuple]]) -> tuple:
-        """What two runs must agree on to be forked (compared once per pair, in C): per role,
-        the barrier elements its trace waits on and its first `MIN_SHARED` events."""
-        got = self.heads.get(run)
-        if got is None:
-            got = self.heads[run] = (
-                tuple(frozenset(ev[2] for ev in tr if ev[0] == WAIT) for tr in traces),
-                tuple(tuple(tr[:MIN_SHARED]) for tr in traces))
-        return got
-
-    def forks(self, run: int, traces: list[list[tuple]],
-              later: list[tuple[int, list[list[tuple]], Callable[[], str]]],
-              forked: dict[int, Fork]) -> list[Fork]:
-        """The runs of `later` (index, traces, launch) that share enough of the beginning of
-        run `run` (its `traces`) to be forked from its simulation, and more than with the
-        run they were forked from (`forked`)."""
-        mine = self._head(run, traces)
+    def waited(self, traces: list[list[tuple]]) -> list[frozenset[int]]:
+        """Per role trace, the barrier elements it waits on (each trace scanned once: they
+        are part of `_head`, and a simulation's consumers of each element)."""
         out = []
-        for i, other, where in later:
-            if self._head(i, other) != mine:
+        for tr in traces:
+            got = self.waits.get(id(tr))
+            if got is None:
+                got = self.waits[id(tr)] = waited_elements(tr)
+            out.append(got)
+        return out
+
+    def _head(self, traces: list[list[tuple]]) -> tuple:
+        """What two runs must agree on to be forked: per role, the barrier elements its
+        trace waits on and its first `MIN_SHARED` events."""
+        return (tuple(self.waited(traces)), tuple(tuple(tr[:MIN_SHARED]) for tr in traces))
+
+    def _group(self) -> None:
+        """Sorts the runs by head: each head is compared with one run of each group so far
+        (in C; events hash through their views, which do not), not with every other run."""
+        heads: list[tuple] = []
+        members: list[list[int]] = []
+        for n, (_, traces, _) in enumerate(self.runs):
+            head = self._head(traces)
+            g = next((g for g, h in enumerate(heads) if h == head), None)
+            if g is None:
+                heads.append(head)
+                members.append([])
+                g = len(heads) - 1
+            members[g].append(n)
+            self.groups.append(members[g])
+
+    def forks(self, n: int, forked: dict[int, Fork]) -> list[Fork]:
+        """The runs after the n-th that share enough of its beginning to be forked from its
+        simulation, and more than with the run they were forked from (`forked`, by index in
+        the exploration)."""
+        if not self.groups:
+            self._group()
+        traces = self.runs[n][1]
+        out = []
+        for m in self.groups[n]:
+            if m <= n:
                 continue
+            i, other, where = self.runs[m]
             at = []
             for a, b in zip(traces, other):
-                n = shared(a, b)
-                if n < MIN_SHARED:
+                k = shared(a, b)
+                if k < MIN_SHARED:
                     break
-                at.append(n)
+                at.append(k)
             else:
                 if i not in forked or sum(at) > sum(forked[i].at):
                     out.append(Fork(i, other, where, at))

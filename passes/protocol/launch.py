@@ -154,11 +154,18 @@ class Launches:
 
     def _place(self, env: Env, grid: list[int], block: int) -> None:
         """Puts the grid's size and the block's index in each dimension into `env`."""
-        for d, (size, index) in enumerate(_DIMS):
-            g = grid[d]
+        for (size, index), g, b in zip(_DIMS, grid, self._blocks(grid, block)):
             env[size] = g
-            env[index] = 0 if d not in self.block_used else (
-                g - 1 if block < 0 else min(block, g - 1))
+            env[index] = b
+
+    def _blocks(self, grid: list[int], block: int) -> tuple[int, ...]:
+        """The block's index in each dimension: `block` (0 first, 1 second, -1 last) in the
+        used ones, 0 in the others."""
+        if block == 0:  # the launch search's every launch
+            return (0,) * len(grid)
+        used = self.block_used
+        return tuple([0 if d not in used else (g - 1 if block < 0 else min(block, g - 1))
+                      for d, g in enumerate(grid)])
 
     def _invert(self, leaf: Leaf, fn: Callable[[Env], int | None],
                 targets: list[int]) -> list[int]:
@@ -239,18 +246,20 @@ class Launches:
             combos = sorted(set(combos), key=lambda c: (sum(c), c))[:MAX_LAUNCHES]
         combos.sort(key=lambda c: (sum(c), c))
         out: list[Env] = []
-        seen: set[frozenset] = set()
         for c in combos:
             values = {lf.key: r[i] for lf, r, i in zip(leaves, reps, c)}
             grid = self._grid(values)
             if grid is None:
                 continue
+            # Combinations differ in some leaf's value, so their launches differ; one
+            # combination's launches differ only in the blocks placed (the second block of a
+            # grid of two is its last).
+            placed: set[tuple[int, ...]] = set()
             for block in ((0, 1, -1) if self.block_used else (0,)):
-                env = self._at(values, grid, block)
-                sig = frozenset(env.items())
-                if sig not in seen:
-                    seen.add(sig)
-                    out.append(env)
+                blocks = self._blocks(grid, block)
+                if blocks not in placed:
+                    placed.add(blocks)
+                    out.append(self._at(values, grid, block))
         return out
 
     def describe(self, env: Env) -> str:

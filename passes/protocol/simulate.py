@@ -19,7 +19,7 @@ from cakec.passes.protocol.model import (
     VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
-from cakec.passes.protocol.forks import Fork, Planner
+from cakec.passes.protocol.forks import Fork, Planner, waited_elements
 from cakec.passes.protocol.trace import Exploration, Run
 
 # Finding categories, most fundamental first: only the first non-empty one is reported, so one
@@ -37,7 +37,8 @@ class Simulation:
     """
 
     def __init__(self, k: Kernel, fwf: list[bool], traces: list[list[tuple]],
-                 where: str | Callable[[], str], tcgen05: bool = False, wgmma: bool = False):
+                 where: str | Callable[[], str], tcgen05: bool = False, wgmma: bool = False,
+                 waited: list[frozenset[int]] | None = None):
         self.k, self.traces, self.launch = k, traces, where
         # An MMA into registers is asynchronous (its operand reads end at a commit or an
         # accumulator read) only as a wgmma; mma.sync has read its operands when it returns.
@@ -60,11 +61,12 @@ class Simulation:
         self.waits: list[dict[int, list[int]]] = [{} for _ in range(E)]
         #: (role, barrier index) -> its last `lm.skip` of the barrier (turn-taking consumers)
         self.skips: dict[tuple[int, int], Instr] = {}
+        #: per element, the roles whose traces wait on it (`waited`: per role, the elements
+        #: its trace waits on, when the caller has them: `waited_elements`)
         self.consumers: list[set[int]] = [set() for _ in range(E)]
-        for r, tr in enumerate(traces):
-            for ev in tr:
-                if ev[0] == WAIT:
-                    self.consumers[ev[2]].add(r)
+        for r, elems in enumerate(waited or map(waited_elements, traces)):
+            for e in elems:
+                self.consumers[e].add(r)
         self.commits = [0] * R
         self.outstanding: list[list[list]] = [[] for _ in range(R)]
         #: per role: its MMAs into register tiles that no accumulator read retired yet
@@ -79,6 +81,9 @@ class Simulation:
         #: per role: the views it writes (an arrival on a barrier of theirs drains too)
         self.writes = _written_views(k)
         self.held = _held_commits(k)
+        #: whether the kernel stores a register tile into a stage: only then are the writes
+        #: of a tile counted (`versions`, read by CAKE-S043's `_stale_copy`)
+        self.versioned = _stores_tiles(k)
         self.stage: dict[tuple[int, int, int], list] = {}  # [fills, reads since the last]
         self.acc: dict[int, list] = {}  # [last write, reads since]
         #: per accumulator and running tile: its writes (instruction, innermost loop step)
@@ -200,26 +205,22 @@ class Simulation:
     #: the fields no event changes, which a copy shares (the consumers of each element are
     #: the same in both runs: forks.py); every other field is copied
     SHARED = frozenset({"k", "async_reg_mma", "tc_commit", "R", "E", "D", "fwf", "init",
-                        "consumers", "writes", "held", "read_flags"})
+                        "consumers", "writes", "held", "versioned", "read_flags"})
 
     def _copy(self, traces: list[list[tuple]], where: Callable[[], str]) -> "Simulation":
         """This simulation's state as the beginning of another run's (`traces`, launched as
-        `where`): the `SHARED` fields as they are, copies of the others; the access records
-        are copied once each, however many structures hold them (a commit ends a read
-        through its record)."""
+        `where`): the `SHARED` fields as they are, copies of the others. An access record
+        changes only while its role's commit or drain may still end it (it is then in
+        `outstanding` or `bulk`, where records enter only as they are made): those are
+        copied, once each however many structures hold them; the others, settled, are
+        shared by both simulations (copying every record was most of a copy's time)."""
         new = object.__new__(Simulation)
         new.__dict__.update((f, getattr(self, f)) for f in self.SHARED)
         new.traces, new.launch, new.forks, new.fork_at = traces, where, [], [-1] * self.R
-        copied: dict[int, list] = {}
+        copied = {id(x): x[:] for v in (*self.outstanding, *self.bulk) for x in v}
 
         def recs(xs: list[list]) -> list[list]:
-            out = []
-            for x in xs:
-                y = copied.get(id(x))
-                if y is None:
-                    y = copied[id(x)] = x[:]
-                out.append(y)
-            return out
+            return [copied.get(id(x), x) for x in xs] if copied else xs[:]
         new.vc = [v[:] for v in self.vc]
         new.pos, new.commits = self.pos[:], self.commits[:]
         new.completed, new.pending = self.completed[:], self.pending[:]
@@ -319,7 +320,8 @@ class Simulation:
             self._retire_mmas(r, ev[1].acc)
         if ev[1].dest is not None:
             self._assign_acc(r, ev[1], ev[4])
-            self._updated(ev[1].dest, ev[1], ev[2])
+            if self.versioned:
+                self._updated(ev[1].dest, ev[1], ev[2])
 
     def _check_companions(self, r: int, ins: Instr) -> None:
         """A per-column vector read from a staged view (`scq[s].load()`) combined with an
@@ -331,7 +333,9 @@ class Simulation:
         if acc is None or not vecs:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        last = next((w for w in reversed(writes) if w[0] == r and w[3].kind == MMA), None)
+        last = writes[-1] if writes else None  # most often the MMA just before
+        if last is None or last[0] != r or last[3].kind != MMA:
+            last = next((w for w in reversed(writes) if w[0] == r and w[3].kind == MMA), None)
         mma_fill = last[5] if last else None
         if mma_fill is None:
             return
@@ -362,8 +366,10 @@ class Simulation:
         if acc is None or acc.owner != r:
             return
         writes = self.acc.get(acc.index, [[]])[0]
-        # its last MMA into it (not an assignment)
-        last = next((w for w in reversed(writes) if w[0] == r and w[2] != -1), None)
+        # its last MMA into it (not an assignment): most often the last write
+        last = writes[-1] if writes else None
+        if last is None or last[0] != r or last[2] == -1:
+            last = next((w for w in reversed(writes) if w[0] == r and w[2] != -1), None)
         if last is None:
             return
         clock = last[1]
@@ -742,7 +748,8 @@ class Simulation:
         st[0].append(rec)
         st[1] = []
         self.outstanding[r].append(rec)
-        self._updated(acc, ins, ev[6])
+        if self.versioned:
+            self._updated(acc, ins, ev[6])
         if acc.owner == r:
             self.inflight[r].append(rec)
 
@@ -1129,6 +1136,17 @@ def _tmem_mma_roles(k: Kernel) -> list[bool]:
     return got
 
 
+def _stores_tiles(k: Kernel) -> bool:
+    """Whether a role stores a register tile into a stage (`view[s].store(tile)`: a copy
+    whose staleness CAKE-S043 checks; once per kernel)."""
+    got = k.memo.get("stores_tiles")
+    if got is None:
+        got = k.memo["stores_tiles"] = any(
+            i.kind == WRITE_STAGE and i.acc is not None for prog in k.programs
+            for i in walk(prog))
+    return got
+
+
 def _written_views(k: Kernel) -> list[list[cake.ViewOp]]:
     """Per role: the views whose bytes it writes (once per kernel; read-only)."""
     got = k.memo.get("written_views")
@@ -1221,7 +1239,8 @@ def verdicts(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
     `share`, a run whose simulation shares the beginning of an earlier one's continues from a
     copy of that one's state where they depart (forks.py) instead of simulating it again."""
     fresh = [i for i, run in enumerate(ex.runs) if run.complete and run.fresh]
-    planner = Planner()
+    planner = Planner([(i, ex.runs[i].traces, ex.runs[i].describe)  # type: ignore[misc]
+                       for i in fresh])
     forked: dict[int, Fork] = {}
     for n, i in enumerate(fresh):
         run = ex.runs[i]
@@ -1230,14 +1249,13 @@ def verdicts(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
             sim, (r, e, progress) = fork.sim, fork.start
         else:
             sim = Simulation(k, fwf, run.traces, run.describe, tcgen05,  # type: ignore[arg-type]
-                             wgmma)
+                             wgmma, planner.waited(run.traces))  # type: ignore[arg-type]
             r, e, progress = 0, 0, False
         if share:
             # Only departures still ahead of every role (a continued run has come some way).
             ahead = [e if q == r else p for q, p in enumerate(sim.pos)]
-            sim.plan([f for f in planner.forks(i, run.traces, [  # type: ignore[arg-type]
-                (j, ex.runs[j].traces, ex.runs[j].describe) for j in fresh[n + 1:]], forked)
-                if all(a > x for a, x in zip(f.at, ahead))])
+            sim.plan([f for f in planner.forks(n, forked)
+                      if all(a > x for a, x in zip(f.at, ahead))])
         planned = sim.forks
         sim.resume(r, e, progress)
         sim.finish()

@@ -7,7 +7,7 @@
 * `explore(k)` traces every role under every launch of launch.py (parameter, grid and block
   values);
   `model_of(ctx, op)` builds model and exploration once per compilation for both passes
-  (`derive-barriers` and `verify-safety`).
+  (`derive-barriers` and `verify-safety`, which releases them: `release_model`).
 
 Nothing here raises on bad input and nothing unrolls a loop with a huge trip count: static
 counts beyond a few laps of the deepest pipeline are shortened to a representative with the
@@ -465,10 +465,10 @@ def explore(k: Kernel) -> Exploration:
             traces.append(tr)
             oob.extend(found)
         total -= min(per_run, total) - max(budget[0], 0)
-        ids = tuple(id(t) for t in traces)
+        ids = tuple(map(id, traces))
         runs.append(Run(env, traces, oob, where, ids not in seen))
         seen.add(ids)
-        if oob or all(t is not None for t in traces):
+        if oob or None not in traces:
             continue
         if budget[0] < 0 or total <= 0:
             # The other launches are as large: stop rather than stall.
@@ -535,3 +535,15 @@ def model_of(ctx: object, kernel: cake.KernelOp) -> tuple[Kernel, Exploration]:
         ex = Exploration([], k.unmodelled) if k.too_large else explore(k)
         cache[kernel] = (k, ex)
     return cache[kernel]
+
+
+def release_model(ctx: object, kernel: cake.KernelOp) -> None:
+    """Drops the model and exploration of `kernel` from the compilation (verify-safety, their
+    last reader, is done with them). A compilation outlives its verify (emit, the server):
+    kept, their ~4,000 objects per GEMM verify (traces, runs, compiled expressions) would
+    be walked by the garbage collector's young collection at the end of the call and again
+    in every older generation they were promoted to; released, most are freed at once by
+    their reference counts. A later pass that asks builds them again."""
+    cache = getattr(ctx, "cake_protocol", None)
+    if cache:
+        cache.pop(kernel, None)

@@ -183,6 +183,16 @@ def test_grid_and_block_are_explored_where_they_matter():
         assert 0 <= env[("lm.block_id", "0")] < env[("lm.num_blocks", "0")]
     assert ls.describe(envs[0]).startswith(" with K = ")
     assert ", grid = " in ls.describe(envs[0])
+    # Each leaf assignment is launched on its first, second and last block, each distinct
+    # launch once: one launch for a grid of 1, two for a grid of 2, three beyond.
+    per_values: dict[frozenset, list[int]] = {}
+    for env in envs:
+        values = frozenset((k, v) for k, v in env.items() if k[0] != "lm.block_id")
+        per_values.setdefault(values, []).append(env[("lm.block_id", "0")])
+    for values, blocks in per_values.items():
+        g = dict(values)[("lm.num_blocks", "0")]
+        assert blocks == [0, 1, g - 1][:min(g, 3)]
+    assert len({frozenset(env.items()) for env in envs}) == len(envs)
 
 
 # ---- traces ------------------------------------------------------------------------------------
@@ -362,21 +372,34 @@ def test_a_run_is_simulated_once_per_distinct_traces(path):
                                   ROOT / "examples/kmeans_assign.cake",
                                   ROOT / "examples/gemm_bf16_pingpong.cake",
                                   ROOT / "examples/kmeans_assign_sm100.cake",
+                                  ROOT / "examples/gemm_residual.cake",
+                                  ROOT / "examples/attention/fmha_fwd_sm90_d64_lazy.cake",
                                   *sorted((ROOT / "bench/broken").glob("*.cake"))],
                          ids=lambda p: p.name)
 def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
     """A run continued from a copy of an earlier run's simulation where their traces depart
     (forks.py) has the verdict and findings, notes included, that it has simulated alone,
     for wgmma and tcgen05 targets; the persistent examples fork most of their runs, and a
-    copy shares none of the fields that events change."""
+    copy shares none of the fields that events change. Of the access records, a copy has its
+    own of those a commit or drain may still end (in `outstanding` or `bulk` when copied:
+    the residual GEMM and the attention kernel fork with such records) and shares the
+    settled ones."""
     from cakec.passes.protocol.simulate import Simulation, verdicts
 
     copies = []
+    pending_copies = [0]
     real = Simulation._copy
 
     def copy(self, *args):
+        pending = {id(x) for v in (*self.outstanding, *self.bulk) for x in v}
         new = real(self, *args)
         copies.append((self, new))
+        pending_copies[0] += bool(pending)
+        for old_recs, new_recs in ((self.outstanding, new.outstanding),
+                                   (self.inflight, new.inflight), (self.bulk, new.bulk)):
+            for a, b in zip(old_recs, new_recs):
+                assert [x == y for x, y in zip(a, b)] == [True] * len(a) == [True] * len(b)
+                assert all((x is y) == (id(x) not in pending) for x, y in zip(a, b))
         return new
     monkeypatch.setattr(Simulation, "_copy", copy)
     for k in _kernels_of(path):
@@ -390,9 +413,43 @@ def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
             assert seen(True) == seen(False)
     if path.name in ("gemm_bf16.cake", "kmeans_assign.cake"):
         assert len(copies) >= 10
+    if path.name in ("gemm_residual.cake", "fmha_fwd_sm90_d64_lazy.cake"):
+        assert pending_copies[0] >= 4
     for old, new in copies:
         for f, v in vars(new).items():
             assert f in Simulation.SHARED or v is not vars(old)[f], f
+
+
+def test_the_planner_scans_each_distinct_trace_once_for_its_waits():
+    """`Planner.waited`: per role trace, the elements it waits on, computed once per distinct
+    trace (runs share interned traces) and the consumers a simulation starts from; the
+    planner sorts the runs into groups of equal heads, the only runs it forks."""
+    from cakec.passes.protocol.forks import Planner
+    from cakec.passes.protocol.model import WAIT
+    from cakec.passes.protocol.simulate import Simulation
+
+    k = _kernels_of(ROOT / "examples/gemm_bf16.cake")[0]
+    ex = explore(k)
+    fwf = first_wait_free(k)
+    runs = [run for run in ex.runs if run.complete]
+    planner = Planner([(i, run.traces, run.describe)  # type: ignore[misc]
+                       for i, run in enumerate(runs)])
+    got = [planner.waited(run.traces) for run in runs]  # type: ignore[arg-type]
+    for run, waited in zip(runs, got):
+        assert waited == [{ev[2] for ev in tr if ev[0] == WAIT} for tr in run.traces]
+        sim = Simulation(k, fwf, run.traces, run.where, waited=waited)  # type: ignore[arg-type]
+        alone = Simulation(k, fwf, run.traces, run.where)  # type: ignore[arg-type]
+        assert sim.consumers == alone.consumers
+    distinct = {id(tr) for run in runs for tr in run.traces}
+    assert len(planner.waits) == len(distinct) < sum(len(run.traces) for run in runs)
+    assert got[0][0] is planner.waited(runs[0].traces)[0]
+    # forks are planned within groups of runs with equal heads
+    planner.forks(0, {})
+    heads = [planner._head(run.traces) for run in runs]  # type: ignore[arg-type]
+    for n, group in enumerate(planner.groups):
+        assert n in group and group == sorted(group)
+        assert [m for m in range(len(runs)) if heads[m] == heads[n]] == group
+    assert 1 < len({id(g) for g in planner.groups}) < len(runs)
 
 
 @pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",
@@ -433,3 +490,49 @@ def test_a_reused_trace_is_the_trace(path, monkeypatch):
             assert reused <= len(distinct) + 4 < calls[0] - reused
             assert resumed[0] >= 4
         monkeypatch.undo()
+
+
+def test_verify_safety_releases_the_shared_model():
+    """derive-barriers builds the protocol model and exploration that verify-safety reads
+    (`model_of`); verify-safety, their last reader, releases them, so a compilation kept
+    after its verify holds no traces. A gate run again builds the model again and gives the
+    same findings."""
+    import weakref
+
+    from cakec.driver import run_passes
+
+    src = read_source(str(ROOT / "examples/gemm_bf16.cake"))
+    comp = build(src)
+    run_passes(comp, "derive")
+    kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
+    built = comp.ctx.cake_protocol[kernel]  # type: ignore[union-attr]
+    gone = weakref.ref(built[1])
+    del built
+    run_passes(comp, "verify-safety")
+    assert comp.ctx.cake_protocol == {}  # type: ignore[union-attr]
+    assert gone() is None  # freed by its reference count, no collection needed
+    assert verify_source(src).ctx.cake_protocol == {}  # type: ignore[union-attr]
+    # a broken kernel: the gate's findings are the same when it builds the model again
+    comp = build(read_source(str(ROOT / "bench/broken/early_release.cake")))
+    run_passes(comp, "verify")
+    kernel = next(o for o in comp.module.ops if isinstance(o, KernelOp))
+    again = check_kernel(kernel, "sm_90a", comp.ctx)
+    assert [d.message for d in comp.sink.diagnostics] == [f.message for f in again] != []
+
+
+def test_tile_versions_are_kept_only_where_a_tile_is_stored_into_a_stage():
+    """The simulation counts the writes of register tiles (for CAKE-S043, a stale `store`d
+    copy) only in kernels that store a register tile into a stage; elsewhere nothing reads
+    the count. The stale-copy kernel is still rejected and its fix accepted."""
+    from cakec.passes.protocol.simulate import _stores_tiles
+
+    def stores(path: Path) -> bool:
+        return any(_stores_tiles(k) for k in _kernels_of(path))
+    assert not stores(ROOT / "examples/gemm_bf16.cake")
+    assert not stores(ROOT / "examples/kmeans_assign.cake")
+    assert stores(ROOT / "examples/attention/fmha_fwd_sm90_d64_lazy.cake")
+    lit = ROOT / "test/lit/safety"
+    assert stores(lit / "stale_state_copy.cake") and stores(lit / "stale_state_copy_ok.cake")
+    assert "CAKE-S043" in [d.code for d in verify_source(
+        read_source(str(lit / "stale_state_copy.cake"))).sink.diagnostics]
+    assert not verify_source(read_source(str(lit / "stale_state_copy_ok.cake"))).sink.has_errors
