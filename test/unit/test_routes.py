@@ -326,3 +326,32 @@ def test_cakec_tune_measured_needs_no_gpu(tmp_path):
                                       "--out", str(tmp_path)])
     assert wrong.exit_code != 0 and "not 'gemm'" in wrong.output
     assert "Traceback" not in wrong.output
+
+
+def test_cakec_tune_adopt_keeps_the_shipped_rules_but_where_a_route_measured_faster(tmp_path):
+    """`cakec tune gemm --measured FILE --adopt ROUTES` (no GPU): the shipped boxes, every
+    rule's route kept unless a listed route was faster over that rule's shapes in FILE; an
+    unknown route is one error line."""
+    from click.testing import CliRunner
+
+    from cakec.cli import main
+    from cakec.runtime import tuning
+
+    timings = tuning.measured_path(routes.path("gemm"))
+    result = CliRunner().invoke(main, ["tune", "gemm", "--measured", str(timings), "--adopt",
+                                       "torch", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    shipped = routes.load("gemm").rules
+    got = routes.load("gemm", tmp_path / "gemm_routes.json").rules
+    assert [r.box for r in got] == [r.box for r in shipped]
+    _, measured = tuning.load_measured(timings, "gemm")
+    for old, new in zip(shipped, got):
+        if new.route != old.route:  # torch took it: faster over the rule's shapes
+            assert new.route == "torch" and new.measured["adopted_over"] == old.route
+            ms = new.measured["ms"]
+            assert ms["torch"] < ms[old.route], (new.box, ms)
+            assert "adopted over" in result.output
+    bad = CliRunner().invoke(main, ["tune", "gemm", "--measured", str(timings), "--adopt",
+                                    "nope", "--out", str(tmp_path)])
+    assert bad.exit_code != 0 and "no route 'nope'" in bad.output
+    assert "Traceback" not in bad.output
