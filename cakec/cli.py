@@ -445,7 +445,11 @@ if __name__ == "__main__":
 @click.option("--measured", "measured", type=click.Path(exists=True, dir_okay=False),
               default=None, help="Time nothing: choose the rules again from the timings a "
                                  "previous run saved (ENTRY_measured.json; no GPU needed).")
-def tune(entry: str, out: str | None, quick: bool, measured: str | None) -> None:
+@click.option("--adopt", "adopt", default=None, metavar="ROUTE[,ROUTE...]",
+              help="Keep the shipped rules; each listed route takes a rule only where it "
+                   "measured faster than the rule's route over the shapes that rule serves.")
+def tune(entry: str, out: str | None, quick: bool, measured: str | None,
+         adopt: str | None) -> None:
     """Time ENTRY's candidate routes on this GPU over its shape set and rewrite its route
     table from the timings (saved beside it as ENTRY_measured.json), printing the route
     chosen per shape bucket (needs torch and an sm_90 GPU, except with --measured;
@@ -454,10 +458,12 @@ def tune(entry: str, out: str | None, quick: bool, measured: str | None) -> None
 
     from cakec.errors import CakeToolkitError
 
+    adopted = [r for r in adopt.split(",") if r] if adopt else None
     if measured is not None:
         from cakec.runtime.tuning import rechoose
 
-        written = rechoose(entry, Path(measured), Path(out) if out else None, click.echo)
+        written = rechoose(entry, Path(measured), Path(out) if out else None, click.echo,
+                           adopted)
         click.echo(f"wrote {written}")
         return
     try:
@@ -470,5 +476,5 @@ def tune(entry: str, out: str | None, quick: bool, measured: str | None) -> None
                                "for sm_90a")
     from cakec.kernels import tune as tuner
 
-    written = tuner.tune(entry, Path(out) if out else None, quick, click.echo)
+    written = tuner.tune(entry, Path(out) if out else None, quick, click.echo, adopted)
     click.echo(f"wrote {written}")

@@ -599,11 +599,13 @@ class ArriveOp(_Op):
 
 @irdl_op_definition
 class CommitOp(_Op):
-    """`lm.commit(b, stage=s)`: arrive on `b[s]` once this role's MMAs so far completed."""
+    """`lm.commit(b, stage=s)`: arrive on `b[s]` once this role's MMAs so far completed; with
+    `multicast=` on `b[s]` of every block of the cluster along those axes (this one included)."""
 
     name = "cake.commit"
     barrier = operand_def(BarrierType)
     stage = operand_def(i32)
+    multicast = opt_prop_def(DenseArrayBase)
 
 
 @irdl_op_definition

@@ -69,3 +69,17 @@ def fanout(kernel: KernelOp, op: object) -> int:
     axes = multicast_axes(op)
     shape = cluster_shape(kernel)
     return group_size(shape, axes) if axes and shape else 1
+
+
+def member_offset(index: str, shape: tuple[int, int, int], axes: tuple[int, ...]) -> str:
+    """C expression for the rank offset of member `index` (a C expression) of a multicast
+    group from its base: `index` in mixed radix over the group's axes (the first fastest),
+    each digit times its axis's rank stride."""
+    st, terms, radix = strides(shape), [], 1
+    for a in axes:
+        digit = index if radix == 1 else f"{index} / {radix}u"
+        if radix * shape[a] < group_size(shape, axes):
+            digit = f"({digit}) % {shape[a]}u"
+        terms.append(digit if st[a] == 1 else f"({digit}) * {st[a]}u")
+        radix *= shape[a]
+    return " + ".join(terms) if len(terms) == 1 else "(" + " + ".join(terms) + ")"

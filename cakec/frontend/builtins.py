@@ -155,9 +155,13 @@ LM_FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
        "of every block of the cluster along those axes (this one included).",
        "mbarrier.arrive; with multicast=, mapa + mbarrier.arrive.shared::cluster per member",
        "role"),
-    _b("commit", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0)],
-       None, "Arrive on barrier[stage] once this role's MMAs issued so far have completed.",
-       "wgmma.wait_group + mbarrier.arrive (sm_90a); tcgen05.commit (sm_100a)", "role"),
+    _b("commit", [Arg("barrier", "barrier"), Arg("stage", "scalar", required=False, default=0),
+                  Arg("multicast", "ints", required=False)],
+       None, "Arrive on barrier[stage] once this role's MMAs issued so far have completed; "
+       "with multicast=axes on barrier[stage] of every block of the cluster along those axes "
+       "(this one included).",
+       "wgmma.wait_group + mbarrier.arrive (sm_90a; with multicast=, mapa + "
+       "mbarrier.arrive.shared::cluster per member); tcgen05.commit (sm_100a)", "role"),
     _b("fence_proxy", [], None,
        "Order generic-proxy SMEM writes before async-proxy reads (TMA store, MMA).",
        "fence.proxy.async.shared::cta", "role"),

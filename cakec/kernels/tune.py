@@ -107,10 +107,12 @@ def measure_kmeans(table: routes.Table, shapes: list[tuple[int, int, int, int]],
 MEASURE = {"gemm": measure_gemm, "kmeans_assign": measure_kmeans}
 
 
-def tune(entry: str, out: Path | None, quick: bool, log: Callable[[str], None]) -> Path:
+def tune(entry: str, out: Path | None, quick: bool, log: Callable[[str], None],
+         adopt: list[str] | None = None) -> Path:
     """Measure every candidate route over the entry's shape set (every fourth shape with
-    `quick`), then choose and write the table and the timings (cakec.runtime.tuning.write);
-    returns the table's path."""
+    `quick`), then choose (or, with `adopt`, keep the shipped rules and adopt those routes
+    where faster) and write the table and the timings (cakec.runtime.tuning.write); returns
+    the table's path."""
     import torch
 
     table = routes.load(entry, routes.path(entry))
@@ -125,4 +127,4 @@ def tune(entry: str, out: Path | None, quick: bool, log: Callable[[str], None]) 
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "seconds": round(time.perf_counter() - start, 1),
         "refused": {"x".join(map(str, m.shape)): m.wrong for m in measured if m.wrong}}
-    return tuning.write(entry, table, measured, tuned, out, log)
+    return tuning.write(entry, table, measured, tuned, out, log, adopt)

@@ -298,3 +298,38 @@ def choose(table: Table, measured: list[Measured],
         rules.append(Rule(box, best, note))
     rules.append(Rule({}, default))
     return Table(table.entry, table.target, table.extents, table.routes, tuple(rules), tuned)
+
+
+def adopt(table: Table, measured: list[Measured], extents_of: Callable[[tuple[int, ...]],
+          dict[str, int]], new: list[str], tuned: Mapping[str, Any]) -> Table:
+    """`table` with its rules kept, except that a route of `new` takes a rule where it was
+    faster, by geomean over the measured shapes the rule serves (those it is the first match
+    for), than the rule's route in the same measurement, and correct at every one of them
+    (the fastest of `new` if several are). The other rules, their routes and boxes, stay as
+    they are: a candidate enters a table tuned elsewhere only where it measured better, and
+    no bucket moves on one run's noise between the old routes."""
+    unknown = [r for r in new if r not in table.routes]
+    if unknown:
+        _fail("adopt", f"no route {unknown[0]!r} in the table")
+    served: dict[int, list[Measured]] = {}
+    for m in measured:
+        ext = extents_of(m.shape)
+        first = next(i for i, rule in enumerate(table.rules) if rule.matches(ext))
+        served.setdefault(first, []).append(m)
+    rules = []
+    for i, rule in enumerate(table.rules):
+        held = served.get(i, [])
+        ok = [r for r in [rule.route, *new] if held and all(r in m.ms for m in held)]
+        if rule.route not in ok:
+            rules.append(rule)
+            continue
+        geo = {r: math.exp(sum(math.log(m.ms[r]) for m in held) / len(held)) for r in ok}
+        best = min(ok, key=geo.__getitem__)
+        if best == rule.route:
+            rules.append(rule)
+            continue
+        note = {"shapes": [list(m.shape) for m in held], "adopted_over": rule.route,
+                "ms": {r: round(geo[r], 5) for r in ok}}
+        rules.append(Rule(rule.box, best, note))
+    return Table(table.entry, table.target, table.extents, table.routes, tuple(rules),
+                 {**table.tuned, "adopted": {"routes": list(new), **tuned}})

@@ -89,12 +89,18 @@ def load_measured(path: Path, entry: str) -> tuple[dict[str, Any], list[Measured
 
 
 def write(entry: str, table: routes.Table, measured: list[Measured], tuned: dict[str, Any],
-          out: Path | None, log: Callable[[str], None]) -> Path:
-    """Choose `table`'s rules from `measured` (routes.choose over the entry's buckets), write
-    the table (to `out`, a folder or a .json path; default: the shipped table's path) and the
-    timings beside it, log the route chosen per bucket; returns the table's path."""
+          out: Path | None, log: Callable[[str], None], adopt: list[str] | None = None
+          ) -> Path:
+    """Choose `table`'s rules from `measured` (routes.choose over the entry's buckets; with
+    `adopt`, routes.adopt: `table`'s rules kept, those routes taking the rules where they
+    measured faster), write the table (to `out`, a folder or a .json path; default: the
+    shipped table's path) and the timings beside it, log the route chosen per bucket;
+    returns the table's path."""
     spec = ENTRIES[entry]
-    chosen = choose(table, measured, spec.extents_of, spec.edges, spec.default, tuned)
+    if adopt:
+        chosen = routes.adopt(table, measured, spec.extents_of, adopt, tuned)
+    else:
+        chosen = choose(table, measured, spec.extents_of, spec.edges, spec.default, tuned)
     routes.parse(chosen.to_json())  # what is written must load again
     if out is None:
         target = routes.path(entry)
@@ -109,14 +115,19 @@ def write(entry: str, table: routes.Table, measured: list[Measured], tuned: dict
         box = " ".join(f"{n}∈[{lo},{'∞' if hi is None else hi}]" for n, (lo, hi) in
                        rule.box.items()) or "everything else"
         gain = rule.measured.get("x_torch", {}).get(rule.route)
-        log(f"{box:<40} -> {rule.route}" + (f"  ({gain:.3f}x torch)" if gain else ""))
+        was = rule.measured.get("adopted_over")
+        log(f"{box:<40} -> {rule.route}" + (f"  ({gain:.3f}x torch)" if gain else "")
+            + (f"  (adopted over {was}: {rule.measured['ms']} ms)" if was else ""))
     return target
 
 
 def rechoose(entry: str, measured_file: Path, out: Path | None,
-             log: Callable[[str], None]) -> Path:
-    """`cakec tune --measured FILE`: the rules chosen again from saved timings (after a
-    change of the buckets or of the routes' candidate boxes), nothing timed."""
+             log: Callable[[str], None], adopt: list[str] | None = None) -> Path:
+    """`cakec tune --measured FILE [--adopt ROUTES]`: the rules chosen again from saved
+    timings (after a change of the buckets or of the routes' candidate boxes), or the
+    shipped rules with ROUTES adopted where those timings say they are faster; nothing
+    timed."""
     tuned, measured = load_measured(measured_file, entry)
     tuned["chosen_from"] = measured_file.name
-    return write(entry, routes.load(entry, routes.path(entry)), measured, tuned, out, log)
+    return write(entry, routes.load(entry, routes.path(entry)), measured, tuned, out, log,
+                 adopt)

@@ -214,9 +214,9 @@ def _arrivals(k: Kernel, b: Barrier, typical: dict[int, list[Instr]], events: in
     """Hardware arrivals per phase: init_count role events, each one arrival except a commit
     on sm_90a, where every warpgroup of the committing role commits its own wgmma group, an
     arrive by a role whose every warp runs (each warp arrives once its lanes are done), an
-    arrive with `multicast=` (each block of the group arrives on every member's barrier),
-    and a copy_load, where every thread of the role arrives once its own cp.async copies
-    land."""
+    arrive or commit with `multicast=` (each block of the group arrives on every member's
+    barrier), and a copy_load, where every thread of the role arrives once its own cp.async
+    copies land."""
     def per_event(r: int, i: Instr) -> int:
         role = k.roles[r]
         if isinstance(i.op, cake.CopyLoadOp):
@@ -224,7 +224,9 @@ def _arrivals(k: Kernel, b: Barrier, typical: dict[int, list[Instr]], events: in
         if i.kind == ARRIVE:
             # An arrival with multicast= comes from every block of its group alike.
             return (1 if role.single_thread else len(role.warps)) * fanout(k.op, i.op)
-        return role.warpgroups if i.kind == COMMIT and target == "sm_90a" else 1
+        if i.kind != COMMIT:
+            return 1  # a multicast copy: each member's own expect_tx is its one arrival
+        return (role.warpgroups if target == "sm_90a" else 1) * fanout(k.op, i.op)
 
     if events:
         hw = sum(per_event(r, i) for r, g in typical.items() for i in g)

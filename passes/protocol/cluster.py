@@ -7,7 +7,8 @@ schedule safe, and these checks hold the author to it:
 * S045: a `tma_load(..., multicast=A)` writes view[s] of every block of its group, so the
   wait that guards it (the producer's `lm.wait(empty, stage=s)` before the copy) must mean
   "every consumer of every member released s": each release of that barrier is
-  `lm.arrive(empty, stage=s, multicast=A')` with A' ⊇ A, which arrives on every member's
+  `lm.arrive(empty, stage=s, multicast=A')` or `lm.commit(empty, stage=s, multicast=A')` with
+  A' ⊇ A, which arrives on every member's
   barrier (the compiler counts those arrivals: consumers × group size).
 * S046: a block that exits while a peer still copies into its SMEM or arrives on its
   barriers corrupts whatever runs next on that SM: a kernel with multicast copies or
@@ -30,7 +31,8 @@ from cakec.targets.cluster import AXES, multicast_axes
 
 def cluster_findings(kernel: cake.KernelOp) -> list[Finding]:
     ops = walk(kernel)
-    multicast = [op for op in ops if isinstance(op, (cake.TmaLoadOp, cake.ArriveOp))
+    multicast = [op for op in ops
+                 if isinstance(op, (cake.TmaLoadOp, cake.ArriveOp, cake.CommitOp))
                  and multicast_axes(op)]
     if not multicast:
         return []
@@ -83,10 +85,9 @@ def _released_by_every_member(load: cake.TmaLoadOp, before: list[Operation],
         if set(axes) <= set(multicast_axes(rel)):
             continue
         bname = barrier.owner.sym_name.data  # type: ignore[union-attr]
-        fix = (f"release it to every member: `lm.arrive({bname}, stage=..., "
+        verb = "commit" if isinstance(rel, cake.CommitOp) else "arrive"
+        fix = (f"release it to every member: `lm.{verb}({bname}, stage=..., "
                f"multicast={_py_axes(axes)})`")
-        if isinstance(rel, cake.CommitOp):
-            fix += " after reading the accumulator (a commit arrives in this block only)"
         out.append(Finding(
             "CAKE-S045", rel,
             f"this releases a stage of `{bname}` in this block only, but `{name}` is filled by "

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from cakec.dialects.cake import (ArriveOp, BarrierOp, FenceProxyOp, RoleOp, SkipOp,
                                 TmaLoadOp, TmaStoreStageOp, ViewOp, WaitOp)
-from cakec.targets.cluster import (cluster_shape, group_pattern, group_size, multicast_axes,
-                                    strides)
+from cakec.targets.cluster import cluster_shape, group_pattern, multicast_axes
 from cakec.targets.emit.cexpr import paren, plus, scaled, unparen
 from cakec.targets.emit.emitter import KernelEmitter
 from cakec.targets.emit.unsupported import Unsupported
@@ -186,42 +185,14 @@ def tma_store_stage(em: KernelEmitter, op: TmaStoreStageOp) -> None:
 def arrive(em: KernelEmitter, op: ArriveOp) -> None:
     em.source_comment(op)
     b = em.barrier_of(op.barrier)
-    addr = em.bar_addr(b, em.val(op.stage))
-    axes = multicast_axes(op)
-    if not axes:
-        em.release(b, addr, per_warpgroup=False)
-        return
-    # `multicast=`: the same event on barrier[stage] of every member of this CTA's group
-    # (this one included), each member's arrival a remote one through mapa.
-    shape = cluster_shape(em.kernel)
-    assert shape is not None and em.role is not None
-    n = group_size(shape, axes)
-    base = f"cake_cluster_group_base({_bits(axes)}u)"
-    if em.role.single_thread:
-        with em.block(f"for (u32 cake_m = 0; cake_m < {n}u; ++cake_m)"):
-            em.line(f"cake_mbar_arrive_cluster(cake_mapa({addr}, {base} + "
-                    f"{_member_offset('cake_m', shape, axes)}));")
-        return
-    em.line("__syncwarp();")
-    em.line(f"if (cake_lane_id() < {n}u) cake_mbar_arrive_cluster(cake_mapa({addr}, {base} + "
-            f"{_member_offset('cake_lane_id()', shape, axes)}));  // lane m: member m")
+    # With `multicast=` the same event lands on barrier[stage] of every member of this CTA's
+    # group (this one included), each member's arrival a remote one through mapa.
+    em.release(b, em.bar_addr(b, em.val(op.stage)), per_warpgroup=False,
+               axes=multicast_axes(op))
 
 
 def _bits(axes: tuple[int, ...]) -> int:
     return sum(1 << a for a in axes)
-
-
-def _member_offset(index: str, shape: tuple[int, int, int], axes: tuple[int, ...]) -> str:
-    """Rank offset of member `index` of a group from its base: `index` in mixed radix over
-    the group's axes (the first fastest), each digit times its axis's rank stride."""
-    st, terms, radix = strides(shape), [], 1
-    for a in axes:
-        digit = index if radix == 1 else f"{index} / {radix}u"
-        if radix * shape[a] < group_size(shape, axes):
-            digit = f"({digit}) % {shape[a]}u"
-        terms.append(digit if st[a] == 1 else f"({digit}) * {st[a]}u")
-        radix *= shape[a]
-    return " + ".join(terms) if len(terms) == 1 else "(" + " + ".join(terms) + ")"
 
 
 def fence_proxy(em: KernelEmitter, op: FenceProxyOp) -> None:

@@ -38,7 +38,8 @@ from cakec.dialects.cake import (
 )
 from cakec.passes.base import sink_of, span_of
 from cakec.passes.derive_common import walk
-from cakec.targets.cluster import cluster_shape, fanout
+from cakec.targets.cluster import (cluster_shape, fanout, group_size, member_offset,
+                                    multicast_axes)
 from cakec.targets.emit import metadata as meta
 from cakec.targets.emit.cexpr import literal, paren, unparen
 from cakec.targets.emit.unsupported import MISSING, NOT_LOWERED_HELP, UNSUPPORTED, Unsupported
@@ -515,20 +516,20 @@ class KernelEmitter:
     def emitted_arrivals(self, op: Operation) -> int:
         """Hardware arrivals one event performs (what `release` emits): a TMA load one, an
         `lm.arrive` one per warp of a multi-thread role, an `lm.commit` from a multi-thread
-        (wgmma) role one per warpgroup, a copy_load one per thread of its role."""
+        (wgmma) role one per warpgroup, a copy_load one per thread of its role; an arrive or
+        commit with `multicast=` that many on every member of its group."""
         role_op = role_of(op)
         if role_op is None or isinstance(op, TmaLoadOp):
             return 1
         warps = role_op.warps.get_values()
         if isinstance(op, CopyLoadOp):
             return 32 * len(warps)
-        if isinstance(op, ArriveOp):  # each block of a multicast group arrives on every member
+        # Each block of a multicast group arrives on every member.
+        if isinstance(op, ArriveOp):
             return (1 if self._single_thread(role_op) else len(warps)) * fanout(self.kernel, op)
-        if self._single_thread(role_op):
-            return 1
-        if self.target != "sm_90a":
-            return 1
-        return len({w // WARPGROUP_WARPS for w in warps})
+        if self._single_thread(role_op) or self.target != "sm_90a":
+            return fanout(self.kernel, op)
+        return len({w // WARPGROUP_WARPS for w in warps}) * fanout(self.kernel, op)
 
     def barrier(self, b: BarrierOp) -> None:
         offset = self.attr_int(b, "cake.smem_offset")
@@ -631,8 +632,13 @@ class KernelEmitter:
                               for g in {w // 4 for w in role.warps}})
             test = ("cake_warp % 4u == 0u" if all(w % 4 == 0 for w in leaders)
                     else "(" + " || ".join(f"cake_warp == {w}u" for w in leaders) + ")")
-            self.line(f"const bool cake_wg_leader = {test} && {lane0};"
-                      "  // one per warpgroup of the role")
+            commits = [op for op in ops if isinstance(op, CommitOp)]
+            if any(not multicast_axes(op) for op in commits):
+                self.line(f"const bool cake_wg_leader = {test} && {lane0};"
+                          "  // one per warpgroup of the role")
+            if any(multicast_axes(op) for op in commits):
+                self.line(f"const bool cake_wg_leader_warp = {test};"
+                          "  // its lanes arrive on the multicast group's members")
         if role.accs:
             self.line(f"const u32 cake_wg = (cake_warp - {role.first}u) / 4u;"
                       f"  // warpgroup within `{role.name}`")
@@ -772,15 +778,20 @@ class KernelEmitter:
         assert isinstance(value, BlockArgument)
         return self.kernel.param_names.data[value.index].data
 
-    def release(self, b: BarrierOp, addr: str, per_warpgroup: bool) -> None:
+    def release(self, b: BarrierOp, addr: str, per_warpgroup: bool,
+                axes: tuple[int, ...] = ()) -> None:
         """One event of the current role on barrier element `addr`, with the arrivals
         derive-barriers counts for it (cake.arrivals): an `lm.commit` on sm_90a arrives once
         per warpgroup (each after its own wgmma.wait_group), an `lm.arrive` once per warp of
         the role (after __syncwarp, so lane 0's arrival releases its lanes' work; warps never
-        wait for each other: the barrier's phase completes when the last one arrives)."""
+        wait for each other: the barrier's phase completes when the last one arrives). With
+        multicast `axes` the event reaches `addr` in every member of this CTA's group (this
+        one included): lane m of each arriving warp arrives on member m through mapa."""
         role = self.role
         assert role is not None
-        if role.single_thread:
+        if axes:
+            self._release_to_group(addr, per_warpgroup, axes)
+        elif role.single_thread:
             self.line(f"cake_mbar_arrive({addr});")
         elif per_warpgroup:
             self.line(f"if (cake_wg_leader) cake_mbar_arrive({addr});")
@@ -788,12 +799,32 @@ class KernelEmitter:
             self.line("__syncwarp();")
             self.line(f"if (cake_lane_id() == 0u) cake_mbar_arrive({addr});")
 
+    def _release_to_group(self, addr: str, per_warpgroup: bool, axes: tuple[int, ...]) -> None:
+        shape = cluster_shape(self.kernel)
+        assert shape is not None and self.role is not None
+        n = group_size(shape, axes)
+        base = f"cake_cluster_group_base({sum(1 << a for a in axes)}u)"
+        if self.role.single_thread:
+            with self.block(f"for (u32 cake_m = 0; cake_m < {n}u; ++cake_m)"):
+                self.line(f"cake_mbar_arrive_cluster(cake_mapa({addr}, {base} + "
+                          f"{member_offset('cake_m', shape, axes)}));")
+            return
+        # A commit's arrivals come from the warpgroup leader's warp (its wgmma.wait_group
+        # covers the warpgroup), an arrive's from every warp once its lanes are done.
+        who = "cake_wg_leader_warp && " if per_warpgroup else ""
+        if not per_warpgroup:
+            self.line("__syncwarp();")
+        self.line(f"if ({who}cake_lane_id() < {n}u) cake_mbar_arrive_cluster(cake_mapa({addr}, "
+                  f"{base} + {member_offset('cake_lane_id()', shape, axes)}));  "
+                  "// lane m: member m")
+
     def release_held(self, commit: CommitOp, held: str, reset: bool) -> None:
         """Retire every wgmma group, then perform the release a deferred commit holds."""
         b = self.barrier_of(commit.barrier)
         self.line("cake_wgmma_wait<0>();")
         with self.block(f"if ({held} != ~0u)"):
-            self.release(b, self.bar_addr(b, held), per_warpgroup=True)
+            self.release(b, self.bar_addr(b, held), per_warpgroup=True,
+                         axes=multicast_axes(commit))
             if reset:
                 self.line(f"{held} = ~0u;")
 

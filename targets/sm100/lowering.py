@@ -29,6 +29,7 @@ from xdsl.ir import Operation
 from cakec.dialects.cake import (
     ArriveOp, CommitOp, ConvertOp, MmaOp, TmaStoreOp, TmemOp, WaitOp, dtype_name,
 )
+from cakec.targets.cluster import multicast_axes
 from cakec.targets.emit import barriers
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS
@@ -140,6 +141,8 @@ def commit_sm100(em: KernelEmitter, op: CommitOp) -> None:
     role that issues no tcgen05.mma (none, or synchronous mma.sync) arrives as on sm_80."""
     role = em.role
     assert role is not None
+    if multicast_axes(op):  # tcgen05.commit's .multicast::cluster form is not emitted yet
+        raise Unsupported("`lm.commit(..., multicast=)` (tcgen05.commit's multicast form)")
     b = em.barrier_of(op.barrier)
     addr = em.bar_addr(b, em.val(op.stage))
     if role.single_thread or not _issues_mma(em):

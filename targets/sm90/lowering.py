@@ -15,6 +15,7 @@ from cakec.dialects.cake import (
     PURE_TILE_OPS, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp,
     TileIndexOp, TileStoreOp, TileType, TmaStoreOp, dtype_name, stage_source,
 )
+from cakec.targets.cluster import multicast_axes
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
 from cakec.targets.emit.common import ACC_CTYPE, OUT_TRAITS, loop
@@ -91,17 +92,18 @@ def commit_sm90(em: KernelEmitter, op: CommitOp) -> None:
     b = em.barrier_of(op.barrier)
     em.source_comment(op)
     s = em.val(op.stage)
+    axes = multicast_axes(op)  # multicast=: the release reaches every member of the group
     if not role.accs:  # this role issues no MMA: nothing to wait for
-        em.release(b, em.bar_addr(b, s), per_warpgroup=not role.single_thread)
+        em.release(b, em.bar_addr(b, s), per_warpgroup=not role.single_thread, axes=axes)
         return
     held = role.held.get(op)
     if held is None:
         em.line("cake_wgmma_wait<0>();")
-        em.release(b, em.bar_addr(b, s), per_warpgroup=True)
+        em.release(b, em.bar_addr(b, s), per_warpgroup=True, axes=axes)
         return
     em.line("cake_wgmma_wait<1>();  // every group but the newest has read its stage")
     with em.block(f"if ({held} != ~0u)"):
-        em.release(b, em.bar_addr(b, held), per_warpgroup=True)
+        em.release(b, em.bar_addr(b, held), per_warpgroup=True, axes=axes)
     em.line(f"{held} = (u32){paren(s)};")
 
 

@@ -225,7 +225,9 @@ GEMM_ROUTE_SHAPES = [(1, 256, 64), (7, 300, 136), (64, 4096, 512), (100, 1000, 1
                                    "splitk_64x64_waves", "splitk_swap_16x64_waves",
                                    "splitk_swap_16x64_k256", "splitk_swap_16x64_pp",
                                    "splitk_64x64_pp", "splitk_swap_16x64_tail",
-                                   "splitk_64x64_tail", "splitk_64x128_tail"])
+                                   "splitk_64x64_tail", "splitk_64x128_tail",
+                                   "persistent_128x256_mc", "persistent_128x224",
+                                   "persistent_128x224_mc"])
 def test_every_gemm_route_computes_every_shape(K, route):
     """Each Cake route of the gemm table is correct for any M, N, K (the table may send any
     shape to any of them): tails in every dimension, every element written, twice (a
@@ -250,6 +252,16 @@ def _route_computes_twice(G, route: str, m: int, n: int, k: int) -> None:
         run(a, b, c, m, n, k)
         assert not c.isnan().any() and _rel(c, a.float() @ b.float().t()) < 5e-3, (route, m, n, k)
 
+
+
+@pytest.mark.parametrize("route", ["persistent_128x256_mc", "persistent_128x224",
+                                   "persistent_128x224_mc"])
+def test_cluster_and_224_routes_over_many_items(K, route):
+    """More items than the grid holds (each CTA, or CTA pair, runs several and its ring
+    continues across them), a ragged last M pair (17 M tiles: the rank-1 CTA of the last
+    pair computes past M and stores nothing), N and K tails."""
+    G = importlib.import_module("cakec.kernels.gemm")
+    _route_computes_twice(G, route, 2100, 4000, 520)
 
 
 @pytest.mark.parametrize("route", ["splitk_64x64_waves", "splitk_swap_16x64_waves",

@@ -19,7 +19,7 @@ from cakec import api
 from cakec.dialects import cake
 from cakec.runtime import expr
 from cakec.targets.cluster import group_offsets, group_pattern
-from cakec.targets.emit.barriers import _member_offset
+from cakec.targets.cluster import member_offset
 
 ROOT = Path(__file__).resolve().parents[2]
 MC = ROOT / "examples" / "kmeans_assign_mc.cake"
@@ -39,7 +39,7 @@ def test_groups_are_the_ctas_that_differ_along_their_axes(shape, axes) -> None:
     differ from its own only along `axes`."""
     offsets = group_offsets(shape, axes)
     assert group_pattern(shape, axes) == sum(1 << o for o in offsets)
-    c_expr = _member_offset("m", shape, axes).replace("u", "").replace("/", "//")
+    c_expr = member_offset("m", shape, axes).replace("u", "").replace("/", "//")
     assert [eval(c_expr, {"m": m}) for m in range(len(offsets))] == offsets
     for me in product(*(range(n) for n in shape)):
         peers = {_rank(p, shape) for p in product(*(range(n) for n in shape))

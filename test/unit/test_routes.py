@@ -116,6 +116,36 @@ def test_choose_takes_the_fastest_cake_route_and_torch_only_past_the_margin():
     assert routes.parse(got.to_json()).rules == got.rules  # what tune writes loads again
 
 
+def test_adopt_keeps_the_rules_and_takes_only_those_a_new_route_wins():
+    """`cakec tune --adopt`: each rule keeps its box; a listed route replaces the rule's route
+    only where it is faster over the shapes that rule serves (first match) and correct at
+    all of them; rules without measured shapes stay."""
+    raw = gemm_table([{"box": {"m": [0, 64]}, "route": "skinny"},
+                      {"box": {"m": [65, 1000]}, "route": "torch"},
+                      {"box": {"m": [1001, 2000]}, "route": "big"}, {"box": {}, "route": "big"}])
+    raw["routes"]["mc"] = {"kernel": "gemm_bf16_mc"}
+    table = routes.parse(raw)
+    ext = lambda s: {"m": s[0], "n": s[1], "k": s[2]}  # noqa: E731
+    measured = [
+        Measured((1, 8, 8), {"skinny": 10.0, "mc": 12.0, "torch": 20.0}, {}),     # skinny stays
+        Measured((100, 8, 8), {"big": 30.0, "mc": 19.0, "torch": 20.0}, {}),       # mc wins
+        Measured((900, 8, 8), {"big": 30.0, "mc": 19.0, "torch": 20.0}, {}),
+        Measured((1500, 8, 8), {"big": 10.0, "torch": 20.0}, {"mc": "rel err"}),   # wrong once
+        Measured((1600, 8, 8), {"big": 10.0, "mc": 5.0, "torch": 20.0}, {}),
+        Measured((5000, 8, 8), {"big": 10.0, "mc": 9.0, "torch": 20.0}, {}),       # catch-all
+    ]
+    got = routes.adopt(table, measured, ext, ["mc"], {"device": "test"})
+    assert [(r.box, r.route) for r in got.rules] == [
+        ({"m": (0, 64)}, "skinny"), ({"m": (65, 1000)}, "mc"), ({"m": (1001, 2000)}, "big"),
+        ({}, "mc")]
+    assert got.rules[1].measured["adopted_over"] == "torch"
+    assert got.rules[1].measured["shapes"] == [[100, 8, 8], [900, 8, 8]]
+    assert got.tuned["adopted"] == {"routes": ["mc"], "device": "test"}
+    assert routes.parse(got.to_json()).rules == got.rules  # what tune writes loads again
+    with pytest.raises(RouteTableError, match="no route 'nope'"):
+        routes.adopt(table, measured, ext, ["nope"], {})
+
+
 def test_a_multi_wave_split_takes_a_bucket_only_past_its_margin():
     raw = gemm_table([{"box": {}, "route": "big"}])
     raw["routes"]["split"] = {"kernel": "gemm_bf16_splitk_decode", "split_k": {"tile": [64, 64]}}
@@ -296,3 +326,32 @@ def test_cakec_tune_measured_needs_no_gpu(tmp_path):
                                       "--out", str(tmp_path)])
     assert wrong.exit_code != 0 and "not 'gemm'" in wrong.output
     assert "Traceback" not in wrong.output
+
+
+def test_cakec_tune_adopt_keeps_the_shipped_rules_but_where_a_route_measured_faster(tmp_path):
+    """`cakec tune gemm --measured FILE --adopt ROUTES` (no GPU): the shipped boxes, every
+    rule's route kept unless a listed route was faster over that rule's shapes in FILE; an
+    unknown route is one error line."""
+    from click.testing import CliRunner
+
+    from cakec.cli import main
+    from cakec.runtime import tuning
+
+    timings = tuning.measured_path(routes.path("gemm"))
+    result = CliRunner().invoke(main, ["tune", "gemm", "--measured", str(timings), "--adopt",
+                                       "torch", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    shipped = routes.load("gemm").rules
+    got = routes.load("gemm", tmp_path / "gemm_routes.json").rules
+    assert [r.box for r in got] == [r.box for r in shipped]
+    _, measured = tuning.load_measured(timings, "gemm")
+    for old, new in zip(shipped, got):
+        if new.route != old.route:  # torch took it: faster over the rule's shapes
+            assert new.route == "torch" and new.measured["adopted_over"] == old.route
+            ms = new.measured["ms"]
+            assert ms["torch"] < ms[old.route], (new.box, ms)
+            assert "adopted over" in result.output
+    bad = CliRunner().invoke(main, ["tune", "gemm", "--measured", str(timings), "--adopt",
+                                    "nope", "--out", str(tmp_path)])
+    assert bad.exit_code != 0 and "no route 'nope'" in bad.output
+    assert "Traceback" not in bad.output
