@@ -8,15 +8,15 @@ relative Frobenius ≤ 1e-2, lse within 1e-3, no NaN), then the three contenders
 interleaved rounds with CUDA events. Prints ms, TFLOP/s (4·B·H·S_q·S_k·D, halved for
 causal), ours / cuDNN and ours / FA2, and the share of the 989 TFLOP/s dense bf16 peak.
 
-    python3 bench/fmha.py [--out DIR] [--quick] [--also D:FILE.cake ...] [--no-alternatives]
-                                                                    (torch, an sm_90a GPU)
+    python3 bench/fmha.py [--out DIR] [--quick] [--head-dim D ...] [--also D:FILE.cake ...]
+                          [--no-alternatives]                       (torch, an sm_90a GPU)
 
 `--also 128:old.cake` times another kernel with the example's parameters (a variant of the
 schedule) in the same rounds at the shapes of its head dim, checked like ours, and prints it
 in a second table beside ours and cuDNN. The schedules `fmha` does not run at every shape
 of a head dim (fmha_fwd_sm90.py `alternatives`: at 128 the one-role, overlap and xt kernels
 beside the lazy one `fmha` runs; at 64 all three, since `fmha` picks between two by S_k; and
-the head-major candidates) are among them unless --no-alternatives.
+the head-major and MASK_CANDIDATES kernels) are among them unless --no-alternatives.
 """
 
 from __future__ import annotations
@@ -40,17 +40,17 @@ def example():
     return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
-def shapes(quick: bool) -> list[dict]:
-    """(B, S, H, H_kv, D, causal) rows of the table."""
+def shapes(quick: bool, dims: tuple[int, ...] = (128, 64)) -> list[dict]:
+    """(B, S, H, H_kv, D, causal) rows of the table, at the head dims `dims` (GQA at 128)."""
     rows = []
     seqs = (1024, 4096, 16384) if quick else (1024, 2048, 4096, 8192, 16384)
-    for d in (128, 64):
+    for d in dims:
         for causal in (False, True):
             for s in seqs:
                 h = WIDTH // d
                 rows.append({"B": TOKENS // s, "S": s, "H": h, "HKV": h, "D": d,
                              "causal": causal})
-    for causal in (False, True):
+    for causal in (False, True) if 128 in dims else ():
         rows.append({"B": TOKENS // 4096, "S": 4096, "H": 32, "HKV": 8, "D": 128,
                      "causal": causal})
     return rows
@@ -100,7 +100,10 @@ def main() -> int:
                     help="another kernel for head dim D, timed and checked beside ours")
     ap.add_argument("--no-alternatives", action="store_true",
                     help="leave out the schedules fmha does not run (e.g. one that faults)")
+    ap.add_argument("--head-dim", type=int, action="append", choices=(64, 128),
+                    help="only the shapes of this head dim (repeatable; default both)")
     args = ap.parse_args()
+    dims = tuple(args.head_dim or (128, 64))
 
     import torch
 
@@ -110,11 +113,11 @@ def main() -> int:
     for d in ex.KERNELS:
         ex.kernel(d)  # compile outside the timings
     extra = variants(args.also)
-    for d in () if args.no_alternatives else ex.KERNELS:
+    for d in () if args.no_alternatives else dims:
         for other in ex.alternatives(d):
             extra[f"{Path(other).stem}@{d}"] = (d, ex.compiled(other))
     rows, ok = [], True
-    for sh in shapes(args.quick):
+    for sh in shapes(args.quick, dims):
         b, s, h, h_kv, d, causal = sh["B"], sh["S"], sh["H"], sh["HKV"], sh["D"], sh["causal"]
         q = torch.randn(b, s, h, d, device="cuda").to(torch.bfloat16)
         k = torch.randn(b, s, h_kv, d, device="cuda").to(torch.bfloat16)

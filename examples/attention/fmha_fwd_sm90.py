@@ -91,9 +91,18 @@ HEAD_MAJOR = {128: ["fmha_fwd_sm90_overlap_lazy_hm.cake"],
                    "fmha_fwd_sm90_d64_overlap_hm3.cake", D64_HM3]}
 #: At D128, up to this many keys `fmha` runs HEAD_MAJOR[128][0] (both masks), above it LAZY[128].
 HM_KEYS = 2048
+#: Candidates for `fmha`'s kernels, not yet timed (docs/codegen.md, "The causal mask"): the
+#: causal mask (and a ragged key tail) as one compare a score against each row's last
+#: visible key (`_m`: 170 instructions a warp in a masked block, against 359–390), and at D64
+#: D64_HM3's ring with a fourth stage as well (`_hm4m`).
+MASK_CANDIDATES = {
+    64: ["fmha_fwd_sm90_d64_overlap_m.cake", "fmha_fwd_sm90_d64_lazy_hm3m.cake",
+         "fmha_fwd_sm90_d64_lazy_hm4m.cake"],
+    128: ["fmha_fwd_sm90_overlap_lazy_m.cake", "fmha_fwd_sm90_overlap_lazy_hm_m.cake"]}
 #: Every schedule of each head dim (same parameters and result).
-SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128], *HEAD_MAJOR[128]],
-             64: [KERNELS[64], OVERLAP_D64, LAZY[64], *HEAD_MAJOR[64]]}
+SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128], *HEAD_MAJOR[128],
+                   *MASK_CANDIDATES[128]],
+             64: [KERNELS[64], OVERLAP_D64, LAZY[64], *HEAD_MAJOR[64], *MASK_CANDIDATES[64]]}
 LOG2E = 1.4426950408889634
 #: Query rows per CTA (the kernels' tile).
 TILE_M = 128

@@ -453,6 +453,23 @@ LEGAL: dict[str, str] = {
     "examples/attention/fmha_fwd_sm90_d64_lazy_hm3.cake:delete_wait:207": _TRANSITIVE_Q,
     **{f"examples/attention/fmha_fwd_sm90_d64_{f}_hm3.cake:swizzle:{n}:128b->{to}": _O_STAGE
        for f in ("overlap", "lazy") for n in (24, 25) for to in ("64b", "None")},
+    # The one-compare-mask candidates (MASK_CANDIDATES): the views, waits and O stages of the
+    # kernels they copy, at their own lines.
+    **{f"examples/attention/fmha_fwd_sm90_d64_{f}.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for f, first in (("lazy_hm3m", 22), ("lazy_hm4m", 19), ("overlap_m", 22))
+       for n in range(first, first + 4)},
+    **{f"examples/attention/fmha_fwd_sm90_d64_{f}.cake:swizzle:{n}:128b->{to}": _O_STAGE
+       for f, first in (("lazy_hm3m", 26), ("lazy_hm4m", 23), ("overlap_m", 26))
+       for n in (first, first + 1) for to in ("64b", "None")},
+    **{f"examples/attention/fmha_fwd_sm90_d64_{f}.cake:delete_wait:{n}": _TRANSITIVE_Q
+       for f, n in (("lazy_hm3m", 208), ("lazy_hm4m", 205), ("overlap_m", 192))},
+    "examples/attention/fmha_fwd_sm90_d64_overlap_m.cake:delete_wait:70": _Q_BY_K_RING,
+    **{f"examples/attention/fmha_fwd_sm90_{f}.cake:swizzle:{n}:128b->64b": _SWIZZLE
+       for f in ("overlap_lazy_m", "overlap_lazy_hm_m") for n in (19, 20, 21)},
+    **{f"examples/attention/fmha_fwd_sm90_{f}.cake:swizzle:22:128b->{to}": _O_STAGE
+       for f in ("overlap_lazy_m", "overlap_lazy_hm_m") for to in ("64b", "None")},
+    "examples/attention/fmha_fwd_sm90_overlap_lazy_m.cake:delete_wait:60": _Q_BY_K_RING,
+    "examples/attention/fmha_fwd_sm90_overlap_lazy_hm_m.cake:delete_wait:65": _Q_BY_K_RING,
     **{f"examples/attention/fmha_fwd_sm90_overlap_lazy_hm.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in (16, 17, 18)},
     "examples/attention/fmha_fwd_sm90_overlap_lazy_hm.cake:delete_wait:62": _Q_BY_K_RING,

@@ -1,0 +1,283 @@
+# Attention forward on Hopper, head dim 64: fmha_fwd_sm90_d64_lazy_hm3m.cake (its header) with
+# a K/V ring of four stages instead of three (176 of the 227 KiB of SMEM: Q 2 × 2 × 8 KiB,
+# K and V 4 × 16 KiB, O 2 × 8 KiB): warpgroup 0's lead over a copy's latency grows from one
+# and a half blocks to two and a half. 168 registers, 0 spills (NVRTC 13.5).
+# A candidate beside it until a GPU run times both (docs/codegen.md, "The causal mask").
+@cake.schedule(target="sm_90a")
+def fmha_fwd_sm90_d64_lazy_hm4m(lm, Q: LM.tma3d, K: LM.tma3d, V: LM.tma3d, O: LM.tma2d,
+                              Lse: LM.tensor2d,
+                              B: LM.i32, Sq: LM.i32, Sk: LM.i32, H: LM.i32, G: LM.i32,
+                              scale_log2: LM.f32, causal: LM.i32):
+    tiles_m = lm.cdiv(Sq, 128)
+    heads = H * B
+    tiles = tiles_m * heads
+    lm.grid(lm.min(tiles, lm.sm_count()))
+    kv_blocks = lm.cdiv(Sk, 128)
+
+    pool = lm.smem(180224)  # Q 2 stages × 2 × 8 KiB (one per warpgroup), K and V 4 × 16 KiB,
+    #                          O 8 KiB per warpgroup
+    sq0 = pool.view(offset=0, shape=(64, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    sq1 = pool.view(offset=16384, shape=(64, 64), dtype=lm.bf16, stage=2, swizzle=128b)
+    sk = pool.view(offset=32768, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+    sv = pool.view(offset=98304, shape=(128, 64), dtype=lm.bf16, stage=4, swizzle=128b)
+    so0 = pool.view(offset=163840, shape=(64, 64), dtype=lm.bf16, swizzle=128b)
+    so1 = pool.view(offset=172032, shape=(64, 64), dtype=lm.bf16, swizzle=128b)
+
+    load = lm.role(warps=[0, 1, 2, 3], regs=24)
+    wg0 = lm.role(warps=[4, 5, 6, 7], regs=240)
+    wg1 = lm.role(warps=[8, 9, 10, 11], regs=240)
+    pipe = lm.pipeline(stages=4)
+    q_full = lm.barrier(count=2, prod=[load], cons=[wg0, wg1], init_count=2)
+    q_empty = lm.barrier(count=2, prod=[wg0, wg1], cons=[load], init_count=2)
+    k_full = lm.barrier(count=4, prod=[load], cons=[wg0, wg1], pipeline=pipe)
+    v_full = lm.barrier(count=4, prod=[load], cons=[wg0, wg1], pipeline=pipe)
+    k_empty = lm.barrier(count=4, prod=[wg0, wg1], cons=[load], init_count=2, pipeline=pipe)
+    v_empty = lm.barrier(count=4, prod=[wg0, wg1], cons=[load], init_count=2, pipeline=pipe)
+    turn0 = lm.barrier(count=1, prod=[wg1], cons=[wg0])
+    turn1 = lm.barrier(count=1, prod=[wg0], cons=[wg1])
+
+    s0 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg0)
+    o0 = lm.regs(shape=(64, 64), dtype=lm.f32, role=wg0)
+    p0 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg0)
+    m0 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg0)
+    l0 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg0)
+    s1 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg1)
+    o1 = lm.regs(shape=(64, 64), dtype=lm.f32, role=wg1)
+    p1 = lm.regs(shape=(64, 128), dtype=lm.f32, role=wg1)
+    m1 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg1)
+    l1 = lm.regs(shape=(64, 1), dtype=lm.f32, role=wg1)
+
+    with load:
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            # The tile at place u of a head-major order: a head's tiles side by side, so the CTAs
+            # at work share its K and V in L2 (an order across heads read them from DRAM per tile).
+            # Causal: its longest tile, its shortest, the 2nd longest, the 2nd shortest, ...; rounds
+            # i, i + 1 take places w0 … w0 + 2·ctas, CTA c places 2c and 2c + 1 (a long and a short
+            # tile: equal work for every CTA), the ragged last window one place for each CTA past
+            # the pairs.
+            w0 = (i - i % 2) * lm.num_blocks(0)
+            dw = lm.max(lm.min(lm.num_blocks(0), tiles - w0 - lm.num_blocks(0)), 0)
+            u = (w0 + lm.min(2 * lm.block_id(0), lm.block_id(0) + dw) + i % 2) % tiles
+            r = u % tiles_m
+            mt = ((tiles_m - 1 - r // 2) if r % 2 == 0 else r // 2) if causal == 1 else r
+            hb = u // tiles_m
+            h = hb % H
+            b = hb // H
+            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
+            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            ring = i * kv_blocks                      # the K/V ring position of block 0
+            s_0 = ring % 4
+            qs = i % 2
+            # K_0 first, then this tile's Q (into the Q stage the last tile did not use).
+            lm.wait(k_empty, stage=s_0)
+            sk.tma_load(K, coords=(b, 0, h // G), stage=s_0, barrier=k_full)
+            lm.wait(q_empty, stage=qs)
+            sq0.tma_load(Q, coords=(b, mt * 2, h), stage=qs, barrier=q_full)
+            sq1.tma_load(Q, coords=(b, mt * 2 + 1, h), stage=qs, barrier=q_full)
+            lm.wait(v_empty, stage=s_0)
+            sv.tma_load(V, coords=(b, 0, h // G), stage=s_0, barrier=v_full)
+            for j in lm.range(1, n_blocks):
+                s = (ring + j) % 4
+                lm.wait(k_empty, stage=s)
+                sk.tma_load(K, coords=(b, j, h // G), stage=s, barrier=k_full)
+                lm.wait(v_empty, stage=s)
+                sv.tma_load(V, coords=(b, j, h // G), stage=s, barrier=v_full)
+
+    with wg0:
+        o0 = 0.0                                    # read first by tile 0's empty epilogue
+        m0 = -lm.inf
+        l0 = 0.0
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            w0 = (i - i % 2) * lm.num_blocks(0)
+            dw = lm.max(lm.min(lm.num_blocks(0), tiles - w0 - lm.num_blocks(0)), 0)
+            u = (w0 + lm.min(2 * lm.block_id(0), lm.block_id(0) + dw) + i % 2) % tiles
+            r = u % tiles_m
+            mt = ((tiles_m - 1 - r // 2) if r % 2 == 0 else r // 2) if causal == 1 else r
+            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
+            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            ring = i * kv_blocks                      # the K/V ring position of block 0
+            s_0 = ring % 4
+            qs = i % 2
+            diag = mt * 128 + Sk - Sq             # the last key row 0 of these rows sees
+            last = diag if causal == 1 else Sk
+            lm.wait(q_full, stage=qs)
+            # Block 0: S_0 is issued in this warpgroup's turn, and the tile before is stored
+            # while it runs.
+            lm.wait(k_full, stage=s_0)
+            lm.wait(turn0)
+            lm.mma(s0, sq0[qs], sk[s_0], init=True)
+            lm.arrive(turn1)
+            # The epilogue of this CTA's tile before (its index arithmetic again, for tile
+            # t − num_blocks): O normalised, staged and copied out by TMA (not waited for),
+            # lse stored; tile 0's are aimed past the tensors' ends (nothing is written).
+            ip = lm.max(i - 1, 0)                          # (tile 0: any tile in range)
+            w0p = (ip - ip % 2) * lm.num_blocks(0)
+            dwp = lm.max(lm.min(lm.num_blocks(0), tiles - w0p - lm.num_blocks(0)), 0)
+            up = (w0p + lm.min(2 * lm.block_id(0), lm.block_id(0) + dwp) + ip % 2) % tiles
+            rp = up % tiles_m
+            mtp = ((tiles_m - 1 - rp // 2) if rp % 2 == 0 else rp // 2) if causal == 1 else rp
+            hbp = up // tiles_m
+            inv_lp = lm.where(l0 > 0.0, 1.0 / l0, 0.0)
+            so0[0].store((o0 * inv_lp).to(lm.bf16))       # waits for the last P·V only
+            lm.fence_proxy()
+            O.tma_store(so0[0], coords=((((hbp // H) * tiles_m + mtp) * 2) if i > 0
+                                        else B * tiles_m * 2, hbp % H))
+            Lse.store((m0 + lm.log2(l0)) * 0.6931471805599453,
+                      coords=(hbp if i > 0 else B * H, mtp * 2))
+            if 127 >= Sk or (causal == 1 and 127 > diag):
+                lim0 = lm.min(lm.row_index(s0, base=last), Sk - 1)  # each row's last key
+                s0 = lm.where(lm.col_index(s0) > lim0, -lm.inf, s0)
+            m0 = s0.max(axis=1) * scale_log2
+            m_use0 = lm.where(m0 == -lm.inf, 0.0, m0)          # a row that sees no key yet
+            p0 = lm.exp2(s0 * scale_log2 - m_use0)             # exp2(−inf) = 0 where masked
+            l0 = p0.sum(axis=1)
+            lm.arrive(k_empty, stage=s_0)
+            # Block j: S_j is issued, then P_(j-1)·V_(j-1) behind it, so the softmax of S_j runs
+            # while that wgmma does; O is rescaled once it has retired.
+            for j in lm.range(1, n_blocks):
+                s = (ring + j) % 4
+                sp = (ring + j + 3) % 4                  # block j − 1's stage
+                lm.wait(k_full, stage=s)
+                lm.wait(turn0)
+                lm.mma(s0, sq0[qs], sk[s], init=True)
+                lm.wait(v_full, stage=sp)
+                lm.mma(o0, p0.to(lm.bf16), sv[sp].T, init=(j == 1))
+                lm.arrive(turn1)
+                if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
+                    # each row's last key, counted from this block's first
+                    lim = lm.min(lm.row_index(s0, base=last - j * 128), Sk - 1 - j * 128)
+                    s0 = lm.where(lm.col_index(s0) > lim, -lm.inf, s0)
+                m_blk = s0.max(axis=1) * scale_log2
+                if lm.any(m_blk > m0 + 8.0):                # some row of this warp grew 2^8×
+                    m_new = lm.max(m0, m_blk)
+                    alpha = lm.exp2(m0 - lm.where(m_new == -lm.inf, 0.0, m_new))
+                    l0 = l0 * alpha
+                    m0 = m_new
+                    o0 = o0 * alpha                          # waits for P_(j-1)·V_(j-1)
+                m_use = lm.where(m0 == -lm.inf, 0.0, m0)
+                p0 = lm.exp2(s0 * scale_log2 - m_use)          # ≤ 2^8 with a stale max
+                l0 = l0 + p0.sum(axis=1)
+                lm.arrive(k_empty, stage=s)                    # S_j has retired
+                lm.commit(v_empty, stage=sp)                # waits for it where O was not rescaled
+            # The last block's P·V (its O is stored under the next tile's S_0); the last S
+            # (which read Q) has retired.
+            last_s = (ring + n_blocks - 1) % 4
+            lm.wait(v_full, stage=last_s)
+            lm.mma(o0, p0.to(lm.bf16), sv[last_s].T, init=(n_blocks == 1))
+            lm.commit(v_empty, stage=last_s)                 # once that P·V has completed
+            lm.arrive(q_empty, stage=qs)
+        # The epilogue of this CTA's last tile (t = block_id + (n − 1)·num_blocks).
+        il = lm.cdiv(tiles - lm.block_id(0), lm.num_blocks(0)) - 1
+        w0l = (il - il % 2) * lm.num_blocks(0)
+        dwl = lm.max(lm.min(lm.num_blocks(0), tiles - w0l - lm.num_blocks(0)), 0)
+        ul = (w0l + lm.min(2 * lm.block_id(0), lm.block_id(0) + dwl) + il % 2) % tiles
+        rl = ul % tiles_m
+        mtl = ((tiles_m - 1 - rl // 2) if rl % 2 == 0 else rl // 2) if causal == 1 else rl
+        hbl = ul // tiles_m
+        inv_l = lm.where(l0 > 0.0, 1.0 / l0, 0.0)
+        so0[0].store((o0 * inv_l).to(lm.bf16))
+        lm.fence_proxy()
+        O.tma_store(so0[0], coords=(((hbl // H) * tiles_m + mtl) * 2, hbl % H))
+        Lse.store((m0 + lm.log2(l0)) * 0.6931471805599453, coords=(hbl, mtl * 2))
+        lm.wait(turn0)                            # warpgroup 1's last turn
+
+    with wg1:
+        lm.arrive(turn0)                          # warpgroup 0 issues first
+        o1 = 0.0                                    # read first by tile 0's empty epilogue
+        m1 = -lm.inf
+        l1 = 0.0
+        for t in lm.range(lm.block_id(0), tiles, lm.num_blocks(0)):
+            i = t // lm.num_blocks(0)                 # this CTA's i-th tile
+            w0 = (i - i % 2) * lm.num_blocks(0)
+            dw = lm.max(lm.min(lm.num_blocks(0), tiles - w0 - lm.num_blocks(0)), 0)
+            u = (w0 + lm.min(2 * lm.block_id(0), lm.block_id(0) + dw) + i % 2) % tiles
+            r = u % tiles_m
+            mt = ((tiles_m - 1 - r // 2) if r % 2 == 0 else r // 2) if causal == 1 else r
+            seen = lm.min(kv_blocks, lm.cdiv(mt * 128 + 128 + Sk - Sq, 128))  # up to the diagonal
+            n_blocks = lm.max(seen if causal == 1 else kv_blocks, 1)  # ≥ 1: O is written (0)
+            ring = i * kv_blocks                      # the K/V ring position of block 0
+            s_0 = ring % 4
+            qs = i % 2
+            diag = mt * 128 + 64 + Sk - Sq             # the last key row 0 of these rows sees
+            last = diag if causal == 1 else Sk
+            lm.wait(q_full, stage=qs)
+            # Block 0: S_0 is issued in this warpgroup's turn, and the tile before is stored
+            # while it runs.
+            lm.wait(k_full, stage=s_0)
+            lm.wait(turn1)
+            lm.mma(s1, sq1[qs], sk[s_0], init=True)
+            lm.arrive(turn0)
+            # The epilogue of this CTA's tile before (its index arithmetic again, for tile
+            # t − num_blocks): O normalised, staged and copied out by TMA (not waited for),
+            # lse stored; tile 0's are aimed past the tensors' ends (nothing is written).
+            ip = lm.max(i - 1, 0)                          # (tile 0: any tile in range)
+            w0p = (ip - ip % 2) * lm.num_blocks(0)
+            dwp = lm.max(lm.min(lm.num_blocks(0), tiles - w0p - lm.num_blocks(0)), 0)
+            up = (w0p + lm.min(2 * lm.block_id(0), lm.block_id(0) + dwp) + ip % 2) % tiles
+            rp = up % tiles_m
+            mtp = ((tiles_m - 1 - rp // 2) if rp % 2 == 0 else rp // 2) if causal == 1 else rp
+            hbp = up // tiles_m
+            inv_lp = lm.where(l1 > 0.0, 1.0 / l1, 0.0)
+            so1[0].store((o1 * inv_lp).to(lm.bf16))       # waits for the last P·V only
+            lm.fence_proxy()
+            O.tma_store(so1[0], coords=((((hbp // H) * tiles_m + mtp) * 2 + 1) if i > 0
+                                        else B * tiles_m * 2, hbp % H))
+            Lse.store((m1 + lm.log2(l1)) * 0.6931471805599453,
+                      coords=(hbp if i > 0 else B * H, mtp * 2 + 1))
+            if 127 >= Sk or (causal == 1 and 127 > diag):
+                lim0 = lm.min(lm.row_index(s1, base=last), Sk - 1)  # each row's last key
+                s1 = lm.where(lm.col_index(s1) > lim0, -lm.inf, s1)
+            m1 = s1.max(axis=1) * scale_log2
+            m_use0 = lm.where(m1 == -lm.inf, 0.0, m1)          # a row that sees no key yet
+            p1 = lm.exp2(s1 * scale_log2 - m_use0)             # exp2(−inf) = 0 where masked
+            l1 = p1.sum(axis=1)
+            lm.arrive(k_empty, stage=s_0)
+            # Block j: S_j is issued, then P_(j-1)·V_(j-1) behind it, so the softmax of S_j runs
+            # while that wgmma does; O is rescaled once it has retired.
+            for j in lm.range(1, n_blocks):
+                s = (ring + j) % 4
+                sp = (ring + j + 3) % 4                  # block j − 1's stage
+                lm.wait(k_full, stage=s)
+                lm.wait(turn1)
+                lm.mma(s1, sq1[qs], sk[s], init=True)
+                lm.wait(v_full, stage=sp)
+                lm.mma(o1, p1.to(lm.bf16), sv[sp].T, init=(j == 1))
+                lm.arrive(turn0)
+                if j * 128 + 127 >= Sk or (causal == 1 and j * 128 + 127 > diag):
+                    # each row's last key, counted from this block's first
+                    lim = lm.min(lm.row_index(s1, base=last - j * 128), Sk - 1 - j * 128)
+                    s1 = lm.where(lm.col_index(s1) > lim, -lm.inf, s1)
+                m_blk = s1.max(axis=1) * scale_log2
+                if lm.any(m_blk > m1 + 8.0):                # some row of this warp grew 2^8×
+                    m_new = lm.max(m1, m_blk)
+                    alpha = lm.exp2(m1 - lm.where(m_new == -lm.inf, 0.0, m_new))
+                    l1 = l1 * alpha
+                    m1 = m_new
+                    o1 = o1 * alpha                          # waits for P_(j-1)·V_(j-1)
+                m_use = lm.where(m1 == -lm.inf, 0.0, m1)
+                p1 = lm.exp2(s1 * scale_log2 - m_use)          # ≤ 2^8 with a stale max
+                l1 = l1 + p1.sum(axis=1)
+                lm.arrive(k_empty, stage=s)                    # S_j has retired
+                lm.commit(v_empty, stage=sp)                # waits for it where O was not rescaled
+            # The last block's P·V (its O is stored under the next tile's S_0); the last S
+            # (which read Q) has retired.
+            last_s = (ring + n_blocks - 1) % 4
+            lm.wait(v_full, stage=last_s)
+            lm.mma(o1, p1.to(lm.bf16), sv[last_s].T, init=(n_blocks == 1))
+            lm.commit(v_empty, stage=last_s)                 # once that P·V has completed
+            lm.arrive(q_empty, stage=qs)
+        # The epilogue of this CTA's last tile (t = block_id + (n − 1)·num_blocks).
+        il = lm.cdiv(tiles - lm.block_id(0), lm.num_blocks(0)) - 1
+        w0l = (il - il % 2) * lm.num_blocks(0)
+        dwl = lm.max(lm.min(lm.num_blocks(0), tiles - w0l - lm.num_blocks(0)), 0)
+        ul = (w0l + lm.min(2 * lm.block_id(0), lm.block_id(0) + dwl) + il % 2) % tiles
+        rl = ul % tiles_m
+        mtl = ((tiles_m - 1 - rl // 2) if rl % 2 == 0 else rl // 2) if causal == 1 else rl
+        hbl = ul // tiles_m
+        inv_l = lm.where(l1 > 0.0, 1.0 / l1, 0.0)
+        so1[0].store((o1 * inv_l).to(lm.bf16))
+        lm.fence_proxy()
+        O.tma_store(so1[0], coords=(((hbl // H) * tiles_m + mtl) * 2 + 1, hbl % H))
+        Lse.store((m1 + lm.log2(l1)) * 0.6931471805599453, coords=(hbl, mtl * 2 + 1))
