@@ -17,6 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from gpu_marks import gpu_marks  # noqa: E402
+from kmeans_guards import assert_written_inside, guarded_outputs  # noqa: E402
 
 pytestmark = gpu_marks(torch, lambda cc: cc == (9, 0), "needs an sm_90 (Hopper) GPU")
 
@@ -48,12 +49,6 @@ def example():
     return module
 
 
-def _outputs(b: int, n: int):
-    """idx and dist as windows of guarded buffers: the guards catch stray writes."""
-    ibuf = torch.full((b + 2, n + 8), -7, device="cuda", dtype=torch.int32)
-    dbuf = torch.full((b + 2, n + 8), float("nan"), device="cuda", dtype=torch.float32)
-    return ibuf, dbuf, ibuf[1:b + 1, 4:n + 4], dbuf[1:b + 1, 4:n + 4]
-
 
 @pytest.mark.parametrize("b,n,k,d", SHAPES, ids=lambda v: str(v))
 def test_assign_by_distance(example, b, n, k, d):
@@ -61,17 +56,12 @@ def test_assign_by_distance(example, b, n, k, d):
     x = torch.randn(b, n, d, device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.randn(b, k, d, device="cuda", generator=gen).to(torch.bfloat16)
     csq = example.csq_buffer(b, k).fill_(float("nan"))
-    ibuf, dbuf, idx, dist = _outputs(b, n)
+    ibuf, dbuf, idx, dist = guarded_outputs(torch, b, n)
     example.assign(x, c, csq, idx, dist)
     torch.cuda.synchronize()
     ref_csq = c.double().pow(2).sum(-1)
     assert torch.allclose(csq.double(), ref_csq, rtol=1e-5, atol=1e-4), "||c||² is wrong"
-    assert int(torch.isnan(dist).sum()) == 0, "some rows of dist were never written"
-    guard_i, guard_d = ibuf.clone(), dbuf.clone()
-    guard_i[1:b + 1, 4:n + 4] = -7
-    guard_d[1:b + 1, 4:n + 4] = float("nan")
-    assert int((guard_i != -7).sum()) == 0, "the kernel wrote outside idx"
-    assert int((~torch.isnan(guard_d)).sum()) == 0, "the kernel wrote outside dist"
+    assert_written_inside(torch, ibuf, dbuf, b, n)
     bad = example.check(x, c, idx, dist)
     assert bad == {"choice": 0, "dist": 0}, f"rows failing the distance check: {bad}"
 
@@ -85,7 +75,7 @@ def test_ties_go_to_the_lowest_index(example):
     base = torch.randn(b, k0, d, device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.cat([base, base, base], dim=1).contiguous()  # copy j at j, j + 100, j + 200
     csq = example.csq_buffer(b, 3 * k0)
-    _, _, idx, dist = _outputs(b, n)
+    _, _, idx, dist = guarded_outputs(torch, b, n)
     example.assign(x, c, csq, idx, dist)
     torch.cuda.synchronize()
     assert int(idx.max()) < k0, "a tie went to a later copy of the same centroid"
@@ -99,7 +89,7 @@ def test_rows_never_mix_batches(example):
     c = torch.full((b, k, d), 8.0, device="cuda", dtype=torch.bfloat16)
     c[1] = 0.0  # batch 1's centroids sit on batch 0's points
     csq = example.csq_buffer(b, k)
-    _, _, idx, dist = _outputs(b, n)
+    _, _, idx, dist = guarded_outputs(torch, b, n)
     example.assign(x, c, csq, idx, dist)
     torch.cuda.synchronize()
     assert torch.equal(dist[0], torch.full_like(dist[0], 64.0 * d)), "batch 0 saw batch 1"
