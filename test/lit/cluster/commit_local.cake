@@ -31,5 +31,6 @@ def k(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
     lm.cluster_sync()
 # CHECK: commit_local.cake:29:13: error: this releases a stage of `empty` in this block only, but `sb` is filled by a copy multicast to every block along x (line 23) once `empty` says the stage is free: a peer may overwrite the stage while this block still reads it [CAKE-S045]
 # CHECK-NEXT: {{^}}            lm.commit(empty, stage=s)
+# CHECK-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~{{$}}
 # CHECK: {{^}}help: release it to every member: `lm.commit(empty, stage=..., multicast=0)`
 # CHECK-NOT: error

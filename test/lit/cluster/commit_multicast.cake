@@ -48,3 +48,4 @@ def k(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
 # CHECK: cake_cluster_sync();
 # SM100: commit_multicast.cake:32:13: error: `lm.commit(..., multicast=)` (tcgen05.commit's multicast form) is not yet supported for sm_100a code generation [CAKE-H100]
 # SM100-NEXT: {{^}}            lm.commit(empty, stage=s, multicast=0)
+# SM100-NEXT: {{^}}            ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~{{$}}
