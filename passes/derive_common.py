@@ -36,15 +36,26 @@ def walk(op: Operation) -> list[Operation]:
     for region in op.regions:
         block = region.first_block
         while block is not None:
-            inner = block.first_op
-            while inner is not None:
-                if inner.regions:
-                    out += walk(inner)
-                else:
-                    out.append(inner)
-                inner = inner.next_op
+            _walk_into(block, out)
             block = block.next_block
     return out
+
+
+def walk_block(block: Block) -> list[Operation]:
+    """`block.walk()` as a list, in the same order (what `walk` does for each block)."""
+    out: list[Operation] = []
+    _walk_into(block, out)
+    return out
+
+
+def _walk_into(block: Block, out: list[Operation]) -> None:
+    inner = block.first_op
+    while inner is not None:
+        if inner.regions:
+            out += walk(inner)
+        else:
+            out.append(inner)
+        inner = inner.next_op
 
 
 def ops_of(kernel: KernelOp, cls: type[Operation]) -> Iterator[Operation]:

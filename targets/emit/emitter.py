@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from cakec.dialects.cake import (
     dtype_name, runs_single_thread, views_overlap, written_view,
 )
 from cakec.passes.base import sink_of, span_of
-from cakec.passes.derive_common import walk
+from cakec.passes.derive_common import walk, walk_block
 from cakec.targets.cluster import (cluster_shape, fanout, group_size, member_offset,
                                     multicast_axes)
 from cakec.targets.emit import metadata as meta
@@ -62,16 +62,27 @@ threadIdx blockIdx blockDim gridDim warpSize float2 make_float2 CakeTensor CakeT
 _TARGETS = Path(__file__).resolve().parents[1]  # targets/: support header paths are relative to it
 
 
-@dataclass(frozen=True)
 class CudaUnit:
-    """What `emit_cuda` produces for one kernel."""
+    """What `emit_cuda` produces for one kernel. Its source text and launch metadata are
+    assembled when first read, from what the lowering left: verify-lowering, which lowers
+    every verified kernel only to learn whether it lowers, reads neither (their assembly
+    was a sixth of that dry run)."""
 
-    kernel: str
-    target: str
-    source: str
-    metadata: dict[str, object]
-    #: Watchdog builds: the wait sites and roles (targets/emit/watchdog.py), else None.
-    watchdog: dict | None = None
+    def __init__(self, kernel: str, target: str, source: Callable[[], str],
+                 metadata: Callable[[], dict[str, object]], watchdog: dict | None = None):
+        self.kernel = kernel
+        self.target = target
+        self._source, self._metadata = source, metadata
+        #: Watchdog builds: the wait sites and roles (targets/emit/watchdog.py), else None.
+        self.watchdog = watchdog
+
+    @cached_property
+    def source(self) -> str:
+        return self._source()
+
+    @cached_property
+    def metadata(self) -> dict[str, object]:
+        return self._metadata()
 
 
 
@@ -360,20 +371,24 @@ class KernelEmitter:
         body = self.body(block_threads)
         if not self.ok:
             return None
-        tmaps = meta.tensor_maps(self.kernel)
-        params = meta.params(self.kernel, self.used_tmaps, tmaps)
         smem = dynamic_smem + self.attr_int(self.kernel, "cake.smem_align_slack") \
             if dynamic_smem else 0
-        document = meta.metadata(self.kernel, target=self.target, block_threads=block_threads,
+        params = meta.params(self.kernel, self.used_tmaps, meta.tensor_maps(self.kernel))
+        backend, watchdog = self.backend, self.watchdog
+
+        def document() -> dict[str, object]:
+            return meta.metadata(self.kernel, target=self.target, block_threads=block_threads,
                                  dynamic_smem=smem, grid_dims=grid, param_list=params)
-        support = [self.backend.support_source()]
-        if self.watchdog is not None:
-            support.append(self.watchdog.source())
-        source = "\n".join([*self.header(), prelude_source(), *support,
-                            *self.helpers.values(), *self.signature(params, block_threads),
-                            *body, "}", ""])
+
+        def source() -> str:
+            support = [backend.support_source()]
+            if watchdog is not None:
+                support.append(watchdog.source())
+            return "\n".join([*self.header(), prelude_source(), *support,
+                              *self.helpers.values(), *self.signature(params, block_threads),
+                              *body, "}", ""])
         return CudaUnit(self.kernel.sym_name.data, self.target, source, document,
-                        self.watchdog.table() if self.watchdog is not None else None)
+                        watchdog.table() if watchdog is not None else None)
 
     def header(self) -> list[str]:
         span = self.span(self.kernel)
@@ -590,7 +605,7 @@ class KernelEmitter:
             how = "dec" if regs < default_regs else "inc"
             self.line(f"cake_setmaxnreg_{how}<{regs}>();  // regs={regs} for every warpgroup "
                       f"of `{role.name}` (launch default {default_regs})")
-        ops = [op for on in ons for op in on.body.block.walk()]
+        ops = [op for on in ons for op in walk_block(on.body.block)]
         # One phase-bit register per barrier this role waits on: bit s is the parity of
         # the next wait on barrier[s]; it starts at derive-barriers' initial parity.
         for wait in (op for op in ops if isinstance(op, (WaitOp, SkipOp))):
@@ -675,7 +690,8 @@ class KernelEmitter:
 
     def prefetches(self, block: Block) -> list[str]:
         """Tensor maps this block's TMA loads read: prefetched before the first copy."""
-        return sorted({self.tmap_param(op) for op in block.walk() if isinstance(op, TmaLoadOp)})
+        return sorted({self.tmap_param(op) for op in walk_block(block)
+                       if isinstance(op, TmaLoadOp)})
 
     # ---- ops ------------------------------------------------------------------------------
 
@@ -738,7 +754,7 @@ class KernelEmitter:
             for on in self.kernel.body.block.ops:
                 if isinstance(on, OnRoleOp) and isinstance(on.role.owner, RoleOp):
                     views = self._role_writes.setdefault(on.role.owner, [])
-                    views += filter(None, map(written_view, on.body.block.walk()))
+                    views += filter(None, map(written_view, walk_block(on.body.block)))
         return self._role_writes
 
     def try_lower(self, op: Operation, fn: Callable[[], None]) -> None:
@@ -871,10 +887,11 @@ def _device_values(kernel: KernelOp) -> set[SSAValue]:
     """Kernel-level values that role code reads, with everything they are computed from."""
     needed: set[SSAValue] = set()
     work: list[SSAValue] = []
+    # Ids, not the ops: an IRDL op hashes through a Python method.
+    top = {id(op) for op in kernel.body.block.ops}
     for on in (op for op in kernel.body.block.ops if isinstance(op, OnRoleOp)):
-        for op in on.body.block.walk():
-            work.extend(o for o in op.operands if isinstance(o.owner, Operation)
-                        and o.owner.parent_block() is kernel.body.block)
+        for op in walk_block(on.body.block):
+            work.extend(o for o in op.operands if id(o.owner) in top)
     while work:
         v = work.pop()
         if v not in needed:
