@@ -5,8 +5,9 @@ leaves the module as xDSL wrote it.
 
 * `xdsl.irdl.operations`: op classes' assembly formats parsed on first use
   (cakec/lazyformat.py), ops of single arguments built without IRDL's argument
-  checks (cakec/fastinit.py), and their named single operands, results, regions and
-  successors read by one index (cakec/fastaccess.py).
+  checks and every op's fields set in one pass (cakec/fastinit.py), and their named
+  single operands, results, regions and successors read by one index
+  (cakec/fastaccess.py).
 * `xdsl.utils.dialect_loader`, imported by `xdsl.dialects` only to put a finder of `.irdl`
   files last on `sys.meta_path` (an import no other finder answers is looked for as
   `NAME.irdl` and built as a dialect): its imports (`importlib.abc`, whose
@@ -62,6 +63,7 @@ def _patch(operations: ModuleType) -> None:
 
     lazyformat.patch(operations)
     fastinit.patch(operations)
+    fastinit.patch_operation(sys.modules["xdsl.ir.core"])
     fastaccess.patch(operations)
 
 

@@ -57,3 +57,46 @@ def test_other_ops_go_to_xdsl():
                                properties={"sym_name": builtin.StringAttr("b")})
     sizes = bar.properties["operandSegmentSizes"]
     assert isinstance(sizes, builtin.DenseArrayBase) and tuple(sizes.get_values()) == (0, 0, 0)
+
+
+def test_operation_init_installed():
+    from xdsl.ir import Operation
+
+    assert getattr(Operation.__init__, "_cake_fast", False)
+
+
+@pytest.mark.parametrize("path", EXAMPLES[:12], ids=lambda p: p.name)
+def test_same_ir_as_xdsl_operation_init(path: Path, monkeypatch: pytest.MonkeyPatch):
+    from xdsl.ir import Operation
+
+    fast = _ir(path)
+    monkeypatch.setattr(Operation, "__init__", Operation.__init__.xdsl)
+    assert _ir(path) == fast
+
+
+def test_operation_init_sets_what_xdsl_sets():
+    from xdsl.dialects import arith, builtin
+    from xdsl.ir import Block, Operation, Region
+
+    from cakec.dialects import cake
+
+    c = arith.ConstantOp(builtin.IntegerAttr(3, builtin.i32))
+    built = []
+    for init in (Operation.__init__, Operation.__init__.xdsl):
+        op = cake.ForOp.__new__(cake.ForOp)
+        init(op, operands=[c.result] * 3, regions=[Region(Block(arg_types=[builtin.i32]))],
+             properties={"p": builtin.i32}, attributes={"a": builtin.i32})
+        built.append(op)
+    fast, xdsl = built
+    assert vars(fast).keys() == vars(xdsl).keys()
+    for name in ("properties", "attributes", "location", "_successors", "_successor_uses"):
+        assert getattr(fast, name) == getattr(xdsl, name), name
+    assert [u.index for u in fast._operand_uses] == [0, 1, 2]
+    assert [u.operation for u in c.result.uses].count(fast) == 3  # the uses are linked
+    assert fast.regions[0].parent is fast and fast.body.block.args[0].type == builtin.i32
+    assert [(type(r), r.op, r.index) for r in fast.results] == []
+    # a successor goes through xDSL's own setter (the block's uses)
+    succ = Block()
+    op = Operation.__new__(cake.ForOp)
+    Operation.__init__(op, successors=[succ])
+    assert op.successors[0] is succ and [u.operation for u in succ.uses] == [op]
