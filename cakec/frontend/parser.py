@@ -22,7 +22,7 @@ import threading
 from functools import lru_cache
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import marshal
 import sys
@@ -357,33 +357,37 @@ class _Engine:
 
     def parse(self, tokens: Iterable[Token]) -> Any:
         # One loop over the tokens and then `$END`, every reduction inline: a call per token
-        # was a tenth of a parse.
+        # was a tenth of a parse. The current state is a local (`state`); `below` holds the
+        # states under it, `values` one value per state of `below` but the start state.
         actions, rules, chains, end = self.actions, self.rules, self.chains, self.end
-        states = [self.start]
+        state = self.start
+        below: list[int] = []
         values: list[Any] = []
         for token in chain(tokens, (None,)):
             kind = "$END" if token is None else token.type
             while True:
-                act = actions[states[-1]].get(kind)
+                act = actions[state].get(kind)
                 if act is None:
                     raise _Reject()
                 if act >= 0:
-                    states.append(act)
+                    below.append(state)
                     values.append(token)
+                    state = act
                     break
                 rule = rules[~act]
                 if rule[6]:
                     # A pass-through: the value stays, only the state changes.
-                    key = (states[-2], states[-1], kind)
+                    key = (below[-1], state, kind)
                     nxt = chains.get(key)
                     if nxt is None:
-                        nxt = chains[key] = self._chain(states[-2], act, kind, actions, rules)
-                    states[-1] = nxt
+                        nxt = chains[key] = self._chain(below[-1], act, kind, actions, rules)
+                    state = nxt
                     continue
                 size, goto, fixups, tail, single, fn, _ = rule
                 if size:
                     children = values[-size:]
-                    del states[-size:]
+                    state = below[-size]
+                    del below[-size:]
                     del values[-size:]
                 else:
                     children = []
@@ -392,10 +396,10 @@ class _Engine:
                 if tail:
                     children += [None] * tail
                 value = children[0] if single and len(children) == 1 else fn(children)
-                nxt = actions[states[-1]][goto]
-                states.append(nxt)
+                below.append(state)
                 values.append(value)
-                if token is None and nxt == end:
+                state = actions[state][goto]
+                if token is None and state == end:
                     return values[-1]
         return values[-1]
 
@@ -679,36 +683,51 @@ def _help(tok: Token, expected: set[str]) -> str | None:
 # ---- tokens and nodes → ast (run inline by the parser at each reduction) ----------------
 
 
+# The kinds of item are tested most frequent first (nodes, then tokens): the parser asks
+# for the span of about every third reduction.
+
 def _start_of(item: Any) -> tuple[int, int] | None:
-    if isinstance(item, Span):
-        return item.line, item.col
-    if isinstance(item, str):
-        return None if item.type in ("_NL", "_INDENT", "_DEDENT") else (item.line, item.column)
     if isinstance(item, ast.Node):
         return item.span.line, item.span.col
+    if isinstance(item, str):
+        return None if item.type in _LAYOUT else (item.line, item.column)
     if isinstance(item, tuple):
-        for sub in item:
-            pos = _start_of(sub)
-            if pos is not None:
-                return pos
+        return _first_start(item)
+    if isinstance(item, Span):
+        return item.line, item.col
     return None
 
 
 def _end_of(item: Any) -> tuple[int, int] | None:
-    if isinstance(item, Span):
-        return item.end_line, item.end_col
-    if isinstance(item, str):
-        if item.type in ("_NL", "_INDENT", "_DEDENT"):
-            return None
-        return item.end_line, item.end_column
     if isinstance(item, ast.Node):
         return item.span.end_line, item.span.end_col
+    if isinstance(item, str):
+        return None if item.type in _LAYOUT else (item.end_line, item.end_column)
     if isinstance(item, tuple):
-        for sub in reversed(item):
-            pos = _end_of(sub)
-            if pos is not None:
-                return pos
+        return _last_end(item)
+    if isinstance(item, Span):
+        return item.end_line, item.end_col
     return None
+
+
+def _first_start(items: Sequence[Any]) -> tuple[int, int] | None:
+    for item in items:
+        pos = _start_of(item)
+        if pos is not None:
+            return pos
+    return None
+
+
+def _last_end(items: Sequence[Any]) -> tuple[int, int] | None:
+    for item in reversed(items):
+        pos = _end_of(item)
+        if pos is not None:
+            return pos
+    return None
+
+
+#: Tokens the indenter makes: they have no text of their own to span
+_LAYOUT = frozenset(("_NL", "_INDENT", "_DEDENT"))
 
 
 def _nodes(items: Iterable[Any]) -> tuple[Any, ...]:
@@ -722,10 +741,9 @@ class _ToAst:
     def __init__(self) -> None:
         self.path = "<input>"
 
-    def _span(self, items: Iterable[Any]) -> Span:
-        items = tuple(items)
-        start = _start_of(items) or (0, 0)
-        end = _end_of(items) or start
+    def _span(self, items: Sequence[Any]) -> Span:
+        start = _first_start(items) or (0, 0)
+        end = _last_end(items) or start
         return Span(self.path, start[0], start[1], end[0], end[1])
 
     def _tok(self, tok: Token) -> Span:
