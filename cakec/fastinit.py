@@ -17,7 +17,10 @@ xDSL's builder, which builds it or raises its own error. The IR printed is the s
 (`patch_operation`): xDSL's assigns the operands and successors through their property
 setters, which first detach the uses of the operands and successors an op being built does
 not have yet, and imports its default location at each call; a sixth of the IR build
-(2026-12-06). Its replacement sets the same fields to the same values in one pass.
+(2026-12-06). Its replacement sets the same fields to the same values in one pass. And
+`Block._attach_op`, under every op added to a block, asks whether the op is an ancestor of
+the block (a walk up to the module) only for an op with regions: one without has no
+descendants.
 """
 
 from __future__ import annotations
@@ -117,3 +120,18 @@ def patch_operation(core: ModuleType) -> None:
     __init__._cake_fast = True  # type: ignore[attr-defined]
     __init__.xdsl = xdsl_init  # type: ignore[attr-defined]  (xDSL's own, for the tests)
     op_class.__init__ = __init__
+    block_class = getattr(core, "Block", None)
+    xdsl_attach = getattr(block_class, "_attach_op", None)
+    if xdsl_attach is None:
+        return
+
+    def _attach_op(self: Any, operation: Any) -> None:
+        if operation.regions:
+            xdsl_attach(self, operation)
+            return
+        if operation.parent:
+            raise ValueError("Can't add to a block an operation already attached to a block.")
+        operation.parent = self
+
+    _attach_op.xdsl = xdsl_attach  # type: ignore[attr-defined]  (xDSL's own, for the tests)
+    block_class._attach_op = _attach_op

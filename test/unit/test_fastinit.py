@@ -100,3 +100,22 @@ def test_operation_init_sets_what_xdsl_sets():
     op = Operation.__new__(cake.ForOp)
     Operation.__init__(op, successors=[succ])
     assert op.successors[0] is succ and [u.operation for u in succ.uses] == [op]
+
+
+def test_attach_checks_what_xdsl_checks():
+    from xdsl.dialects import arith, builtin
+    from xdsl.ir import Block, Region
+
+    from cakec.dialects import cake
+
+    c = arith.ConstantOp(builtin.IntegerAttr(3, builtin.i32))
+    block = Block()
+    block.add_op(c)
+    assert c.parent is block
+    with pytest.raises(ValueError, match="already attached"):
+        Block().add_op(c)
+    # an op with regions is still refused inside itself (xDSL's own check)
+    loop = cake.ForOp.build(operands=[c.result] * 3,
+                            regions=[Region(Block(arg_types=[builtin.i32]))])
+    with pytest.raises(ValueError, match="contained in the operation"):
+        loop.body.block.add_op(loop)
