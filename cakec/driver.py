@@ -220,15 +220,18 @@ def run_passes(comp: Compilation, pipeline: str) -> None:
     except Exception as e:  # noqa: BLE001 - unknown names/options are usage errors
         raise ValueError(f"invalid pass pipeline `{pipeline}`: {e}; available: "
                          + ", ".join(sorted(PASSES))) from None
+    from cakec.passes.derive_common import shared_walks
+
     ctx = make_context(comp)
     comp.ctx = ctx
     try:
-        for p in passes.passes:
-            # Gates reason about derived facts: after a failed derivation they would only
-            # repeat its error. Independent gates all run, so their errors surface together.
-            p.apply(ctx, comp.module)
-            if comp.sink.has_errors and not p.name.startswith("verify-"):
-                break
+        with shared_walks():
+            for p in passes.passes:
+                # Gates reason about derived facts: after a failed derivation they would only
+                # repeat its error. Independent gates all run, so their errors surface together.
+                p.apply(ctx, comp.module)
+                if comp.sink.has_errors and not p.name.startswith("verify-"):
+                    break
     except CompileError as e:
         comp.sink.report(e.diagnostic)
     except Exception as e:  # noqa: BLE001

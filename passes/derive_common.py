@@ -5,7 +5,9 @@ compiles for, and printing index values as expressions of the author's .cake nam
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 
 from xdsl.dialects import arith
@@ -28,17 +30,27 @@ def kernels(module: ModuleOp) -> list[KernelOp]:
     return [op for op in module.ops if isinstance(op, KernelOp)]
 
 
-def walk(op: Operation) -> list[Operation]:
-    """`op.walk()` as a list, in the same order (pre-order: an op, then the ops of its
+def walk(op: Operation) -> tuple[Operation, ...]:
+    """`op.walk()` as a tuple, in the same order (pre-order: an op, then the ops of its
     regions), by following the ops' links: xDSL's walk is a generator per op, region and
-    block, and the passes walk every kernel about twenty times per verify."""
+    block, and the passes walk every kernel about twenty times per verify. Inside
+    `shared_walks()` (a pass pipeline's run) an op's walk is made once and given again."""
+    walks: dict[int, tuple[Operation, tuple[Operation, ...]]] | None = getattr(
+        _shared, "walks", None)
+    if walks is not None:
+        got = walks.get(id(op))
+        if got is not None and got[0] is op:
+            return got[1]
     out = [op]
     for region in op.regions:
         block = region.first_block
         while block is not None:
             _walk_into(block, out)
             block = block.next_block
-    return out
+    ops = tuple(out)
+    if walks is not None:
+        walks[id(op)] = (op, ops)  # the op is kept: its id names no other op meanwhile
+    return ops
 
 
 def walk_block(block: Block) -> list[Operation]:
@@ -51,11 +63,30 @@ def walk_block(block: Block) -> list[Operation]:
 def _walk_into(block: Block, out: list[Operation]) -> None:
     inner = block.first_op
     while inner is not None:
-        if inner.regions:
-            out += walk(inner)
-        else:
-            out.append(inner)
+        out.append(inner)
+        for region in inner.regions:
+            nested = region.first_block
+            while nested is not None:
+                _walk_into(nested, out)
+                nested = nested.next_block
         inner = inner.next_op
+
+
+#: This thread's walks while a pipeline runs (`shared_walks`), else none kept
+_shared = threading.local()
+
+
+@contextmanager
+def shared_walks() -> Iterator[None]:
+    """While the block runs, `walk` gives each op the walk it made for it first: the derive
+    passes and gates set attributes, and never add, move or remove an op, so a kernel's walk
+    made by one pass holds for the next (a pass pipeline walks each kernel ~20 times)."""
+    saved = getattr(_shared, "walks", None)
+    _shared.walks = {}
+    try:
+        yield
+    finally:
+        _shared.walks = saved
 
 
 def ops_of(kernel: KernelOp, cls: type[Operation]) -> Iterator[Operation]:
