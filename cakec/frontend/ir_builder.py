@@ -6,17 +6,19 @@ one mistake yields one error and later statements are still checked.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Iterable
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    ArrayAttr, DenseArrayBase, FileLineColLoc, IntAttr, IntegerAttr, ModuleOp, NoneType,
-    StringAttr, f32, i1, i32, i64,
+    ArrayAttr, FileLineColLoc, IntegerAttr, ModuleOp, NoneType, StringAttr, f32, i1, i32, i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from cakec.frontend import ast
+from cakec.frontend.interned import (
+    i64_array, integer_attr, location_attr, stage_type, string_attr, tensor_type, tile_type,
+    unit_type, view_type,
+)
 from cakec.frontend.builtins import (
     DTYPE_NAMES, KIND_NAMES, LM_FUNCTIONS, METHODS, PARAM_TYPES, Arg, Builtin,
 )
@@ -40,30 +42,6 @@ _PYCMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b
           "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
 _I32_MAX = 2**31 - 1
-
-
-# Attributes are immutable values: one instance per value serves every op (and every build
-# of a process: the server and search loops build the same small numbers again and again).
-@lru_cache(maxsize=4096)
-def _int_attr(n: int) -> IntAttr:
-    return IntAttr(n)
-
-
-@lru_cache(maxsize=4096)
-def _integer_attr(n: int, type_: Any) -> IntegerAttr:
-    return IntegerAttr(n, type_)
-
-
-# Locations too: the ops at one position share one, and a rebuild of a file (the server, a
-# search loop) reuses them (building and verifying them was a fifth of the IR build).
-@lru_cache(maxsize=16384)
-def _location_attr(path: str, line: int, col: int) -> FileLineColLoc:
-    return FileLineColLoc(_string_attr(path), _int_attr(line), _int_attr(col))
-
-
-@lru_cache(maxsize=4096)
-def _string_attr(text: str) -> StringAttr:
-    return StringAttr(text)
 
 
 # The two ops of most of a kernel's scalar arithmetic, built through `Operation.create` with
@@ -149,7 +127,7 @@ class Frontend:
         return op
 
     def _location(self, line: int, col: int) -> FileLineColLoc:
-        return _location_attr(self.path, line, col)
+        return location_attr(self.path, line, col)
 
     def _add(self, op: Operation, span: Span) -> Operation:
         if self.per_warp is not None and not _register_arithmetic(op):
@@ -196,7 +174,7 @@ class Frontend:
             kind, rank, tma, sdtype = PARAM_TYPES[ann[1]]
             names.append(p.name)
             if kind == "tensor":
-                arg_types.append(cake.TensorType(rank, NoneType(), tma))
+                arg_types.append(tensor_type(rank, unit_type(NoneType), tma))
             else:
                 arg_types.append(cake.dtype_attr(sdtype or "i32"))
             infos.append((p, kind, rank, tma, sdtype))
@@ -208,7 +186,7 @@ class Frontend:
                         **({"target": StringAttr(target)} if target else {}),
                         **({"blocks_per_sm": IntegerAttr(blocks_per_sm, i64)}
                            if blocks_per_sm else {}),
-                        **({"cluster": DenseArrayBase.from_list(i64, list(cluster))}
+                        **({"cluster": i64_array(cluster)}
                            if cluster else {})},
             regions=[Region(body)])
         self._loc(kernel, fn.name_span)
@@ -232,7 +210,7 @@ class Frontend:
         for arg in body.args:
             if arg in self.tensor_dtypes:
                 t = arg.type
-                arg._type = cake.TensorType(len(t.dims()), cake.dtype_attr(
+                arg._type = tensor_type(len(t.dims()), cake.dtype_attr(
                     self.tensor_dtypes[arg][0]), bool(t.tma.data))
         return kernel
 
@@ -785,7 +763,7 @@ class Frontend:
             raise error("CAKE-T007", f"`.T` transposes a 2-D stage; this one has shape "
                         f"{tuple(st.dims())}", e.span)
         op = cake.TransposeOp.build(operands=[base.ssa], result_types=[
-            cake.StageType(st.dims()[::-1], st.element_type, st.swizzle.data)])
+            stage_type(st.dims()[::-1], st.element_type, st.swizzle.data)])
         self._add(op, e.span)
         return Value("stage_t", e.span, ssa=op.result, info=dict(base.info))
 
@@ -797,7 +775,7 @@ class Frontend:
                         notes=[Note(view.span, f"`{view.info.get('name')}` is declared here")])
         vt: cake.ViewType = view.ssa.type
         op = cake.StageOp.build(operands=[view.ssa, self._i32(idx)], result_types=[
-            cake.StageType(vt.dims(), vt.element_type, vt.swizzle.data)])
+            stage_type(vt.dims(), vt.element_type, vt.swizzle.data)])
         self._add(op, span)
         return Value("stage", span, ssa=op.result, info={"view": view, "index": idx})
 
@@ -914,14 +892,14 @@ class Frontend:
             raise error("CAKE-T010", f"integer constant {int(v.const)} does not fit in 32 bits",
                         v.span, help="kernel arithmetic is on 32-bit signed integers "
                         f"(-{_I32_MAX + 1} to {_I32_MAX})")
-        op = _constant(_integer_attr(int(v.const), i32))
+        op = _constant(integer_attr(int(v.const), i32))
         self._add(op, v.span)
         return op.result
 
     def _i1(self, v: Value) -> SSAValue:
         if v.ssa is not None:
             return v.ssa
-        op = _constant(_integer_attr(int(bool(v.const)), i1))
+        op = _constant(integer_attr(int(bool(v.const)), i1))
         self._add(op, v.span)
         return op.result
 
@@ -964,11 +942,11 @@ def _props(**kw: Any) -> dict[str, Any]:
     out = {}
     for k, v in kw.items():
         if isinstance(v, bool):
-            out[k] = _integer_attr(int(v), i64)
+            out[k] = integer_attr(int(v), i64)
         elif isinstance(v, int):
-            out[k] = _integer_attr(v, i64)
+            out[k] = integer_attr(v, i64)
         elif isinstance(v, str):
-            out[k] = _string_attr(v)
+            out[k] = string_attr(v)
         else:
             out[k] = v
     return out
@@ -981,7 +959,7 @@ def _resource(fe: Frontend, op: Operation, e: ast.Call, kind: str, **info: Any) 
 
 def _build_smem(fe, e, b, recv):
     op = cake.SmemOp.build(properties=_props(sym_name="", bytes=b["bytes"].const),
-                           result_types=[cake.PoolType()])
+                           result_types=[unit_type(cake.PoolType)])
     return _resource(fe, op, e, "pool", bytes=b["bytes"].const)
 
 
@@ -990,7 +968,7 @@ def _build_view(fe, e, b, recv):
     swz = b["swizzle"].const
     op = cake.ViewOp.build(operands=[recv.ssa], properties=_props(
         sym_name="", offset=b["offset"].const),
-        result_types=[cake.ViewType(shape, cake.dtype_attr(dtype), stages, swz)])
+        result_types=[view_type(shape, cake.dtype_attr(dtype), stages, swz)])
     return _resource(fe, op, e, "view", stages=stages, shape=shape, dtype=dtype)
 
 
@@ -1005,7 +983,7 @@ def _build_tmem(fe, e, b, recv):
 def _build_regs(fe, e, b, recv):
     shape, dtype = b["shape"].const, b["dtype"].const
     op = cake.RegsOp.build(operands=[b["role"].ssa], properties=_props(sym_name=""),
-                           result_types=[cake.TileType(shape, cake.dtype_attr(dtype))])
+                           result_types=[tile_type(shape, cake.dtype_attr(dtype))])
     return _resource(fe, op, e, "tile", shape=shape, dtype=dtype)
 
 
@@ -1018,16 +996,16 @@ def _build_role(fe, e, b, recv):
     if repeated:
         raise error("CAKE-T010", f"warp {repeated[0]} is listed twice in this role",
                     b["warps"].span, help="list each warp of the role once")
-    props = _props(sym_name="", warps=DenseArrayBase.from_list(i64, list(warps)))
+    props = _props(sym_name="", warps=i64_array(warps))
     if b["regs"] is not None:
         props["regs"] = IntegerAttr(b["regs"].const, i64)
-    op = cake.RoleOp.build(properties=props, result_types=[cake.RoleType()])
+    op = cake.RoleOp.build(properties=props, result_types=[unit_type(cake.RoleType)])
     return _resource(fe, op, e, "role", warps=warps)
 
 
 def _build_pipeline(fe, e, b, recv):
     op = cake.PipelineOp.build(properties=_props(sym_name="", stages=b["stages"].const),
-                               result_types=[cake.PipelineType()])
+                               result_types=[unit_type(cake.PipelineType)])
     return _resource(fe, op, e, "pipeline", stages=b["stages"].const)
 
 
@@ -1037,7 +1015,7 @@ def _build_barrier(fe, e, b, recv):
         operands=[[r.ssa for r in b["prod"].const], [r.ssa for r in b["cons"].const],
                   [pipe.ssa] if pipe is not None else []],
         properties=_props(sym_name="", count=b["count"].const, init_count=b["init_count"].const),
-        result_types=[cake.BarrierType()])
+        result_types=[unit_type(cake.BarrierType)])
     return _resource(fe, op, e, "barrier", count=b["count"].const)
 
 
@@ -1115,7 +1093,7 @@ def _multicast_axes(fe, b: dict, span: Span) -> dict:
                         "`multicast=0` for the blocks along x")
     if not axes or len(set(axes)) != len(axes):
         raise error("CAKE-T010", "`multicast` needs one or more distinct cluster axes", v.span)
-    return {"multicast": DenseArrayBase.from_list(i64, sorted(axes))}
+    return {"multicast": i64_array(sorted(axes))}
 
 
 def _cluster_shape(v: ast.Expr) -> tuple[int, int, int]:
@@ -1239,7 +1217,7 @@ def _build_tma_store(fe, e, b, recv):
 def _build_convert(fe, e, b, recv):
     src_t = recv.ssa.type
     op = cake.ConvertOp.build(operands=[recv.ssa], result_types=[
-        cake.TileType(src_t.dims(), cake.dtype_attr(b["dtype"].const))])
+        tile_type(src_t.dims(), cake.dtype_attr(b["dtype"].const))])
     fe._add(op, e.span)
     return Value("tile", e.span, ssa=op.result, info={"shape": src_t.dims(),
                                                        "dtype": b["dtype"].const})

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
 from cakec.dialects import cake
+from cakec.frontend.interned import tile_type
 from cakec.frontend.values import Value, decl_note, describe
 
 #: Surface operator → `cake.tile_binary` kind, and comparison → `cake.tile_cmp` predicate.
@@ -120,7 +121,7 @@ def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
         ssa, shape, _ = _operands(fe, f"comparison `{e.op}`", pairs, ("f32", "i32"), e.span)
         return _result(fe, cake.TileCmpOp.build(
             operands=ssa, properties={"predicate": StringAttr(TILE_CMPS[e.op])},
-            result_types=[cake.TileType(shape, cake.dtype_attr("i1"))]), e.span)
+            result_types=[tile_type(shape, cake.dtype_attr("i1"))]), e.span)
     if e.op not in TILE_OPS:
         raise error("CAKE-T007", f"operator `{e.op}` is not defined on register tiles", e.span,
                     help="tiles support `+ - * /` and comparisons (with numbers or other "
@@ -140,7 +141,7 @@ def predicate_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Value:
         raise error("CAKE-T007", f"tile shapes {_show(_shape(lhs))} and {_show(_shape(rhs))} "
                     "do not broadcast", e.span)
     return _result(fe, cake.TileBinaryOp.build(operands=[lhs.ssa, rhs.ssa], properties={
-        "kind": StringAttr(e.op)}, result_types=[cake.TileType(shape, cake.dtype_attr("i1"))]),
+        "kind": StringAttr(e.op)}, result_types=[tile_type(shape, cake.dtype_attr("i1"))]),
         e.span)
 
 
@@ -150,7 +151,7 @@ def binary(fe: Any, kind: str, what: str, pairs: list[tuple[Any, Span]], span: S
     dtypes = ("f32", "i32") if kind in ("min", "max") else ("f32",)
     ssa, shape, dtype = _operands(fe, what, pairs, dtypes, span)
     return _result(fe, cake.TileBinaryOp.build(operands=ssa, properties={
-        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, cake.dtype_attr(dtype))]),
+        "kind": StringAttr(kind)}, result_types=[tile_type(shape, cake.dtype_attr(dtype))]),
         span)
 
 
@@ -161,7 +162,7 @@ def unary(fe: Any, kind: str, what: str, v: Any, span: Span, arg_span: Span) -> 
                     arg_span, notes=decl_note(v), help="scalars are computed on the host")
     (x,), shape, _ = _operands(fe, what, [(v, arg_span)], ("f32",), span)
     return _result(fe, cake.TileUnaryOp.build(operands=[x], properties={
-        "kind": StringAttr(kind)}, result_types=[cake.TileType(shape, f32)]), span)
+        "kind": StringAttr(kind)}, result_types=[tile_type(shape, f32)]), span)
 
 
 def _build_unary(kind: str):
@@ -197,7 +198,7 @@ def _build_where(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
         raise error("CAKE-T007", f"the predicate's shape {_show(_shape(pred))} does not "
                     "broadcast with the values'", spans[0])
     return _result(fe, cake.TileSelectOp.build(
-        operands=[pred.ssa, *ssa], result_types=[cake.TileType(shape, cake.dtype_attr(dtype))]),
+        operands=[pred.ssa, *ssa], result_types=[tile_type(shape, cake.dtype_attr(dtype))]),
         e.span)
 
 
@@ -233,7 +234,7 @@ def _build_index(axis: int):
         out = (shape[0], 1) if axis == 0 else (1, shape[1])
         return _result(fe, cake.TileIndexOp.build(
             operands=[fe._i32(b["base"])], properties={"axis": IntegerAttr(axis, i64)},
-            result_types=[cake.TileType(out, i32)]), e.span)
+            result_types=[tile_type(out, i32)]), e.span)
     return build
 
 
@@ -260,7 +261,7 @@ def _build_reduce(kind: str):
         return _result(fe, cake.TileReduceOp.build(
             operands=[recv.ssa], properties={"kind": StringAttr(kind),
                                              "axis": IntegerAttr(axis, i64)},
-            result_types=[cake.TileType((rows, 1) if axis == 1 else (1, cols), dtype)]), e.span)
+            result_types=[tile_type((rows, 1) if axis == 1 else (1, cols), dtype)]), e.span)
     return build
 
 
@@ -329,7 +330,7 @@ def _read_tmem(fe: Any, v: Any, span: Span) -> Any:
         raise error("CAKE-T011", f"reading TMEM region `{v.info.get('name')}` in tile "
                     "arithmetic must happen inside a `with ROLE:` block", span,
                     help="compute the expression inside the role that reads the accumulator")
-    op = cake.ConvertOp.build(operands=[v.ssa], result_types=[cake.TileType(_shape(v), f32)])
+    op = cake.ConvertOp.build(operands=[v.ssa], result_types=[tile_type(_shape(v), f32)])
     fe._add(op, span)
     return Value("tile", span, ssa=op.result, info={"shape": _shape(v), "dtype": "f32"})
 
@@ -365,7 +366,7 @@ def _build_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
     op = cake.TileLoadOp.build(
         operands=[recv.ssa, [fe._i32(c) for c in coords]],
         properties={"other": FloatAttr(float(b["other"].const), f32)},
-        result_types=[cake.TileType(shape, cake.dtype_attr(dtype))])
+        result_types=[tile_type(shape, cake.dtype_attr(dtype))])
     fe._add(op, e.span)
     return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
 
@@ -470,7 +471,7 @@ def _build_stage_load(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any
                     "(convert with `.to(lm.f32)` for arithmetic) or as f32; other tiles are MMA "
                     "operands")
     op = cake.StageLoadOp.build(operands=[recv.ssa],
-                                result_types=[cake.TileType(shape, cake.dtype_attr(dtype))])
+                                result_types=[tile_type(shape, cake.dtype_attr(dtype))])
     fe._add(op, e.span)
     return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": dtype})
 
@@ -499,7 +500,7 @@ def _build_sum_sq(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
                     f"{_show(st.dims())}", b["source"].span)
     shape = (st.dims()[0], 1)
     op = cake.SumSqOp.build(operands=[source.ssa], properties={"axis": IntegerAttr(1, i64)},
-                            result_types=[cake.TileType(shape, f32)])
+                            result_types=[tile_type(shape, f32)])
     fe._add(op, e.span)
     return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
 
