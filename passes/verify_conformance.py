@@ -780,7 +780,7 @@ class _Conformance:
     # -- H018: what the lowering can wait on --
 
     def check_waited_mbarriers(self) -> None:
-        waits = overwaited(op for _, block in self.idx.role_blocks for op in block.walk())
+        waits = overwaited(op for _, on in self.idx.role_blocks for op in walk(on))
         for barrier, ops in waits.items():
             name, count = name_of(barrier.result), barrier.count.value.data
             self.error("H018", f"barrier `{name}` has {count} mbarriers and is waited on; "

@@ -29,6 +29,7 @@ from xdsl.ir import Operation
 from cakec.dialects.cake import (
     ArriveOp, CommitOp, ConvertOp, MmaOp, TmaStoreOp, TmemOp, WaitOp, dtype_name,
 )
+from cakec.passes.derive_common import walk
 from cakec.targets.cluster import multicast_axes
 from cakec.targets.emit import barriers
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
@@ -161,7 +162,7 @@ def _issues_mma(em: KernelEmitter) -> bool:
     if got is None:  # one walk of the kernel per role, not one per commit
         got = role.memo["tcgen05_mma"] = any(
             isinstance(o, MmaOp) and isinstance(o.acc.owner, TmemOp) and role_of(o) is role.op
-            for o in em.kernel.walk())
+            for o in walk(em.kernel))
     return got
 
 

@@ -30,6 +30,7 @@ from cakec.dialects.cake import (
     StageLoadOp, SumSqOp, TileAssignOp, TileLoadOp, TileStoreOp, TmaStoreOp, TmemOp,
     tile_leaves,
 )
+from cakec.passes.derive_common import walk
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState, role_of
@@ -60,7 +61,7 @@ def _check_role(em: KernelEmitter, rows: int) -> None:
     and no register accumulator (whose mma.sync layout these tiles do not share)."""
     role = tile_role(em)
     if any(isinstance(op, MmaOp) and isinstance(op.acc.owner, RegsOp)
-           and role_of(op) is role.op for op in em.kernel.walk()):
+           and role_of(op) is role.op for op in walk(em.kernel)):
         raise Unsupported(f"a register tile in role `{role.name}`, which accumulates in "
                           "registers (mma.sync) rather than in TMEM,")
     if sorted(w % 4 for w in role.warps) != [0, 1, 2, 3] or rows != _ROWS:

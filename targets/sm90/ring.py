@@ -16,6 +16,7 @@ from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, CopyLoadOp, ForOp, IfOp, KernelOp, MmaOp, StageOp,
     StageStoreOp, TmaLoadOp, TmaStoreOp, WaitOp, stage_source,
 )
+from cakec.passes.derive_common import walk
 from cakec.targets.emit.emitter import role_of
 
 #: Smallest ring whose commits keep a wgmma group in flight. The held stage is one the
@@ -71,10 +72,10 @@ def _hand_off(op: Operation, body: list[Operation]) -> bool:
             for o in body if isinstance(o, MmaOp) for i in (1, 2)
             if isinstance(stage_source(o.operands[i])[0].owner, StageOp)}
     kernel = _kernel_of(op)
-    written = {o.view.owner for o in kernel.walk()
+    written = {o.view.owner for o in walk(kernel)
                if isinstance(o, (TmaLoadOp, CopyLoadOp)) and _role_in(o, b.cons)}
     written |= {stage_source(o.dest)[0].owner.view.owner  # type: ignore[union-attr]
-                for o in kernel.walk() if isinstance(o, StageStoreOp) and _role_in(o, b.cons)}
+                for o in walk(kernel) if isinstance(o, StageStoreOp) and _role_in(o, b.cons)}
     return not (read & written)
 
 
