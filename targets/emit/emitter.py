@@ -374,20 +374,23 @@ class KernelEmitter:
         smem = dynamic_smem + self.attr_int(self.kernel, "cake.smem_align_slack") \
             if dynamic_smem else 0
         params = meta.params(self.kernel, self.used_tmaps, meta.tensor_maps(self.kernel))
-        backend, watchdog = self.backend, self.watchdog
+        kernel, target, backend, watchdog = self.kernel, self.target, self.backend, \
+            self.watchdog
+        # What the text is joined from, not the emitter: the unit keeps only these.
+        head, helpers = self.header(), list(self.helpers.values())
+        signature = self.signature(params, block_threads)
 
         def document() -> dict[str, object]:
-            return meta.metadata(self.kernel, target=self.target, block_threads=block_threads,
+            return meta.metadata(kernel, target=target, block_threads=block_threads,
                                  dynamic_smem=smem, grid_dims=grid, param_list=params)
 
         def source() -> str:
             support = [backend.support_source()]
             if watchdog is not None:
                 support.append(watchdog.source())
-            return "\n".join([*self.header(), prelude_source(), *support,
-                              *self.helpers.values(), *self.signature(params, block_threads),
-                              *body, "}", ""])
-        return CudaUnit(self.kernel.sym_name.data, self.target, source, document,
+            return "\n".join([*head, prelude_source(), *support, *helpers, *signature, *body,
+                              "}", ""])
+        return CudaUnit(kernel.sym_name.data, target, source, document,
                         watchdog.table() if watchdog is not None else None)
 
     def header(self) -> list[str]:
