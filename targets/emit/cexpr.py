@@ -56,10 +56,13 @@ def plus(expr: str, offset: int) -> str:
     return f"{expr} + {offset}"
 
 
+_WORD = re.compile(r"[\w.]+")
+
+
 def paren(expr: str) -> str:
     """`expr`, parenthesised unless it is a name, a literal or already one group."""
-    if re.fullmatch(r"[\w.]+", expr) or (expr.startswith("(") and expr.endswith(")")
-                                          and _balanced(expr[1:-1])):
+    if _WORD.fullmatch(expr) or (expr.startswith("(") and expr.endswith(")")
+                                 and _balanced(expr[1:-1])):
         return expr
     return f"({expr})"
 
@@ -71,9 +74,16 @@ def unparen(expr: str) -> str:
 
 
 def _balanced(expr: str) -> bool:
+    """Whether no `)` closes more than was opened, and every `(` is closed (a per-character
+    loop only where there are parentheses)."""
+    if "(" not in expr and ")" not in expr:
+        return True
     depth = 0
     for c in expr:
-        depth += {"(": 1, ")": -1}.get(c, 0)
-        if depth < 0:
-            return False
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                return False
     return depth == 0
