@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, i1, i64
+from xdsl.dialects.builtin import ModuleOp, StringAttr, i1
 from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
+from cakec.interned import i64_array
 from cakec.passes.base import target_of
 from cakec.passes.derive_common import int_attr, walk
 from cakec.passes.protocol.accounting import accounting_of, first_wait_free
@@ -53,7 +54,7 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
     for wait, parity in parities(k, fwf).items():
         free = fwf[k.barriers.index(k.barrier_of(wait.operands[0]))]
         wait.attributes["cake.parity"] = (StringAttr(parity) if isinstance(parity, str)
-                                          else DenseArrayBase.from_list(i64, parity))
+                                          else i64_array(parity))
         wait.attributes["cake.initial_parity"] = int_attr(int(free))
     for skip in (o for o in walk(kernel) if isinstance(o, cake.SkipOp)):
         # A skip flips the same phase bits as the role's waits: it starts them when it

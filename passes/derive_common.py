@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -21,6 +20,7 @@ from cakec.dialects.cake import (
     BarrierOp, BlockIdOp, DimOp, IfOp, KernelOp, NumBlocksOp, OnRoleOp, RoleOp, SkipOp,
     SmCountOp, WaitOp,
 )
+from cakec.interned import i64_array, integer_attr
 from cakec.targets.sku import MAX_WAITED_MBARRIERS
 
 U64 = (1 << 64) - 1
@@ -176,11 +176,8 @@ def set_int(op: Operation, name: str, value: int) -> None:
     op.attributes[name] = int_attr(value) if type(value) is int else IntegerAttr(value, i64)
 
 
-@lru_cache(maxsize=4096)
-def int_attr(value: int, type_: IntegerType = i64) -> IntegerAttr:
-    """`IntegerAttr(value, type_)` of an int, one instance per value and type: attributes are
-    immutable, and building and verifying them was a tenth of the derive passes."""
-    return IntegerAttr(value, type_)
+#: `IntegerAttr(value, type_)` of an int (i64 unless given), one instance per value and type
+int_attr = integer_attr
 
 
 def set_str(op: Operation, name: str, value: str) -> None:
@@ -188,12 +185,7 @@ def set_str(op: Operation, name: str, value: str) -> None:
 
 
 def set_ints(op: Operation, name: str, values: Sequence[int]) -> None:
-    op.attributes[name] = _i64_array(tuple(values))
-
-
-@lru_cache(maxsize=1024)
-def _i64_array(values: tuple[int, ...]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
+    op.attributes[name] = i64_array(values)
 
 
 def set_strs(op: Operation, name: str, values: Sequence[str]) -> None:

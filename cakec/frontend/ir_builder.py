@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from cakec.frontend import ast
-from cakec.frontend.interned import (
+from cakec.interned import (
     i64_array, integer_attr, location_attr, stage_type, string_attr, tensor_type, tile_type,
     unit_type, view_type,
 )

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
 from cakec.dialects import cake
-from cakec.frontend.interned import tile_type
+from cakec.interned import tile_type
 from cakec.frontend.values import Value, decl_note, describe
 
 #: Surface operator → `cake.tile_binary` kind, and comparison → `cake.tile_cmp` predicate.

@@ -1,21 +1,21 @@
-"""The attributes the frontend puts on the IR, one instance per value.
+"""The attributes the frontend and the derive passes put on the IR, one instance per value.
 
 Attributes are immutable values, and xDSL checks an attribute's parameters against its
 definition every time one is made: 5-20 µs each (a `TensorType` 21, a `DenseArrayBase` 19,
 a `TileType` 13, a parameterless type 5; 2026-12-06), some 0.4 ms of the GEMM example's IR
-build for its ~30 types and arrays. So one instance per value serves every op, and every
-build of a process: the server and the search loops build the same small numbers, names,
-positions and types again and again. Each cache is bounded.
+build for its ~30 types and arrays, and a tenth of the derive passes. So one instance per
+value serves every op, and every build of a process: the server and the search loops build
+the same small numbers, names, positions and types again and again. Each cache is bounded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from xdsl.dialects.builtin import (
-    DenseArrayBase, FileLineColLoc, IntAttr, IntegerAttr, StringAttr, i64,
+    DenseArrayBase, FileLineColLoc, IntAttr, IntegerAttr, IntegerType, StringAttr, i64,
 )
 from xdsl.ir import Attribute
 
@@ -30,7 +30,7 @@ def int_attr(n: int) -> IntAttr:
 
 
 @lru_cache(maxsize=4096)
-def integer_attr(n: int, type_: Any) -> IntegerAttr:
+def integer_attr(n: int, type_: IntegerType = i64) -> IntegerAttr:
     return IntegerAttr(n, type_)
 
 
