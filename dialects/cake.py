@@ -857,13 +857,20 @@ SINGLE_THREAD_OPS = (ForOp, IfOp, WaitOp, SkipOp, ArriveOp, TmaLoadOp, TmaStoreS
 def runs_single_thread(on_roles: Sequence[OnRoleOp]) -> bool:
     """Whether a role whose `with` blocks are `on_roles` runs on one elected thread."""
     known = _SINGLE_THREAD_TYPES
-    for on in on_roles:
-        for op in on.body.block.walk():
+    # Every op of the blocks, in any order: a stack of blocks and their ops' links (xDSL's
+    # walk is a generator per op, region and block).
+    blocks = [on.body.block for on in on_roles]
+    while blocks:
+        op = blocks.pop().first_op
+        while op is not None:
             single = known.get(type(op))
             if single is None:
                 single = known[type(op)] = issubclass(type(op), SINGLE_THREAD_OPS)
             if not (single or op.name.startswith("arith.")):
                 return False
+            for region in op.regions:
+                blocks.extend(region.blocks)
+            op = op.next_op
     return True
 
 
