@@ -127,21 +127,25 @@ class CakeIndenter:
         # Lark's loop, plus the open brackets (for "never closed" notes and the nesting
         # limit) and positioned end-of-file dedents.
         token = None
+        # The kinds in locals: this loop sees every token.
+        nl, opening, closing = self.NL_type, frozenset(self.OPEN_PAREN_types), frozenset(
+            self.CLOSE_PAREN_types)
         for token in stream:
-            if token.type == "NAME" and token.value in _PYTHON_ONLY:
+            kind = token.type
+            if kind == "NAME" and token.value in _PYTHON_ONLY:
                 raise NotCake(token)
-            if token.type == self.NL_type:
+            if kind == nl:
                 yield from self.handle_NL(token)
                 continue
             yield token
-            if token.type in self.OPEN_PAREN_types:
+            if kind in opening:
                 self.paren_level += 1
                 self.open_brackets.append(token)
                 if self.paren_level > MAX_NESTING:
                     raise IndentationProblem(
                         token.line or 0, token.column or 0,
                         f"brackets nested more than {MAX_NESTING} deep", "CAKE-P004")
-            elif token.type in self.CLOSE_PAREN_types and self.paren_level > 0:
+            elif kind in closing and self.paren_level > 0:
                 self.paren_level -= 1
                 self.open_brackets.pop()
         line, col = (token.end_line or 1, token.end_column or 1) if token else (1, 1)
