@@ -50,13 +50,41 @@ def test_other_ops_go_to_xdsl():
         cake.WaitOp.build(operands=[c.result])
     with pytest.raises(ValueError, match="non-variadic"):
         cake.WaitOp.build(operands=[c.result, None])
-    # variadic definitions: the segment sizes come from xDSL's builder
-    grid = cake.GridOp.build(operands=[[c.result, c.result]])
-    assert len(grid.dims) == 2
-    bar = cake.BarrierOp.build(operands=[[], [], None], result_types=[cake.BarrierType()],
-                               properties={"sym_name": builtin.StringAttr("b")})
-    sizes = bar.properties["operandSegmentSizes"]
-    assert isinstance(sizes, builtin.DenseArrayBase) and tuple(sizes.get_values()) == (0, 0, 0)
+    with pytest.raises(ValueError, match="at most 1"):  # an optional operand of two values
+        cake.BarrierOp.build(operands=[[], [], [c.result, c.result]],
+                             result_types=[cake.BarrierType()])
+
+
+@pytest.mark.parametrize("operands", [[[], [], None], [[], [], []], [["r"], ["r", "r"], None],
+                                      [["r", "r"], [], ["r"]]])
+def test_segment_sizes_as_xdsl_makes_them(operands: list, monkeypatch: pytest.MonkeyPatch):
+    import xdsl.irdl.operations as ops
+    from xdsl.dialects import builtin
+
+    from cakec.dialects import cake
+
+    role = cake.RoleOp.build(properties={"sym_name": builtin.StringAttr("r"),
+                                         "warps": builtin.DenseArrayBase.from_list(
+                                             builtin.i64, [0])},
+                             result_types=[cake.RoleType()])
+    args = [[role.result for _ in a] if isinstance(a, list) else a for a in operands]
+
+    def barrier() -> cake.BarrierOp:
+        return cake.BarrierOp.build(operands=args, result_types=[cake.BarrierType()],
+                                    properties={"sym_name": builtin.StringAttr("b")})
+
+    def grid() -> cake.GridOp:  # one variadic definition: no segment sizes
+        return cake.GridOp.build(operands=[[role.result, role.result]])
+
+    fast, fast_grid = barrier(), grid()
+    sizes = fast.properties["operandSegmentSizes"]
+    assert barrier().properties["operandSegmentSizes"] is sizes  # the short cut's, shared
+    monkeypatch.setattr(ops, "irdl_op_init", ops.irdl_op_init.xdsl)
+    xdsl, xdsl_grid = barrier(), grid()
+    for a, b in ((fast, xdsl), (fast_grid, xdsl_grid)):
+        assert a.properties == b.properties and a.attributes == b.attributes
+        assert tuple(a.operands) == tuple(b.operands)
+    assert (len(fast.prod), len(fast.cons)) == (len(xdsl.prod), len(xdsl.cons))
 
 
 def test_operation_init_installed():
