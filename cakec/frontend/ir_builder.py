@@ -184,7 +184,7 @@ class Frontend:
             properties={"sym_name": StringAttr(fn.name),
                         "param_names": ArrayAttr([StringAttr(n) for n in names]),
                         **({"target": StringAttr(target)} if target else {}),
-                        **({"blocks_per_sm": IntegerAttr(blocks_per_sm, i64)}
+                        **({"blocks_per_sm": integer_attr(blocks_per_sm, i64)}
                            if blocks_per_sm else {}),
                         **({"cluster": i64_array(cluster)}
                            if cluster else {})},
@@ -724,7 +724,7 @@ class Frontend:
                 raise error("CAKE-T010", f"`{t.info['name']}` has rank {rank}; index "
                             f"{idx.const} is out of range", idx_node.span)
             op = cake.DimOp.build(operands=[t.ssa], properties={
-                "index": IntegerAttr(idx.const % rank, i64)}, result_types=[i32])
+                "index": integer_attr(idx.const % rank, i64)}, result_types=[i32])
             self._add(op, e.span)
             return Value("int", e.span, ssa=op.result)
         if base.kind == "tuple":
@@ -1000,7 +1000,7 @@ def _build_role(fe, e, b, recv):
                     b["warps"].span, help="list each warp of the role once")
     props = _props(sym_name="", warps=i64_array(warps))
     if b["regs"] is not None:
-        props["regs"] = IntegerAttr(b["regs"].const, i64)
+        props["regs"] = integer_attr(b["regs"].const, i64)
     op = cake.RoleOp.build(properties=props, result_types=[unit_type(cake.RoleType)])
     return _resource(fe, op, e, "role", warps=warps)
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, i1, i32, i64
+from xdsl.dialects.builtin import FloatAttr, StringAttr, UnitAttr, f32, i1, i32, i64
 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
 from cakec.dialects import cake
-from cakec.interned import tile_type
+from cakec.interned import integer_attr, tile_type
 from cakec.frontend.values import Value, decl_note, describe
 
 #: Surface operator → `cake.tile_binary` kind, and comparison → `cake.tile_cmp` predicate.
@@ -233,7 +233,7 @@ def _build_index(axis: int):
                         f"{_show(shape)}", _arg_span(e, 0, "tile"))
         out = (shape[0], 1) if axis == 0 else (1, shape[1])
         return _result(fe, cake.TileIndexOp.build(
-            operands=[fe._i32(b["base"])], properties={"axis": IntegerAttr(axis, i64)},
+            operands=[fe._i32(b["base"])], properties={"axis": integer_attr(axis, i64)},
             result_types=[tile_type(out, i32)]), e.span)
     return build
 
@@ -260,7 +260,7 @@ def _build_reduce(kind: str):
         dtype = i32 if kind.startswith("arg") else f32
         return _result(fe, cake.TileReduceOp.build(
             operands=[recv.ssa], properties={"kind": StringAttr(kind),
-                                             "axis": IntegerAttr(axis, i64)},
+                                             "axis": integer_attr(axis, i64)},
             result_types=[tile_type((rows, 1) if axis == 1 else (1, cols), dtype)]), e.span)
     return build
 
@@ -499,7 +499,7 @@ def _build_sum_sq(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
         raise error("CAKE-T007", f"`lm.sum_sq` reduces a 2-D stage; this one has shape "
                     f"{_show(st.dims())}", b["source"].span)
     shape = (st.dims()[0], 1)
-    op = cake.SumSqOp.build(operands=[source.ssa], properties={"axis": IntegerAttr(1, i64)},
+    op = cake.SumSqOp.build(operands=[source.ssa], properties={"axis": integer_attr(1, i64)},
                             result_types=[tile_type(shape, f32)])
     fe._add(op, e.span)
     return Value("tile", e.span, ssa=op.result, info={"shape": shape, "dtype": "f32"})
@@ -528,7 +528,7 @@ def _build_argmin(fe: Any, e: ast.Call, b: dict[str, Any], recv: Any) -> Any:
         _running_tile(fe, b[arg], dtype, _arg_span(e, position, arg), source, arg)
     fe._add(cake.ArgminOp.build(
         operands=[value.ssa, index.ssa, source.ssa, fe._i32(b["base"]), fe._i1(b["init"])],
-        properties={"axis": IntegerAttr(1, i64)}), e.span)
+        properties={"axis": integer_attr(1, i64)}), e.span)
     return Value("none", e.span)
 
 
