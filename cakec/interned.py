@@ -15,7 +15,8 @@ from functools import lru_cache
 from typing import TypeVar
 
 from xdsl.dialects.builtin import (
-    DenseArrayBase, FileLineColLoc, IntAttr, IntegerAttr, IntegerType, StringAttr, i64,
+    ArrayAttr, DenseArrayBase, FileLineColLoc, IntAttr, IntegerAttr, IntegerType, StringAttr,
+    i64,
 )
 from xdsl.ir import Attribute
 
@@ -37,6 +38,15 @@ def integer_attr(n: int, type_: IntegerType = i64) -> IntegerAttr:
 @lru_cache(maxsize=4096)
 def string_attr(text: str) -> StringAttr:
     return StringAttr(text)
+
+
+def string_array(values: Sequence[str]) -> ArrayAttr[StringAttr]:
+    return _string_array(tuple(values))
+
+
+@lru_cache(maxsize=1024)
+def _string_array(values: tuple[str, ...]) -> ArrayAttr[StringAttr]:
+    return ArrayAttr([string_attr(v) for v in values])
 
 
 # The ops at one position share one location (building and verifying them was a fifth of

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, i1
+from xdsl.dialects.builtin import ModuleOp, i1
 from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
-from cakec.interned import i64_array
+from cakec.interned import i64_array, string_attr
 from cakec.passes.base import target_of
 from cakec.passes.derive_common import int_attr, walk
 from cakec.passes.protocol.accounting import accounting_of, first_wait_free
@@ -53,7 +53,7 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
         attrs["cake.first_wait_free"] = int_attr(int(free), i1)
     for wait, parity in parities(k, fwf).items():
         free = fwf[k.barriers.index(k.barrier_of(wait.operands[0]))]
-        wait.attributes["cake.parity"] = (StringAttr(parity) if isinstance(parity, str)
+        wait.attributes["cake.parity"] = (string_attr(parity) if isinstance(parity, str)
                                           else i64_array(parity))
         wait.attributes["cake.initial_parity"] = int_attr(int(free))
     for skip in (o for o in walk(kernel) if isinstance(o, cake.SkipOp)):

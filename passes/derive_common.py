@@ -20,7 +20,7 @@ from cakec.dialects.cake import (
     BarrierOp, BlockIdOp, DimOp, IfOp, KernelOp, NumBlocksOp, OnRoleOp, RoleOp, SkipOp,
     SmCountOp, WaitOp,
 )
-from cakec.interned import i64_array, integer_attr
+from cakec.interned import i64_array, integer_attr, string_array, string_attr
 from cakec.targets.sku import MAX_WAITED_MBARRIERS
 
 U64 = (1 << 64) - 1
@@ -181,7 +181,7 @@ int_attr = integer_attr
 
 
 def set_str(op: Operation, name: str, value: str) -> None:
-    op.attributes[name] = StringAttr(value)
+    op.attributes[name] = string_attr(value)
 
 
 def set_ints(op: Operation, name: str, values: Sequence[int]) -> None:
@@ -189,7 +189,7 @@ def set_ints(op: Operation, name: str, values: Sequence[int]) -> None:
 
 
 def set_strs(op: Operation, name: str, values: Sequence[str]) -> None:
-    op.attributes[name] = ArrayAttr([StringAttr(v) for v in values])
+    op.attributes[name] = string_array(values)
 
 
 def get_int(op: Operation, name: str) -> int | None:

@@ -16,11 +16,10 @@ formed (a view of higher rank than its tensor) get nothing: the consistency gate
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import (
-    ArrayAttr, DenseArrayBase, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64,
-)
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -28,6 +27,7 @@ from cakec.dialects.cake import (
     KernelOp, StageOp, TensorType, TmaLoadOp, TmaStoreOp, TmaStoreStageOp, ViewOp, dtype_bytes,
     dtype_name,
 )
+from cakec.interned import i64_array, integer_attr, string_attr
 from cakec.passes.derive_common import (
     get_int, get_str, kernels, scaled, set_int, set_ints, set_strs, walk,
 )
@@ -96,18 +96,21 @@ class _TensorMaps:
         key = (copy.box, copy.swizzle, copy.fill)
         if key not in maps:
             maps.append(key)
-            self.specs.append(DictionaryAttr({
-                "tensor": StringAttr(copy.tensor),
-                "index": IntegerAttr(len(maps) - 1, i64),
-                "dtype": StringAttr(copy.dtype),
-                "rank": IntegerAttr(copy.rank, i64),
-                "box": DenseArrayBase.from_list(i64, list(copy.box)),
-                "swizzle": StringAttr(copy.swizzle),
-                "interleave": StringAttr(TMAP_INTERLEAVE),
-                "oob_fill": StringAttr(copy.fill),
-                "l2_promotion": StringAttr(TMAP_L2_PROMOTION),
-            }))
+            self.specs.append(_tmap_spec(copy.tensor, len(maps) - 1, copy.dtype, copy.rank,
+                                         copy.box, copy.swizzle, copy.fill))
         return maps.index(key)
+
+
+@lru_cache(maxsize=1024)
+def _tmap_spec(tensor: str, index: int, dtype: str, rank: int, box: tuple[int, ...],
+               swizzle: str, fill: str) -> DictionaryAttr:
+    """One entry of `cake.tmaps` (docs/ir.md), one instance per value (cakec/interned.py)."""
+    return DictionaryAttr({
+        "tensor": string_attr(tensor), "index": integer_attr(index, i64),
+        "dtype": string_attr(dtype), "rank": integer_attr(rank, i64), "box": i64_array(box),
+        "swizzle": string_attr(swizzle), "interleave": string_attr(TMAP_INTERLEAVE),
+        "oob_fill": string_attr(fill), "l2_promotion": string_attr(TMAP_L2_PROMOTION),
+    })
 
 
 def _tensor(kernel: KernelOp, value: SSAValue) -> tuple[str, TensorType] | None:
