@@ -9,15 +9,13 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import (
-    ArrayAttr, FileLineColLoc, IntegerAttr, ModuleOp, NoneType, StringAttr, f32, i1, i32, i64,
-)
+from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, ModuleOp, NoneType, f32, i1, i32, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from cakec.frontend import ast
 from cakec.interned import (
-    i64_array, integer_attr, location_attr, stage_type, string_attr, tensor_type, tile_type,
-    unit_type, view_type,
+    i64_array, integer_attr, location_attr, stage_type, string_array, string_attr, tensor_type,
+    tile_type, unit_type, view_type,
 )
 from cakec.frontend.builtins import (
     DTYPE_NAMES, KIND_NAMES, LM_FUNCTIONS, METHODS, PARAM_TYPES, Arg, Builtin,
@@ -37,7 +35,8 @@ class Poisoned(Exception):
 _ARITH = {"+": arith.AddiOp, "-": arith.SubiOp, "*": arith.MuliOp, "//": arith.FloorDivSIOp,
           "%": arith.RemSIOp}
 _FARITH = {"+": arith.AddfOp, "-": arith.SubfOp, "*": arith.MulfOp, "/": arith.DivfOp}
-_CMP = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
+#: arith.cmpi's predicate (signed) per comparison
+_CMP = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 _PYCMP = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
           "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
@@ -58,6 +57,13 @@ def _arith_op(cls: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
     flags = issubclass(cls, arith.SignlessIntegerBinaryOperationWithOverflow)
     return cls.create(operands=[lhs, rhs], result_types=[lhs.type],
                       properties=dict(_NO_OVERFLOW) if flags else {})
+
+
+def _compare(lhs: SSAValue, rhs: SSAValue, predicate: int) -> Operation:
+    """`arith.CmpiOp(lhs, rhs, predicate)` of two i32 values, as its constructor builds it
+    (which makes its i64 predicate type afresh)."""
+    return arith.CmpiOp.create(operands=[lhs, rhs], result_types=[i1],
+                               properties={"predicate": integer_attr(predicate, i64)})
 
 
 def _did_you_mean(name: str, options: Iterable[str]) -> str | None:
@@ -181,9 +187,9 @@ class Frontend:
 
         body = Block(arg_types=arg_types)
         kernel = cake.KernelOp.build(
-            properties={"sym_name": StringAttr(fn.name),
-                        "param_names": ArrayAttr([StringAttr(n) for n in names]),
-                        **({"target": StringAttr(target)} if target else {}),
+            properties={"sym_name": string_attr(fn.name),
+                        "param_names": string_array(names),
+                        **({"target": string_attr(target)} if target else {}),
                         **({"blocks_per_sm": integer_attr(blocks_per_sm, i64)}
                            if blocks_per_sm else {}),
                         **({"cluster": i64_array(cluster)}
@@ -348,7 +354,7 @@ class Frontend:
                 v.ssa.name_hint = t.id
             op = v.ssa.owner if v.ssa is not None else None
             if isinstance(op, Operation) and "sym_name" in op.properties:
-                op.properties["sym_name"] = StringAttr(t.id)
+                op.properties["sym_name"] = string_attr(t.id)
             self._bind(t, Value(v.kind, t.span, v.const, v.ssa, {**v.info, "name": t.id}))
             return
         if v.kind != "tuple" or len(v.const) != len(s.targets):
@@ -791,7 +797,7 @@ class Frontend:
                 return Value("bool", e.span, const=_PYCMP[e.op](lhs.const, rhs.const))
             if is_float:
                 raise error("CAKE-T007", "runtime float comparisons are not supported", e.span)
-            return self._emit_bool(arith.CmpiOp(self._i32(lhs), self._i32(rhs), _CMP[e.op]),
+            return self._emit_bool(_compare(self._i32(lhs), self._i32(rhs), _CMP[e.op]),
                                    e.span)
         if lhs.is_const and rhs.is_const:
             return self._fold(e, lhs, rhs, is_float)
@@ -1184,7 +1190,7 @@ def _build_tma_load(fe, e, b, recv, op_cls=cake.TmaLoadOp):
                         f"`{recv.info.get('name')}` is {recv.info['dtype']}", fill.span,
                         notes=[Note(recv.span, f"`{recv.info.get('name')}` is declared here")],
                         help="integer tiles can only be zero-filled (omit `fill=`)")
-        props["fill"] = StringAttr("nan")
+        props["fill"] = string_attr("nan")
     props |= _multicast_axes(fe, b, e.span)
     fe._add(op_cls.build(operands=[recv.ssa, tensor.ssa, [fe._i32(c) for c in coords],
                                    fe._i32(stage), b["barrier"].ssa], properties=props), e.span)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdsl.dialects.builtin import FloatAttr, StringAttr, UnitAttr, f32, i1, i32, i64
+from xdsl.dialects.builtin import FloatAttr, UnitAttr, f32, i1, i32, i64
 
 from cakec.frontend import ast
 from cakec.diagnostics import Note, Span, error
 from cakec.dialects import cake
-from cakec.interned import integer_attr, tile_type
+from cakec.interned import integer_attr, string_attr, tile_type
 from cakec.frontend.values import Value, decl_note, describe
 
 #: Surface operator → `cake.tile_binary` kind, and comparison → `cake.tile_cmp` predicate.
@@ -120,7 +120,7 @@ def tile_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Any:
     if e.op in TILE_CMPS:
         ssa, shape, _ = _operands(fe, f"comparison `{e.op}`", pairs, ("f32", "i32"), e.span)
         return _result(fe, cake.TileCmpOp.build(
-            operands=ssa, properties={"predicate": StringAttr(TILE_CMPS[e.op])},
+            operands=ssa, properties={"predicate": string_attr(TILE_CMPS[e.op])},
             result_types=[tile_type(shape, cake.dtype_attr("i1"))]), e.span)
     if e.op not in TILE_OPS:
         raise error("CAKE-T007", f"operator `{e.op}` is not defined on register tiles", e.span,
@@ -141,7 +141,7 @@ def predicate_binop(fe: Any, e: ast.BinOp, lhs: Any, rhs: Any) -> Value:
         raise error("CAKE-T007", f"tile shapes {_show(_shape(lhs))} and {_show(_shape(rhs))} "
                     "do not broadcast", e.span)
     return _result(fe, cake.TileBinaryOp.build(operands=[lhs.ssa, rhs.ssa], properties={
-        "kind": StringAttr(e.op)}, result_types=[tile_type(shape, cake.dtype_attr("i1"))]),
+        "kind": string_attr(e.op)}, result_types=[tile_type(shape, cake.dtype_attr("i1"))]),
         e.span)
 
 
@@ -151,7 +151,7 @@ def binary(fe: Any, kind: str, what: str, pairs: list[tuple[Any, Span]], span: S
     dtypes = ("f32", "i32") if kind in ("min", "max") else ("f32",)
     ssa, shape, dtype = _operands(fe, what, pairs, dtypes, span)
     return _result(fe, cake.TileBinaryOp.build(operands=ssa, properties={
-        "kind": StringAttr(kind)}, result_types=[tile_type(shape, cake.dtype_attr(dtype))]),
+        "kind": string_attr(kind)}, result_types=[tile_type(shape, cake.dtype_attr(dtype))]),
         span)
 
 
@@ -162,7 +162,7 @@ def unary(fe: Any, kind: str, what: str, v: Any, span: Span, arg_span: Span) -> 
                     arg_span, notes=decl_note(v), help="scalars are computed on the host")
     (x,), shape, _ = _operands(fe, what, [(v, arg_span)], ("f32",), span)
     return _result(fe, cake.TileUnaryOp.build(operands=[x], properties={
-        "kind": StringAttr(kind)}, result_types=[tile_type(shape, f32)]), span)
+        "kind": string_attr(kind)}, result_types=[tile_type(shape, f32)]), span)
 
 
 def _build_unary(kind: str):
@@ -259,7 +259,7 @@ def _build_reduce(kind: str):
         rows, cols = _shape(recv)
         dtype = i32 if kind.startswith("arg") else f32
         return _result(fe, cake.TileReduceOp.build(
-            operands=[recv.ssa], properties={"kind": StringAttr(kind),
+            operands=[recv.ssa], properties={"kind": string_attr(kind),
                                              "axis": integer_attr(axis, i64)},
             result_types=[tile_type((rows, 1) if axis == 1 else (1, cols), dtype)]), e.span)
     return build
