@@ -53,6 +53,17 @@ def walk(op: Operation) -> tuple[Operation, ...]:
     return ops
 
 
+def block_ops(block: Block) -> list[Operation]:
+    """`list(block.ops)` by the ops' links: `list()` of xDSL's `BlockOps` first counts the
+    ops (a walk of the block) and then walks it again."""
+    out: list[Operation] = []
+    op = block.first_op
+    while op is not None:
+        out.append(op)
+        op = op.next_op
+    return out
+
+
 def walk_block(block: Block) -> list[Operation]:
     """`block.walk()` as a list, in the same order (what `walk` does for each block)."""
     out: list[Operation] = []

@@ -29,7 +29,7 @@ from cakec.diagnostics import DiagnosticSink, Note, Span
 from cakec.dialects import cake
 from cakec.passes.base import sink_of, span_of, target_of
 from cakec.passes.conformance_tiles import store_problems, tile_problems
-from cakec.passes.derive_common import overwaited, role_of, walk
+from cakec.passes.derive_common import block_ops, overwaited, role_of, walk
 from cakec.targets import sku as hw
 from cakec.passes.conformance_cluster import cluster_problems
 from cakec.targets.emit.emitter import blocks_per_sm, launch_regs
@@ -72,7 +72,7 @@ def index_kernel(kernel: cake.KernelOp) -> KernelIndex:
     idx = KernelIndex(kernel)
     # An explicit stack instead of recursion: nesting depth is the author's, not ours.
     stack: list[tuple[Operation, cake.RoleOp | None]] = [
-        (op, None) for op in reversed(list(kernel.body.block.ops))]
+        (op, None) for op in reversed(block_ops(kernel.body.block))]
     while stack:
         op, role = stack.pop()
         bucket = _BUCKETS.get(type(op))
@@ -88,7 +88,7 @@ def index_kernel(kernel: cake.KernelOp) -> KernelIndex:
             idx.role_blocks.append((inner, op))
         for region in reversed(op.regions):
             for block in reversed(region.blocks):
-                stack.extend((child, inner) for child in reversed(list(block.ops)))
+                stack.extend((child, inner) for child in reversed(block_ops(block)))
     return idx
 
 

@@ -37,7 +37,7 @@ from cakec.dialects.cake import (
     dtype_name, runs_single_thread, views_overlap, written_view,
 )
 from cakec.passes.base import sink_of, span_of
-from cakec.passes.derive_common import walk, walk_block
+from cakec.passes.derive_common import block_ops, walk, walk_block
 from cakec.targets.cluster import (cluster_shape, fanout, group_size, member_offset,
                                     multicast_axes)
 from cakec.targets.emit import metadata as meta
@@ -441,7 +441,7 @@ class KernelEmitter:
     # ---- prologue: shared memory, barriers, warp index ------------------------------------
 
     def prologue(self) -> None:
-        ops = list(self.kernel.body.block.ops)
+        ops = block_ops(self.kernel.body.block)
         views = [op for op in ops if isinstance(op, ViewOp)]
         barriers = [op for op in ops if isinstance(op, BarrierOp)]
         if views:

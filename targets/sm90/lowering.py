@@ -15,6 +15,7 @@ from cakec.dialects.cake import (
     PURE_TILE_OPS, BarrierOp, CommitOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, StageOp,
     TileIndexOp, TileStoreOp, TileType, TmaStoreOp, dtype_name, stage_source,
 )
+from cakec.passes.derive_common import block_ops
 from cakec.targets.cluster import multicast_axes
 from cakec.targets.emit import common
 from cakec.targets.emit.cexpr import desc_operand, paren, scaled, unparen
@@ -306,7 +307,7 @@ def _deferrable_store(em: KernelEmitter, loop: ForOp) -> DeferredStore | None:
     shape = tuple(convert_op.source.type.dims())
     if acc.frags != 1 or shape != (acc.rows_per_wg * role.warpgroups, acc.n):
         return None
-    body = list(loop.body.block.ops)
+    body = block_ops(loop.body.block)
     flush_after = next((op for op in reversed(body) if op is not last and _issues_mma(op)), None)
     layout = layout_of(em)
     others = [v for v in leaves if v not in role.accs]
@@ -429,7 +430,7 @@ def guarded_mmas(em: KernelEmitter, op: IfOp) -> list[MmaOp]:
     empty where the condition fails, so wait_group counts stay static."""
     if op.else_region.block.ops.first is not None:
         return []
-    body = list(op.then_region.block.ops)
+    body = block_ops(op.then_region.block)
     if any(isinstance(o, (ForOp, IfOp)) for o in body):
         return []
     return [o for o in body if isinstance(o, MmaOp)]

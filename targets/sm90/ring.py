@@ -16,7 +16,7 @@ from cakec.dialects.cake import (
     ArriveOp, BarrierOp, CommitOp, CopyLoadOp, ForOp, IfOp, KernelOp, MmaOp, StageOp,
     StageStoreOp, TmaLoadOp, TmaStoreOp, WaitOp, stage_source,
 )
-from cakec.passes.derive_common import walk
+from cakec.passes.derive_common import block_ops, walk
 from cakec.targets.emit.emitter import role_of
 
 #: Smallest ring whose commits keep a wgmma group in flight. The held stage is one the
@@ -33,7 +33,7 @@ def held_commit(loop: ForOp) -> CommitOp | None:
     producer refills other stages meanwhile, and a wait on the held stage itself releases it
     first, so no wait ever blocks on a release it holds. None for any other loop, whose
     commits are `wgmma.wait_group 0` + arrive. Holds only in a role that issues wgmmas."""
-    body = list(loop.body.block.ops)
+    body = block_ops(loop.body.block)
     if not body or not isinstance(body[-1], CommitOp):
         return None
     commits = [op for op in body if isinstance(op, CommitOp)]
@@ -62,7 +62,7 @@ def _hand_off(op: Operation, body: list[Operation]) -> bool:
     while the newest wgmma group, whose commit the model places before it, is still in
     flight: its consumers only learn that this role has waited, never that a stage is free."""
     if isinstance(op, IfOp):
-        inner = list(op.then_region.block.ops)
+        inner = block_ops(op.then_region.block)
         return (op.else_region.block.ops.first is None and any(
             isinstance(o, ArriveOp) for o in inner) and all(
             o.dialect_name() == "arith" or (isinstance(o, ArriveOp) and _hand_off(o, body))
