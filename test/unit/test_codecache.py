@@ -16,7 +16,8 @@ _PROGRAM = r"""
 import dataclasses, json, sys
 import cakec
 from cakec import codecache
-from cakec.frontend import ast  # Cake's syntax tree: 28 frozen dataclasses
+from cakec.diagnostics import Note  # a frozen dataclass of Cake's
+from cakec.frontend import ast  # Cake's syntax tree: 28 dataclasses, hashed by value
 
 @dataclasses.dataclass(frozen=True, order=True)
 class P:
@@ -38,17 +39,18 @@ except dataclasses.FrozenInstanceError:
 span = ast.Span("k.cake", 3, 4)
 name = ast.Name(span, "x")
 try:
-    name.id = "y"
-    ast_frozen = False
+    Note(span, "m").message = "n"
+    cake_frozen = False
 except dataclasses.FrozenInstanceError:
-    ast_frozen = True
+    cake_frozen = True
 c = codecache._installed
 texts = [*c.new, *(c.stored or {})]
 print(json.dumps({"repr": repr(p), "eq": P(1, "b") == p, "lt": P(0) < p,
                   "hash": hash(p) == hash(P(1, "b")), "frozen": frozen,
                   "q": repr(q), "total": q.total(), "default": Q().zq_items,
                   "ast": repr(name), "ast_eq": name == ast.Name(span, "x"),
-                  "ast_frozen": ast_frozen, "used": len(c.used), "new": len(c.new),
+                  "ast_hash": hash(name) == hash(ast.Name(span, "x")),
+                  "cake_frozen": cake_frozen, "used": len(c.used), "new": len(c.new),
                   "foreign": sum("zq_items" in t for t in texts)}))
 """
 
@@ -71,7 +73,7 @@ def _same_behaviour(r: dict) -> None:
     assert r["repr"] == "P(x=1, y='b')" and r["eq"] and r["lt"] and r["hash"] and r["frozen"]
     assert r["q"] == "Q(zq_items=[1, 2])" and r["total"] == 3 and r["default"] == []
     assert r["ast"].startswith("Name(span=Span(") and r["ast"].endswith("id='x')")
-    assert r["ast_eq"] and r["ast_frozen"]
+    assert r["ast_eq"] and r["ast_hash"] and r["cake_frozen"]
     assert r["foreign"] == 0  # a dataclass of another module is never cached
 
 
