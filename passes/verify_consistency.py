@@ -91,7 +91,7 @@ class _Consistency:
         for op in [*self.idx.mmas, *self.idx.stage_tma_stores] if self.idx.role_blocks else []:
             for view in _async_reads(op):
                 if isinstance(view, cake.ViewOp):
-                    async_read.setdefault(view, op)
+                    async_read.setdefault(cake.reuse_root(view), op)
         for role, on_role in self.idx.role_blocks:
             _FenceScan(self, len(role.warps.get_values()), async_read).run(on_role.body.block)
 
@@ -234,8 +234,11 @@ class _Consistency:
                 if view is None or view in written:
                     continue  # read through the very view TMA fills: one layout by definition
                 for other, load in written.items():
+                    # a view reusing the bytes holds its own data (the safety gate orders
+                    # its writes after the fill's reads: CAKE-S061), in its own layout
                     if isinstance(other, cake.ViewOp) and _overlap(view, other) \
-                            and _layout(view) != _layout(other):
+                            and _layout(view) != _layout(other) \
+                            and not cake.reuse_related(view, other):
                         self.layout_mismatch(mma, view, other, load)
                         break
 
@@ -327,7 +330,9 @@ class _FenceScan:
 
     Loops are summarised, not unrolled: a loop's head sees what reaches it from before the
     loop plus every unfenced access its body leaves behind (the next iteration's view), so
-    trip counts never matter and the scan stays linear in the program size."""
+    trip counts never matter and the scan stays linear in the program size. Accesses are
+    keyed by the bytes they touch: a view declared with `reuses=` by the view it reuses
+    (`cake.reuse_root`), so a hand-off between the two needs the fence one view's would."""
 
     def __init__(self, gate: _Consistency, warps: int,
                  async_read: dict[cake.ViewOp, Operation]):
@@ -363,7 +368,7 @@ class _FenceScan:
             else:
                 writes = _generic_writes(op)
                 self.check_overwrite(op, writes, pending)
-                pending.update(((view, WRITE), op) for view in writes)
+                pending.update(((cake.reuse_root(view), WRITE), op) for view in writes)
         return pending
 
     def summary(self, block: Block) -> tuple[bool, Pending]:
@@ -385,7 +390,7 @@ class _FenceScan:
             elif kind in _ASYNC_ACCESS:
                 left.update(self.shared_reads(op))
             else:
-                left.update(((view, WRITE), op) for view in _generic_writes(op))
+                left.update(((cake.reuse_root(view), WRITE), op) for view in _generic_writes(op))
         self.summaries[block] = (survives, left)
         return survives, left
 
@@ -399,7 +404,7 @@ class _FenceScan:
                     or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
-            name = name_of(view.result)
+            name = name_of((cake.written_view(writer) or view).result)
             verb = "`lm.arrive`" if isinstance(op, cake.ArriveOp) else "`lm.commit`"
             self.gate.error(
                 "D009", f"{verb} hands `{name}` to the roles waiting on "
@@ -416,21 +421,24 @@ class _FenceScan:
     def check_access(self, op: Operation, pending: Pending) -> None:
         views = _async_reads(op) if not isinstance(op, cake.TmaLoadOp) else [op.view.owner]
         for view in views:
-            writer = pending.get((view, WRITE)) if isinstance(view, cake.ViewOp) else None
+            writer = (pending.get((cake.reuse_root(view), WRITE))
+                      if isinstance(view, cake.ViewOp) else None)
             if writer is None or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
             name = name_of(view.result)
+            written = name_of((cake.written_view(writer) or view).result)
             verb = "overwrites" if isinstance(op, cake.TmaLoadOp) else "reads"
             what = {cake.MmaOp: "`lm.mma`", cake.TmaLoadOp: "`tma_load`"}.get(
                 type(op), "`tma_store`")
             how = ("through the async proxy" if not self.synchronous_mma(op) else
                    "with ldmatrix in every warp of the role")
             self.gate.error(
-                "D009", f"{what} {verb} `{name}` {how}, but `{name}` was "
-                f"written with ordinary stores{at_line(writer)} and no `lm.fence_proxy()` "
+                "D009", f"{what} {verb} `{name}` {how}, but "
+                + (f"`{name}` was" if written == name else f"its bytes were (as `{written}`)")
+                + f" written with ordinary stores{at_line(writer)} and no `lm.fence_proxy()` "
                 "orders that write first", op,
-                [Note(span_of(writer, self.gate.ctx), f"`{name}` is written here")],
+                [Note(span_of(writer, self.gate.ctx), f"`{written}` is written here")],
                 help=f"add `lm.fence_proxy()` after the write{at_line(writer)}")
 
     def synchronous_mma(self, op: Operation) -> bool:
@@ -449,18 +457,19 @@ class _FenceScan:
             return {}
         if self.warps <= (4 if self.per_warpgroup else 1):
             return {}
-        reads = {(view, READ): op for view in _async_reads(op) if isinstance(view, cake.ViewOp)}
+        reads = {(cake.reuse_root(view), READ): op for view in _async_reads(op)
+                 if isinstance(view, cake.ViewOp)}
         a = view_of(op.a)
         if self.per_warpgroup and isinstance(a, cake.ViewOp) and not isinstance(
                 op.a.owner, cake.TransposeOp) and a.result.type.dims()[-2] == 16 * self.warps:
             # wgmma splits M over the warpgroups: each reads (and stores, in the same
             # layout) only its own 64 rows of an A stage as tall as the role's tile.
-            reads.pop((a, READ), None)
+            reads.pop((cake.reuse_root(a), READ), None)
         return reads
 
     def check_overwrite(self, op: Operation, writes: list[cake.ViewOp], pending: Pending) -> None:
         for view in writes:
-            reader = pending.get((view, READ))
+            reader = pending.get((cake.reuse_root(view), READ))
             if reader is None or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))

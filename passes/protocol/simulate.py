@@ -19,6 +19,7 @@ from cakec.passes.protocol.model import (
     VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
+from cakec.passes.protocol.reuse import as_reuse, stale_read
 from cakec.passes.protocol.forks import Fork, Planner, waited_elements
 from cakec.passes.protocol.trace import Exploration, Run
 
@@ -252,6 +253,8 @@ class Simulation:
 
     def _report(self, cat: str, f: Finding, other: Operation | None = None) -> None:
         # One finding per place; refills racing the same read are one mistake, not several.
+        if self.k.reuses and cat == "race":
+            f = as_reuse(self.k, f, other)
         found = self.found[cat]
         if other is not None:
             if (f.code, id(other)) in found:
@@ -818,6 +821,10 @@ class Simulation:
         last = writes[seen]
         # `_fill_seen(vc, last)`, inlined: most reads are of the newest fill
         if (vc[last[0]] >= last[1] if last[2] is None else vc[self.R + last[2]] > last[3]):
+            if self.k.reuses and last[4].view is not view:
+                stale = stale_read(self.k, r, ins.op, view, s, last, self.where)
+                if stale is not None:
+                    self._report("race", stale, other=last[4].op)
             if vec:
                 self.vec_fill[r][ins.op] = last
             return last
