@@ -317,8 +317,10 @@ _NO_ACCESS = (cake.StageOp, cake.TransposeOp, cake.SumSqOp, cake.StageLoadOp)
 
 #: What a role has done to a view since its last `lm.fence_proxy()`: (view, WRITE) → a generic
 #: write nothing fenced yet; (view, READ) → an MMA of the role that other warps of the role
-#: may still be reading the view with.
-WRITE, READ = "write", "read"
+#: may still be reading the view with; (view, GREAD) → a read of the view by the role's threads
+#: (`view[s].load()`, `lm.sum_sq`), which other warps may still be doing when one warp writes
+#: bytes of it through another view (`reuses=`: the two lay the bytes out differently).
+WRITE, READ, GREAD = "write", "read", "gread"
 Pending = dict[tuple[cake.ViewOp, str], Operation]
 
 
@@ -369,6 +371,7 @@ class _FenceScan:
                 writes = _generic_writes(op)
                 self.check_overwrite(op, writes, pending)
                 pending.update(((cake.reuse_root(view), WRITE), op) for view in writes)
+                pending.update(self.thread_reads(op))
         return pending
 
     def summary(self, block: Block) -> tuple[bool, Pending]:
@@ -391,6 +394,7 @@ class _FenceScan:
                 left.update(self.shared_reads(op))
             else:
                 left.update(((cake.reuse_root(view), WRITE), op) for view in _generic_writes(op))
+                left.update(self.thread_reads(op))
         self.summaries[block] = (survives, left)
         return survives, left
 
@@ -467,8 +471,17 @@ class _FenceScan:
             reads.pop((cake.reuse_root(a), READ), None)
         return reads
 
+    def thread_reads(self, op: Operation) -> Pending:
+        """A read of a stage by every thread of a role of several warps (`view[s].load()`,
+        `lm.sum_sq`): keyed by the bytes, for a write through a view that reuses them."""
+        if self.warps <= 1 or type(op) not in (cake.StageLoadOp, cake.SumSqOp):
+            return {}
+        view = view_of(op.source)
+        return {(cake.reuse_root(view), GREAD): op} if isinstance(view, cake.ViewOp) else {}
+
     def check_overwrite(self, op: Operation, writes: list[cake.ViewOp], pending: Pending) -> None:
         for view in writes:
+            self.check_thread_reads(op, view, pending)
             reader = pending.get((cake.reuse_root(view), READ))
             if reader is None or (op, view) in self.reported:
                 continue
@@ -484,6 +497,27 @@ class _FenceScan:
                       f"instruction per {unit[:-1]}")],
                 help=f"add `lm.fence_proxy()` (it syncs the role's threads) before the write, "
                 "after the MMA's last read")
+
+
+    def check_thread_reads(self, op: Operation, view: cake.ViewOp, pending: Pending) -> None:
+        """D011 through reused bytes: a write into `view` after the role's threads read the
+        bytes through another view, with no `lm.fence_proxy()` (the role's sync) between. The
+        same view is laid out alike for both, so each thread reads and writes its own
+        elements; another view maps the bytes to other threads."""
+        reader = pending.get((cake.reuse_root(view), GREAD))
+        read = view_of(reader.source) if reader is not None else None
+        if read is None or read is view or (op, view) in self.reported:
+            return
+        self.reported.add((op, view))
+        name, other = name_of(view.result), name_of(read.result)
+        what = "`store`" if isinstance(op, cake.StageStoreOp) else "`copy_load`"
+        self.gate.error(
+            "D011", f"{what} overwrites `{name}`, whose bytes the role's other warps may still "
+            f"be reading as `{other}`{at_line(reader)}: `{name}` reuses them in another layout, "
+            "and nothing syncs the role between that read and this write", op,
+            [Note(span_of(reader, self.gate.ctx), f"the role's threads read `{other}` here")],
+            help=f"add `lm.fence_proxy()` (it syncs the role's threads) before the write, after "
+            f"the last read of `{other}`")
 
 
 def _async_reads(op: Operation) -> list[cake.ViewOp | None]:
