@@ -32,3 +32,6 @@ def reuse(lm, Q: LM.tensor2d, K: LM.tensor2d, O: LM.tensor2d):
 # LEDGER-NEXT: "live_lines": [21, 23]
 # CUDA: const u32 sk = cake_smem + 0u;  // 1 x 16384 B, swizzle 128b
 # CUDA: const u32 sx = cake_smem + 0u;  // 1 x 8192 B, swizzle 128b
+# The store into `sx` retires the wgmma that reads `sk` (the same bytes), not only those of `sx`:
+# CUDA: smem_reuse_ok.cake:21: sx[0].store(s.to(lm.bf16))
+# CUDA-NEXT: cake_wgmma_wait<0>();  // no wgmma of this role still reads the view
