@@ -1,12 +1,13 @@
 # Kimi Delta Attention, prefill prep at three CTAs an SM: examples/kda/kda_prefill_prep.cake
-# (its header has the math and the workspace) in 72 KiB of SMEM instead of 80, so that three
-# CTAs of 255 → 168 registers share an SM (`blocks_per_sm=3`) and cover the dependent chain of
-# each chunk's warpgroup — 92 serialized k-steps and six inverse levels — with a third warp per
-# scheduler. The inverse's tile `sx` (8 KiB) reuses the bytes of `skn` (16 KiB), which is dead
-# once K̃ K̂ᵀ has read it: its last reader is the MMA into `lacc`, which the store of `sl`
-# retires by reading `lacc` before the first store into `sx`, and nothing reads `skn` after.
-# The safety gate checks exactly that (`reuses=`, docs/language.md; CAKE-S061 otherwise).
-# A candidate behind kda_prefill_launch.PREP_3CTA (off): bench/kda_prep_ab.py measures it.
+# (its header has the math and the workspace) in 72 KiB of SMEM instead of 80, with
+# `blocks_per_sm=3` (ptxas 13.0: 168 registers instead of 255, 656 B of spill stores and 976 B
+# of loads a thread), so that a third warp per scheduler covers the dependent chain of each
+# chunk's warpgroup — 92 serialized k-steps and six inverse levels. The inverse's tile `sx`
+# (8 KiB) reuses the bytes of `skn` (16 KiB), dead once K̃ K̂ᵀ has read it: its last reader is
+# the MMA into `lacc`, retired when the store of `sl` reads `lacc`, before the first store into
+# `sx`; nothing reads `skn` after. The safety gate checks exactly that (`reuses=`,
+# docs/language.md; CAKE-S061 otherwise). A candidate behind kda_prefill_launch.PREP_3CTA
+# (off); bench/kda_prep_ab.py measures it against the shipped prep.
 @cake.schedule(target="sm_90a", blocks_per_sm=3)
 def kda_prefill_prep_3cta(lm, Q: LM.tensor4d, K: LM.tensor4d, G: LM.tensor4d, Beta: LM.tensor3d,
                      Lev: LM.tensor2d, WA: LM.tensor2d, WM: LM.tensor2d, WW: LM.tensor2d,
