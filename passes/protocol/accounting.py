@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from cakec.dialects import cake
@@ -189,8 +188,13 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
                     groups[key] = [ev[1]]
                 else:
                     g.append(ev[1])
+        # A trace has a group per phase of each element: its lists are looked up per element.
+        lists: dict[int, list[tuple[list[Instr], int]]] = {}
         for (e, _), g in groups.items():
-            per_barrier.setdefault(bases[e], {}).setdefault(r, []).append((g, n))
+            to = lists.get(e)
+            if to is None:
+                to = lists[e] = per_barrier.setdefault(bases[e], {}).setdefault(r, [])
+            to.append((g, n))
     acct = Accounting([], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})
@@ -242,11 +246,14 @@ def _count(n: int, word: str) -> str:
 
 
 def _typical(gs: list[tuple[list[Instr], int]]) -> list[Instr]:
-    """The first group of the most frequent size (groups weighed by their runs)."""
-    sizes: Counter[int] = Counter()
+    """The first group of the most frequent size (groups weighed by their runs). A plain
+    dict counts them (a `Counter` costs more per group, and a GEMM has ~1,000 groups); `max`
+    keeps the first of equal counts, as `Counter.most_common` does."""
+    sizes: dict[int, int] = {}
     for g, n in gs:
-        sizes[len(g)] += n
-    size = sizes.most_common(1)[0][0]
+        m = len(g)
+        sizes[m] = sizes.get(m, 0) + n
+    size = max(sizes, key=sizes.__getitem__)
     return next(g for g, _ in gs if len(g) == size)
 
 
