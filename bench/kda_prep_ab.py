@@ -9,6 +9,12 @@ must be proven against the revision before it:
     python3 bench/kda_prep_ab.py /tmp/before.cake cakec/kernels/kda_prefill_prep.cake
     (needs torch, fla-core and an sm_90a GPU)
 
+With no file given it compares the shipped prep with the candidate behind
+kda_prefill_launch.PREP_3CTA (cakec/kernels/kda_prefill_prep_3cta.cake: 72 KiB of SMEM, three
+CTAs an SM):
+
+    python3 bench/kda_prep_ab.py --no-fla --shapes 1x8192x16,1x32768x8
+
 fla autotunes at each new shape, which takes most of a run: a short device call can name
 the shapes first (`--shapes 1x8192x16,1x32768x8 A.cake B.cake`; default: every one of
 bench/kda.py's long shapes), or leave fla out (`--no-fla`, first: errors then against the
@@ -24,6 +30,9 @@ from pathlib import Path
 from kda import PREFILL_SHAPES, prefill_inputs, rel
 
 NAME, TARGET = "kda_prefill_prep", "sm_90a"
+KERNELS = Path(__file__).resolve().parents[1] / "cakec" / "kernels"
+#: What runs without files named: the shipped prep, then the candidate it might give way to.
+DEFAULT = [str(KERNELS / f"{NAME}.cake"), str(KERNELS / f"{NAME}_3cta.cake")]
 _shipped = None  # build.source as shipped, once replaced
 
 
@@ -54,7 +63,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--shapes"]:
         shapes = [tuple(map(int, name.split("x"))) for name in argv[1].split(",")]
         argv = argv[2:]
-    paths = argv
+    paths = argv or DEFAULT
     with ProcessPoolExecutor(len(paths)) as pool:
         list(pool.map(_build, paths))
     from cakec.api import time_ms

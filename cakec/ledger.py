@@ -159,6 +159,11 @@ def _view(view: ViewOp) -> Json:
         "align": get_int(view, "cake.align"),
         "atoms": get_int(view, "cake.atoms"),
         "atom_bytes": get_int(view, "cake.atom_bytes"),
+        # views with live ranges (`reuses=`): whose bytes it takes, where it is accessed
+        **({"reuses": get_str(view, "cake.reuses")} if "cake.reuses" in view.attributes
+           else {}),
+        **({"live_lines": get_ints(view, "cake.live_lines")}
+           if "cake.live_lines" in view.attributes else {}),
     }
 
 

@@ -344,9 +344,14 @@ class SmemOp(_Op):
 
 @irdl_op_definition
 class ViewOp(_Op):
+    """`pool.view(offset=, shape=, dtype=, stage=, swizzle=, reuses=)`. With `reuses`, the
+    view lies inside the bytes of that earlier view, whose accesses the safety gate orders
+    before its own (and back again around loops): views with live ranges."""
+
     name = "cake.view"
     sym_name = prop_def(StringAttr)
     pool = operand_def(PoolType)
+    reuses = opt_operand_def(ViewType)
     offset = prop_def(IntegerAttr)
     result = result_def(ViewType)
 
@@ -486,6 +491,19 @@ def written_view(op: Operation) -> ViewOp | None:
     else:
         return None
     return view if isinstance(view, ViewOp) else None
+
+
+def reuse_related(a: ViewOp, b: ViewOp) -> bool:
+    """Whether one of two distinct views reuses the other's bytes (`reuses=`, transitively,
+    or both the same view's): the safety gate orders their accesses as one buffer's."""
+    return a is not b and reuse_root(a) is reuse_root(b)
+
+
+def reuse_root(view: ViewOp) -> ViewOp:
+    """The view whose bytes `view` reuses, followed to the first that reuses none."""
+    while view.reuses is not None and isinstance(view.reuses.owner, ViewOp):
+        view = view.reuses.owner
+    return view
 
 
 def views_overlap(a: ViewOp, b: ViewOp) -> bool:

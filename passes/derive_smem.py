@@ -4,7 +4,10 @@ Each pool is placed in dynamic shared memory at an offset aligned to 1024 B (the
 0) and a view's stage s sits at `base + offset + s * stage_bytes`. (Tile stores go from
 registers straight to global memory, so no compiler scratch follows the pools.) A view's swizzle is the author's tag, or for
 `auto` the widest mode its consumers (TMA loads, MMAs) can use at the declared offset.
-Layouts that cannot work are CAKE-S050..S054 errors at the view's declaration.
+Layouts that cannot work are CAKE-S050..S054 errors at the view's declaration. A view that
+shares bytes by `reuses=`, and the view it reuses, also get `cake.reuses` (the view whose
+bytes it takes) and `cake.live_lines` (the first and last source lines that access it), which
+`cakec inspect` shows beside the offsets; verify-safety proves the ranges apart (CAKE-S061).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from cakec.dialects.cake import (
 )
 from cakec.passes.base import requested_target, sink_of, span_of
 from cakec.passes.derive_common import (
-    kernels, line_of, ops_of, set_int, set_str, sym, warps_of,
+    kernels, line_of, ops_of, set_int, set_ints, set_str, sym, warps_of,
 )
 from cakec.targets.sku import SKUS, SWIZZLE_SMEM_ALIGN, SWIZZLE_SPAN, WARP_SIZE
 
@@ -133,6 +136,7 @@ class _SmemLayout:
         set_int(view, "cake.stage_bytes", geo.stage_bytes)
         set_int(view, "cake.atoms", layout.atoms)
         set_int(view, "cake.atom_bytes", geo.rows * span if span else geo.stage_bytes)
+        _live_range(view)
         return layout.align
 
     def _check_bounds(self, view: ViewOp, pool: SmemOp, geo: ViewGeometry) -> bool:
@@ -223,6 +227,33 @@ class _SmemLayout:
                 help="use a multiple of 8 rows, or a swizzle as wide as the rows")
             return False
         return True
+
+
+def _live_range(view: ViewOp) -> None:
+    """`cake.reuses` and `cake.live_lines` of a view that takes or gives bytes by `reuses=`."""
+    if view.reuses is not None and isinstance(view.reuses.owner, ViewOp):
+        set_str(view, "cake.reuses", sym(view.reuses.owner))
+    elif not any(isinstance(u.operation, ViewOp) for u in view.result.uses):
+        return
+    lines = [line for op in _accesses(view) if (line := line_of(op))]
+    if lines:
+        set_ints(view, "cake.live_lines", [min(lines), max(lines)])
+
+
+def _accesses(view: ViewOp) -> list[Operation]:
+    """The ops that read or write `view`'s bytes through it: loads into it, and the users of
+    its stages (and of their transposes)."""
+    out: list[Operation] = []
+    for use in view.result.uses:
+        user = use.operation
+        if isinstance(user, StageOp):
+            users = [u.operation for u in user.result.uses]
+            out += [u for u in users if not isinstance(u, TransposeOp)]
+            out += [u.operation for t in users if isinstance(t, TransposeOp)
+                    for u in t.result.uses]
+        elif not isinstance(user, ViewOp):
+            out.append(user)
+    return out
 
 
 def _consumers(view: ViewOp) -> tuple[list[Operation], list[Operation]]:

@@ -91,7 +91,7 @@ class _Consistency:
         for op in [*self.idx.mmas, *self.idx.stage_tma_stores] if self.idx.role_blocks else []:
             for view in _async_reads(op):
                 if isinstance(view, cake.ViewOp):
-                    async_read.setdefault(view, op)
+                    async_read.setdefault(cake.reuse_root(view), op)
         for role, on_role in self.idx.role_blocks:
             _FenceScan(self, len(role.warps.get_values()), async_read).run(on_role.body.block)
 
@@ -234,8 +234,11 @@ class _Consistency:
                 if view is None or view in written:
                     continue  # read through the very view TMA fills: one layout by definition
                 for other, load in written.items():
+                    # a view reusing the bytes holds its own data (the safety gate orders
+                    # its writes after the fill's reads: CAKE-S061), in its own layout
                     if isinstance(other, cake.ViewOp) and _overlap(view, other) \
-                            and _layout(view) != _layout(other):
+                            and _layout(view) != _layout(other) \
+                            and not cake.reuse_related(view, other):
                         self.layout_mismatch(mma, view, other, load)
                         break
 
@@ -314,8 +317,10 @@ _NO_ACCESS = (cake.StageOp, cake.TransposeOp, cake.SumSqOp, cake.StageLoadOp)
 
 #: What a role has done to a view since its last `lm.fence_proxy()`: (view, WRITE) → a generic
 #: write nothing fenced yet; (view, READ) → an MMA of the role that other warps of the role
-#: may still be reading the view with.
-WRITE, READ = "write", "read"
+#: may still be reading the view with; (view, GREAD) → a read of the view by the role's threads
+#: (`view[s].load()`, `lm.sum_sq`), which other warps may still be doing when one warp writes
+#: bytes of it through another view (`reuses=`: the two lay the bytes out differently).
+WRITE, READ, GREAD = "write", "read", "gread"
 Pending = dict[tuple[cake.ViewOp, str], Operation]
 
 
@@ -327,7 +332,9 @@ class _FenceScan:
 
     Loops are summarised, not unrolled: a loop's head sees what reaches it from before the
     loop plus every unfenced access its body leaves behind (the next iteration's view), so
-    trip counts never matter and the scan stays linear in the program size."""
+    trip counts never matter and the scan stays linear in the program size. Accesses are
+    keyed by the bytes they touch: a view declared with `reuses=` by the view it reuses
+    (`cake.reuse_root`), so a hand-off between the two needs the fence one view's would."""
 
     def __init__(self, gate: _Consistency, warps: int,
                  async_read: dict[cake.ViewOp, Operation]):
@@ -363,7 +370,8 @@ class _FenceScan:
             else:
                 writes = _generic_writes(op)
                 self.check_overwrite(op, writes, pending)
-                pending.update(((view, WRITE), op) for view in writes)
+                pending.update(((cake.reuse_root(view), WRITE), op) for view in writes)
+                pending.update(self.thread_reads(op))
         return pending
 
     def summary(self, block: Block) -> tuple[bool, Pending]:
@@ -385,7 +393,8 @@ class _FenceScan:
             elif kind in _ASYNC_ACCESS:
                 left.update(self.shared_reads(op))
             else:
-                left.update(((view, WRITE), op) for view in _generic_writes(op))
+                left.update(((cake.reuse_root(view), WRITE), op) for view in _generic_writes(op))
+                left.update(self.thread_reads(op))
         self.summaries[block] = (survives, left)
         return survives, left
 
@@ -399,7 +408,7 @@ class _FenceScan:
                     or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
-            name = name_of(view.result)
+            name = name_of((cake.written_view(writer) or view).result)
             verb = "`lm.arrive`" if isinstance(op, cake.ArriveOp) else "`lm.commit`"
             self.gate.error(
                 "D009", f"{verb} hands `{name}` to the roles waiting on "
@@ -416,21 +425,24 @@ class _FenceScan:
     def check_access(self, op: Operation, pending: Pending) -> None:
         views = _async_reads(op) if not isinstance(op, cake.TmaLoadOp) else [op.view.owner]
         for view in views:
-            writer = pending.get((view, WRITE)) if isinstance(view, cake.ViewOp) else None
+            writer = (pending.get((cake.reuse_root(view), WRITE))
+                      if isinstance(view, cake.ViewOp) else None)
             if writer is None or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
             name = name_of(view.result)
+            written = name_of((cake.written_view(writer) or view).result)
             verb = "overwrites" if isinstance(op, cake.TmaLoadOp) else "reads"
             what = {cake.MmaOp: "`lm.mma`", cake.TmaLoadOp: "`tma_load`"}.get(
                 type(op), "`tma_store`")
             how = ("through the async proxy" if not self.synchronous_mma(op) else
                    "with ldmatrix in every warp of the role")
             self.gate.error(
-                "D009", f"{what} {verb} `{name}` {how}, but `{name}` was "
-                f"written with ordinary stores{at_line(writer)} and no `lm.fence_proxy()` "
+                "D009", f"{what} {verb} `{name}` {how}, but "
+                + (f"`{name}` was" if written == name else f"its bytes were (as `{written}`)")
+                + f" written with ordinary stores{at_line(writer)} and no `lm.fence_proxy()` "
                 "orders that write first", op,
-                [Note(span_of(writer, self.gate.ctx), f"`{name}` is written here")],
+                [Note(span_of(writer, self.gate.ctx), f"`{written}` is written here")],
                 help=f"add `lm.fence_proxy()` after the write{at_line(writer)}")
 
     def synchronous_mma(self, op: Operation) -> bool:
@@ -449,18 +461,28 @@ class _FenceScan:
             return {}
         if self.warps <= (4 if self.per_warpgroup else 1):
             return {}
-        reads = {(view, READ): op for view in _async_reads(op) if isinstance(view, cake.ViewOp)}
+        reads = {(cake.reuse_root(view), READ): op for view in _async_reads(op)
+                 if isinstance(view, cake.ViewOp)}
         a = view_of(op.a)
         if self.per_warpgroup and isinstance(a, cake.ViewOp) and not isinstance(
                 op.a.owner, cake.TransposeOp) and a.result.type.dims()[-2] == 16 * self.warps:
             # wgmma splits M over the warpgroups: each reads (and stores, in the same
             # layout) only its own 64 rows of an A stage as tall as the role's tile.
-            reads.pop((a, READ), None)
+            reads.pop((cake.reuse_root(a), READ), None)
         return reads
+
+    def thread_reads(self, op: Operation) -> Pending:
+        """A read of a stage by every thread of a role of several warps (`view[s].load()`,
+        `lm.sum_sq`): keyed by the bytes, for a write through a view that reuses them."""
+        if self.warps <= 1 or type(op) not in (cake.StageLoadOp, cake.SumSqOp):
+            return {}
+        view = view_of(op.source)
+        return {(cake.reuse_root(view), GREAD): op} if isinstance(view, cake.ViewOp) else {}
 
     def check_overwrite(self, op: Operation, writes: list[cake.ViewOp], pending: Pending) -> None:
         for view in writes:
-            reader = pending.get((view, READ))
+            self.check_thread_reads(op, view, pending)
+            reader = pending.get((cake.reuse_root(view), READ))
             if reader is None or (op, view) in self.reported:
                 continue
             self.reported.add((op, view))
@@ -475,6 +497,27 @@ class _FenceScan:
                       f"instruction per {unit[:-1]}")],
                 help=f"add `lm.fence_proxy()` (it syncs the role's threads) before the write, "
                 "after the MMA's last read")
+
+
+    def check_thread_reads(self, op: Operation, view: cake.ViewOp, pending: Pending) -> None:
+        """D011 through reused bytes: a write into `view` after the role's threads read the
+        bytes through another view, with no `lm.fence_proxy()` (the role's sync) between. The
+        same view is laid out alike for both, so each thread reads and writes its own
+        elements; another view maps the bytes to other threads."""
+        reader = pending.get((cake.reuse_root(view), GREAD))
+        read = view_of(reader.source) if reader is not None else None
+        if read is None or read is view or (op, view) in self.reported:
+            return
+        self.reported.add((op, view))
+        name, other = name_of(view.result), name_of(read.result)
+        what = "`store`" if isinstance(op, cake.StageStoreOp) else "`copy_load`"
+        self.gate.error(
+            "D011", f"{what} overwrites `{name}`, whose bytes the role's other warps may still "
+            f"be reading as `{other}`{at_line(reader)}: `{name}` reuses them in another layout, "
+            "and nothing syncs the role between that read and this write", op,
+            [Note(span_of(reader, self.gate.ctx), f"the role's threads read `{other}` here")],
+            help=f"add `lm.fence_proxy()` (it syncs the role's threads) before the write, after "
+            f"the last read of `{other}`")
 
 
 def _async_reads(op: Operation) -> list[cake.ViewOp | None]:

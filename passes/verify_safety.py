@@ -63,7 +63,7 @@ def check_kernel(kernel: cake.KernelOp, target: str, ctx: object = None) -> list
         return out + cluster  # the symmetric model the simulation assumes does not hold
     if k.too_large:
         return out + [_unmodelled(k)]
-    if any(f.code == "CAKE-S016" for f in out):
+    if any(f.code in ("CAKE-S016", "CAKE-S062") for f in out):
         return out  # overlapping views alias bytes: their races would repeat the overlap
     protocol = role_findings(k)
     if protocol:
@@ -160,15 +160,21 @@ def _roles(k: Kernel) -> list[Finding]:
 
 def _views(k: Kernel) -> list[Finding]:
     """Views of one pool must not overlap, except an exact alias (same offset, stage size and
-    stage count): that names the same buffers, and the protocol checks its accesses."""
+    stage count) or a view declared with `reuses=` inside the bytes of another: both name
+    buffers the protocol checks as one (a reuse's accesses as CAKE-S061)."""
     out: list[Finding] = []
     placed: list[View] = []
     for v in k.views:
         end = v.offset + v.stages * v.stage_bytes
+        misplaced = _misplaced_reuse(v)
+        if misplaced is not None:
+            out.append(misplaced)
+            placed.append(v)
+            continue
         for other in placed:
             lo, hi = other.offset, other.offset + other.stages * other.stage_bytes
             if other.pool is not v.pool or not (v.offset < hi and lo < end) \
-                    or _alias(v, other):
+                    or _alias(v, other) or _one_buffer(v, other):
                 continue
             out.append(Finding(
                 "CAKE-S016", v.op,
@@ -176,10 +182,64 @@ def _views(k: Kernel) -> list[Finding]:
                 f"(bytes [{lo}, {hi})) in pool `{v.pool.sym_name.data}`; both are live for the "
                 "whole kernel",
                 [(other.op, f"`{other.name}` is declared here")],
-                help=f"place `{v.name}` at offset={hi} or later"))
+                help=f"place `{v.name}` at offset={hi} or later, or declare it with "
+                     f"`reuses={other.name}` where `{other.name}` is dead before `{v.name}` "
+                     "is first used"))
             break
         placed.append(v)
     return out
+
+
+def _misplaced_reuse(v: View) -> Finding | None:
+    """CAKE-S062: a `reuses=` view must lie in its pool's bytes of the view it reuses, each
+    stage inside one stage of it and no two in the same one, so that the protocol can check
+    each stage's accesses against exactly the accesses of the stage it shares bytes with."""
+    old = v.reuses
+    if old is None:
+        return None
+    why = ""
+    if old.pool is not v.pool:
+        why = f"`{old.name}` is a view of pool `{old.pool.sym_name.data}`"
+    else:
+        hosts: dict[int, int] = {}
+        for s in range(v.stages):
+            start = v.offset + s * v.stage_bytes
+            j = v.host_stage(s)
+            if not (0 <= j < old.stages
+                    and start + v.stage_bytes <= old.offset + (j + 1) * old.stage_bytes):
+                why = (f"bytes [{start}, {start + v.stage_bytes})"
+                       + (f" of stage {s}" if v.stages > 1 else "")
+                       + f" are not inside one stage of `{old.name}`")
+                break
+            if j in hosts:
+                why = f"stages {hosts[j]} and {s} both lie in stage {j} of `{old.name}`"
+                break
+            hosts[j] = s
+    if not why:
+        return None
+    lo, hi = old.offset, old.offset + old.stages * old.stage_bytes
+    return Finding(
+        "CAKE-S062", v.op,
+        f"view `{v.name}` reuses the bytes of `{old.name}` (bytes [{lo}, {hi}) in pool "
+        f"`{old.pool.sym_name.data}`, {old.stages} stage(s) of {old.stage_bytes} B), but {why}",
+        [(old.op, f"`{old.name}` is declared here")],
+        help=f"place each stage of `{v.name}` inside its own stage of `{old.name}` (offset="
+             f"{lo} fits a stage of at most {old.stage_bytes} B), or drop `reuses=`")
+
+
+def _one_buffer(a: View, b: View) -> bool:
+    """Whether views related by `reuses=` share bytes only where the protocol model keys them
+    as one buffer (every pair of intersecting stages)."""
+    if a.reuses is None and b.reuses is None:
+        return False
+    for s in range(a.stages):
+        lo = a.offset + s * a.stage_bytes
+        for t in range(b.stages):
+            start = b.offset + t * b.stage_bytes
+            if lo < start + b.stage_bytes and start < lo + a.stage_bytes \
+                    and a.buffer(s) != b.buffer(t):
+                return False
+    return True
 
 
 def _alias(a: View, b: View) -> bool:

@@ -201,8 +201,10 @@ METHODS: dict[str, dict[str, Builtin]] = {
     "pool": {b.name: b for b in [
         _b("view", [Arg("offset", "int", min=0), Arg("shape", "shape"), Arg("dtype", "dtype"),
                     Arg("stage", "int", required=False, default=1, min=1),
-                    Arg("swizzle", "swizzle", required=False, default="auto")], "view",
-           "`stage` consecutive buffers of `shape` at byte `offset` of the pool.",
+                    Arg("swizzle", "swizzle", required=False, default="auto"),
+                    Arg("reuses", "view", required=False)], "view",
+           "`stage` consecutive buffers of `shape` at byte `offset` of the pool; with "
+           "`reuses=`, inside the bytes of that earlier view once it is dead.",
            "SMEM addresses (derived)", "top"),
     ]},
     "view": {b.name: b for b in [

@@ -974,7 +974,8 @@ def _build_smem(fe, e, b, recv):
 def _build_view(fe, e, b, recv):
     shape, dtype, stages = b["shape"].const, b["dtype"].const, b["stage"].const
     swz = b["swizzle"].const
-    op = cake.ViewOp.build(operands=[recv.ssa], properties=_props(
+    reuses = b["reuses"]
+    op = cake.ViewOp.build(operands=[recv.ssa, [reuses.ssa] if reuses else []], properties=_props(
         sym_name="", offset=b["offset"].const),
         result_types=[view_type(shape, cake.dtype_attr(dtype), stages, swz)])
     return _resource(fe, op, e, "view", stages=stages, shape=shape, dtype=dtype)

@@ -194,6 +194,13 @@ def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
 #: alone predicts 1.50x end to end at 1x32768x8 (P = 9), 1.35x at 1x16384x8 (P = 4), 1.07x at
 #: 1x8192x16 (P = 3), if the entry's host work stays hidden behind the kernels.
 SEGMENTED_STATE_PASS = False
+#: Whether kernel='kda_prefill_split' runs its prep as kda_prefill_prep_3cta.cake (the same
+#: math in 72 KiB of SMEM, `sx` reusing the dead `skn`'s bytes, three CTAs an SM at 168
+#: registers, ptxas spilling a little) instead of kda_prefill_prep.cake (80 KiB, two CTAs of
+#: 255 registers). The prep is latency-bound with two warps per scheduler (docs/kernels.md,
+#: "Where the prep's instructions go"): a third CTA is the lever left. Off until a GPU run
+#: times it faster (bench/kda_prep_ab.py, both files in the same interleaved rounds).
+PREP_3CTA = False
 #: state_segments' cost of one more segment, in chunk steps of the state pass (≈ 1.75 µs
 #: each): the chain's f32 matmul and the extra CTAs (not measured apart). A least-squares fit
 #: of the wave model to the H100 sweep of the state pass alone (38 points, 4–32 heads,
@@ -288,7 +295,7 @@ def split_launches_into(q, k, v, g, io: ChunkIO, scale: float, target: str,
     views = (_heads(q), _heads(k), _heads(g), v.reshape(b, t, hv * DIM), _heads(o))
 
     def prep() -> None:
-        build.kernel("kda_prefill_prep", target)(
+        build.kernel("kda_prefill_prep_3cta" if PREP_3CTA else "kda_prefill_prep", target)(
             views[0], views[1], views[2], beta_t, _level_table(q.device), *ws, dec, b, t, hv,
             h, scale)
 

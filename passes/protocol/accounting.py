@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 from cakec.dialects import cake
@@ -166,8 +165,9 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
     separates (one phase's worth), over every explored trip count, and checks them against
     `init_count`."""
     # Runs share equal traces (explore interns them): each (role, trace) is grouped once and
-    # weighed by how many runs hold it, in order of first appearance: `_typical` counts
-    # group sizes with those weights, so the answer is that of every run's groups in turn.
+    # weighed by how many runs hold it, in order of first appearance: group sizes are
+    # counted with those weights (`Sizes`), so the answer is that of every run's groups in
+    # turn.
     weight: dict[tuple[int, int], list] = {}
     for run in runs:
         for r, tr in enumerate(run.traces):
@@ -177,7 +177,7 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
                     weight[(r, id(tr))] = [tr, 1]
                 else:
                     w[1] += 1
-    per_barrier: dict[int, dict[int, list[tuple[list[Instr], int]]]] = {}
+    per_barrier: dict[int, dict[int, Sizes]] = {}
     bases = [b.base for b, _ in k.elem_barrier]
     for (r, _), (tr, n) in weight.items():
         groups: dict[tuple[int, int], list[Instr]] = {}
@@ -189,12 +189,24 @@ def accounting(k: Kernel, runs: list[Run], target: str) -> Accounting:
                     groups[key] = [ev[1]]
                 else:
                     g.append(ev[1])
+        # A trace has a group per phase of each element: its sizes are looked up per element,
+        # and each group only counted (a GEMM verify has ~1,000 groups).
+        counts: dict[int, Sizes] = {}
         for (e, _), g in groups.items():
-            per_barrier.setdefault(bases[e], {}).setdefault(r, []).append((g, n))
+            c = counts.get(e)
+            if c is None:
+                c = counts[e] = per_barrier.setdefault(bases[e], {}).setdefault(r, ({}, {}))
+            weights, first = c
+            m = len(g)
+            w = weights.get(m)
+            if w is None:
+                weights[m], first[m] = n, g
+            else:
+                weights[m] = w + n
     acct = Accounting([], [], [])
     for b in k.barriers:
         roles = per_barrier.get(b.base, {})
-        typical = {r: _typical(gs) for r, gs in roles.items()}
+        typical = {r: _typical(sizes) for r, sizes in roles.items()}
         if len(typical) > 1 and set(typical) <= turn_takers(k, b):
             # Producers taking turns complete whole phases each: count one role's events
             # (the one that disagrees with init_count, if any, for the finding).
@@ -241,20 +253,22 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _typical(gs: list[tuple[list[Instr], int]]) -> list[Instr]:
-    """The first group of the most frequent size (groups weighed by their runs)."""
-    sizes: Counter[int] = Counter()
-    for g, n in gs:
-        sizes[len(g)] += n
-    size = sizes.most_common(1)[0][0]
-    return next(g for g, _ in gs if len(g) == size)
+#: Per barrier and role: the sizes of its groups of completions, each weighed by the runs
+#: that hold it, and the first group of each size, in order of first appearance.
+Sizes = tuple[dict[int, int], dict[int, list[Instr]]]
 
 
-def _account(k: Kernel, b: Barrier, roles: dict[int, list[tuple[list[Instr], int]]],
+def _typical(sizes: Sizes) -> list[Instr]:
+    """The first group of the most frequent size (`max` keeps the first of equal counts)."""
+    weights, first = sizes
+    return first[max(weights, key=weights.__getitem__)]
+
+
+def _account(k: Kernel, b: Barrier, roles: dict[int, Sizes],
              typical: dict[int, list[Instr]], events: int) -> list[Finding]:
     # The per-phase transaction-byte limit is a hardware fact: verify-conformance (H016).
     decl = (b.op, f"`{b.name}` is declared here with init_count={b.init_count}")
-    if any(len(g) != len(typical[r]) for r, gs in roles.items() for g, _ in gs):
+    if any(len(weights) > 1 for weights, _ in roles.values()):
         return []  # stage indices that disagree: the simulation shows what goes wrong
     if events and events != b.init_count:
         lines = sorted({line_of(i.op) for g in typical.values() for i in g})

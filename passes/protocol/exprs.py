@@ -146,7 +146,9 @@ class Exprs:
     """Compiles SSA scalars to functions `env -> int | None` (None: not computable)."""
 
     def __init__(self) -> None:
-        self.memo: dict[SSAValue, ExprInfo] = {}
+        #: by the value's identity: an SSA value hashes through a Python method, and the IR
+        #: outlives the model
+        self.memo: dict[int, ExprInfo] = {}
         #: the names the compiled sources use: helpers, then the functions of operands that
         #: are not inlined (runtime values, long sources)
         self.ns: dict[str, object] = {"_c_rem": _c_rem}
@@ -154,10 +156,10 @@ class Exprs:
         self.slots: dict[tuple, int] = {}  # runtime value key → its small key in an env
 
     def __call__(self, v: SSAValue) -> ExprInfo:
-        info = self.memo.get(v)
+        info = self.memo.get(id(v))
         if info is None:
             info = self._build(v)
-            self.memo[v] = info
+            self.memo[id(v)] = info
         return info
 
     def _build(self, v: SSAValue) -> ExprInfo:

@@ -60,7 +60,10 @@ def leaf_keys(key: tuple) -> Iterator[tuple]:
 
 
 def trip_count(lb: int, ub: int, step: int) -> int:
-    return max(0, -(-(ub - lb) // step)) if step > 0 else 0
+    if step <= 0:
+        return 0
+    n = (ub - lb + step - 1) // step  # ceil((ub - lb) / step): no builtin call, hot
+    return n if n > 0 else 0
 
 
 class Launches:

@@ -94,16 +94,29 @@ class View:
     stage_bytes: int
     offset: int
     pool: cake.SmemOp
+    #: the view whose bytes this one reuses (`reuses=`); the gate's `_views` checks that each
+    #: stage lies inside one stage of it, each in another
+    reuses: "View | None" = None
 
     def __post_init__(self) -> None:
         #: `buffer(s)` of the first stages, built once (the simulation asks at every access)
         self.buffers = [self._buffer(s) for s in range(min(self.stages, 64))]
 
     def buffer(self, s: int) -> tuple[int, int, int]:
-        """The bytes of stage s; views that alias a buffer share its key."""
+        """The bytes of stage s; views that alias a buffer share its key, and a view that
+        reuses another's bytes has the key of the stage it lies in: the simulation orders
+        the accesses of both as one buffer's (simulate.py reports those as CAKE-S061)."""
         return self.buffers[s] if 0 <= s < len(self.buffers) else self._buffer(s)
 
+    def host_stage(self, s: int) -> int:
+        """The stage of the reused view that stage s starts in."""
+        assert self.reuses is not None
+        return (self.offset + s * self.stage_bytes - self.reuses.offset) \
+            // self.reuses.stage_bytes
+
     def _buffer(self, s: int) -> tuple[int, int, int]:
+        if self.reuses is not None:
+            return self.reuses.buffer(self.host_stage(s))
         return id(self.pool), self.offset + s * self.stage_bytes, self.stage_bytes
 
 
@@ -158,6 +171,7 @@ class Kernel:
         self.roles: list[Role] = []
         self.barriers: list[Barrier] = []
         self.views: list[View] = []
+        self.reuses: list[View] = []  # the views declared with `reuses=`
         self.accs: list[Acc] = []
         self.pools: list[cake.SmemOp] = []
         self.tmems: list[cake.TmemOp] = []
@@ -246,7 +260,10 @@ class Kernel:
                 nbytes = o.attributes.get("cake.stage_bytes")
                 v = View(o, name_of(o), t.stages.data,
                          nbytes.value.data if nbytes is not None else t.num_bytes(),
-                         o.offset.value.data, o.pool.owner)
+                         o.offset.value.data, o.pool.owner,
+                         self._view_of.get(o.reuses.owner) if o.reuses is not None else None)
+                if v.reuses is not None:
+                    self.reuses.append(v)
                 self.views.append(v)
                 self._view_of[o] = v
             elif isinstance(o, (cake.TmemOp, cake.RegsOp)):

@@ -19,6 +19,7 @@ from cakec.passes.protocol.model import (
     VERB, WAIT, WRITE_STAGE, Acc, Barrier, Finding, Instr, Kernel, View, line_of, walk,
 )
 from cakec.passes.protocol.departure import first_departure
+from cakec.passes.protocol.reuse import as_reuse, stale_read
 from cakec.passes.protocol.forks import Fork, Planner, waited_elements
 from cakec.passes.protocol.trace import Exploration, Run
 
@@ -95,8 +96,9 @@ class Simulation:
         #: each version (instr, iteration)]
         self.copies: dict[tuple[int, int, int], list] = {}
         self.versions: dict[int, list] = {}
-        #: per role: the fill each `view[s].load()` last read (for CAKE-S021)
-        self.vec_fill: list[dict[Operation, list]] = [{} for _ in range(R)]
+        #: per role: the fill each `view[s].load()` last read (for CAKE-S021), by the op's
+        #: identity (an xDSL op hashes through a Python method; the IR outlives the model)
+        self.vec_fill: list[dict[int, list]] = [{} for _ in range(R)]
         self.found: dict[str, dict[tuple[str, int], Finding]] = {c: {} for c in _CATEGORIES}
         #: per instruction reading a stage: `_read_flags` (once per kernel)
         self.read_flags: dict[Instr, tuple[bool, bool, bool, bool]] = k.memo.setdefault(
@@ -252,6 +254,8 @@ class Simulation:
 
     def _report(self, cat: str, f: Finding, other: Operation | None = None) -> None:
         # One finding per place; refills racing the same read are one mistake, not several.
+        if self.k.reuses and cat == "race":
+            f = as_reuse(self.k, f, other)
         found = self.found[cat]
         if other is not None:
             if (f.code, id(other)) in found:
@@ -340,7 +344,7 @@ class Simulation:
         if mma_fill is None:
             return
         for vec in vecs:
-            fill = self.vec_fill[r].get(vec)
+            fill = self.vec_fill[r].get(id(vec))
             if fill is None:
                 continue
             (b, i), (b2, i2) = self.k.elem_barrier[fill[2]], self.k.elem_barrier[mma_fill[2]]
@@ -818,8 +822,12 @@ class Simulation:
         last = writes[seen]
         # `_fill_seen(vc, last)`, inlined: most reads are of the newest fill
         if (vc[last[0]] >= last[1] if last[2] is None else vc[self.R + last[2]] > last[3]):
+            if self.k.reuses and last[4].view is not view:
+                stale = stale_read(self.k, r, ins.op, view, s, last, self.where)
+                if stale is not None:
+                    self._report("race", stale, other=last[4].op)
             if vec:
-                self.vec_fill[r][ins.op] = last
+                self.vec_fill[r][id(ins.op)] = last
             return last
         seen = next((i for i in range(seen - 1, -1, -1)
                      if self._fill_seen(vc, writes[i])), None)
@@ -1254,7 +1262,7 @@ def verdicts(k: Kernel, fwf: list[bool], ex: Exploration, tcgen05: bool = False,
         if share:
             # Only departures still ahead of every role (a continued run has come some way).
             ahead = [e if q == r else p for q, p in enumerate(sim.pos)]
-            sim.plan([f for f in planner.forks(n, forked)
+            sim.plan([f for f in planner.forks(n)
                       if all(a > x for a, x in zip(f.at, ahead))])
         planned = sim.forks
         sim.resume(r, e, progress)

@@ -224,6 +224,11 @@ class _Stop(Exception):
 
 
 class _Tracer:
+    # Slots: every event reads and writes several of these (a slot is found without a dict).
+    __slots__ = ("k", "env", "launch", "budget", "oob", "shortened", "exact", "top",
+                 "inside_short", "events", "seg", "loops", "it", "iterations", "values",
+                 "staged", "stage")
+
     def __init__(self, k: Kernel, env: Env, budget: list[int], oob: list[Finding],
                  shortened: set[Operation] | None, exact_up_to: int,
                  where: "str | Callable[[], str]", top: TopLoop | None):

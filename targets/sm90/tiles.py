@@ -19,8 +19,8 @@ from xdsl.ir import Operation, SSAValue
 from cakec.dialects.cake import (
     ArgminOp, ConvertOp, ForOp, IfOp, MmaOp, RegsOp, SplitStoreOp, StageLoadOp, StageOp,
     StageStoreOp, SumSqOp, TileLoadOp, TileStoreOp,
-    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, dtype_name, per_warp, tile_leaves,
-    stage_source,
+    PURE_TILE_OPS, TileAssignOp, TileType, TmaStoreOp, ViewOp, dtype_name, per_warp,
+    reuse_related, stage_source, tile_leaves,
 )
 from cakec.targets.emit.cexpr import paren, unparen
 from cakec.targets.emit.emitter import KernelEmitter, RoleState
@@ -226,7 +226,14 @@ def _quad_role(role: RoleState) -> bool:
 
 
 def _reads_view(op: Operation, view: SSAValue) -> bool:
-    return isinstance(op, MmaOp) and view in (_view_of(op.a), _view_of(op.b))
+    """Whether MMA `op` reads the bytes of `view`: through it, or through a view that shares
+    them by `reuses=` (a view with a live range stored after the one it reuses died)."""
+    if not isinstance(op, MmaOp):
+        return False
+    read = (_view_of(op.a), _view_of(op.b))
+    return view in read or any(
+        v is not None and isinstance(v.owner, ViewOp) and isinstance(view.owner, ViewOp)
+        and reuse_related(v.owner, view.owner) for v in read)
 
 
 def _groups_after_view(em: KernelEmitter, store: Operation, view: SSAValue) -> int:

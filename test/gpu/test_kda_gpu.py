@@ -453,6 +453,31 @@ def test_prefill_correlated_keys(kernel):
     assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
 
 
+@pytest.mark.parametrize("t,with_state", [(1, False), (65, True), (1000, True)])
+def test_prefill_split_prep_3cta(t, with_state, monkeypatch):
+    """kda_prefill_prep_3cta.cake (`sx` reusing the dead `skn`'s bytes, 72 KiB of SMEM) in
+    place of the shipped prep (kda_prefill_launch.PREP_3CTA): three CTAs fit an SM, and the
+    split prefill matches the float32 reference and, the math being the same instructions,
+    the shipped prep's result bit for bit."""
+    from cakec.kernels import build, kda_prefill_launch
+    from cakec.kernels.kda import kda_prefill
+
+    b, h, hv = (2, 2, 4) if t == 1000 else (3, 4, 8)
+    x = _sequence(b, t, h, hv, seed=70 + t)
+    s0 = x["state"] if with_state else None
+    args = (x["q"], x["k"], x["v"], x["g"], x["beta"])
+    base_o, base_s = kda_prefill(*args, initial_state=s0, output_final_state=True,
+                                 kernel="kda_prefill_split")
+    monkeypatch.setattr(kda_prefill_launch, "PREP_3CTA", True)
+    o, s = kda_prefill(*args, initial_state=s0, output_final_state=True,
+                       kernel="kda_prefill_split")
+    facts = build.kernel("kda_prefill_prep_3cta", "sm_90a").device_facts()
+    assert facts["max_clusters"] == 3 * facts["sm_count"]
+    ref_o, ref_s = _example().reference_kda(*args, initial_state=s0)
+    assert _rel(o, ref_o) <= O_TOL and _rel(s, ref_s) <= S_TOL
+    assert torch.equal(o, base_o) and torch.equal(s, base_s)
+
+
 @pytest.mark.parametrize("segments,t,with_state", [(2, 1000, False), (3, 1000, True),
                                                     (5, 300, True), (3, 130, False),
                                                     (4, 200, True)])

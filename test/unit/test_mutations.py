@@ -587,6 +587,13 @@ LEGAL: dict[str, str] = {
     "examples/kda/kda_prefill_prep.cake:swizzle:32:128b->None": _NO_SWIZZLE_WGMMA,
     "examples/kda/kda_prefill_prep.cake:trip_count:89:stop+1": _LEVELS,
     "examples/kda/kda_prefill_prep.cake:trip_count:89:stop-1": _LEVELS,
+    # kda_prefill_prep_3cta.cake: the same tiles (`sx` in `skn`'s bytes, each in its own
+    # layout: a reusing view holds its own data, docs/language.md)
+    **{f"examples/kda/kda_prefill_prep_3cta.cake:swizzle:{n}:128b->64b": _SWIZZLE_STORE
+       for n in (25, 26, 27, 28, 29, 31)},
+    "examples/kda/kda_prefill_prep_3cta.cake:swizzle:27:128b->None": _NO_SWIZZLE_WGMMA,
+    "examples/kda/kda_prefill_prep_3cta.cake:trip_count:85:stop+1": _LEVELS,
+    "examples/kda/kda_prefill_prep_3cta.cake:trip_count:85:stop-1": _LEVELS,
     **{f"examples/kda/kda_prefill_state.cake:swizzle:{n}:128b->64b": _SWIZZLE
        for n in range(55, 61)},
     **{f"examples/kda/kda_prefill_state.cake:swizzle:{n}:128b->64b": _SWIZZLE_STORE

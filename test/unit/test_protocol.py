@@ -423,8 +423,9 @@ def test_a_forked_simulation_is_the_simulation(path, monkeypatch):
 def test_the_planner_scans_each_distinct_trace_once_for_its_waits():
     """`Planner.waited`: per role trace, the elements it waits on, computed once per distinct
     trace (runs share interned traces) and the consumers a simulation starts from; the
-    planner sorts the runs into groups of equal heads, the only runs it forks."""
-    from cakec.passes.protocol.forks import Planner
+    planner sorts the runs into groups of equal heads, the only runs it forks, and forks
+    each run from one source."""
+    from cakec.passes.protocol.forks import Planner, shared
     from cakec.passes.protocol.model import WAIT
     from cakec.passes.protocol.simulate import Simulation
 
@@ -443,13 +444,24 @@ def test_the_planner_scans_each_distinct_trace_once_for_its_waits():
     distinct = {id(tr) for run in runs for tr in run.traces}
     assert len(planner.waits) == len(distinct) < sum(len(run.traces) for run in runs)
     assert got[0][0] is planner.waited(runs[0].traces)[0]
-    # forks are planned within groups of runs with equal heads
-    planner.forks(0, {})
+    # forks are planned within groups of runs with equal heads, each run from one source:
+    # the first earlier run of its group that shares the most first events with it
+    groups = planner._groups()
     heads = [planner._head(run.traces) for run in runs]  # type: ignore[arg-type]
-    for n, group in enumerate(planner.groups):
-        assert n in group and group == sorted(group)
-        assert [m for m in range(len(runs)) if heads[m] == heads[n]] == group
-    assert 1 < len({id(g) for g in planner.groups}) < len(runs)
+    for group in groups:
+        assert group == sorted(group)
+        assert [m for m in range(len(runs)) if heads[m] == heads[group[0]]] == group
+    assert 1 < len(groups) < len(runs)
+    planner.forks(0)
+    sources = {m: (n, at) for n, planned in enumerate(planner.planned or [])
+               for m, at in planned}
+    assert sources
+    for m, (n, at) in sources.items():
+        group = next(g for g in groups if m in g)
+        assert n in group and n < m
+        assert at == [shared(a, b) for a, b in zip(runs[n].traces, runs[m].traces)]
+        others = [sum(map(shared, runs[o].traces, runs[m].traces)) for o in group if o < m]
+        assert sum(at) == max(others) and others.index(sum(at)) == group.index(n)
 
 
 @pytest.mark.parametrize("path", [ROOT / "examples/gemm_bf16.cake",

@@ -27,6 +27,9 @@ MEASURED_SERIAL = {
     # view (2026-12-04): the state pass gained 0.254 -> 0.214 ms at B=1, T=8192, H=16, while
     # this latency-bound kernel measured 0.328 ms against 0.324 ms pipelined (H200, bench/kda.py).
     "kda_prefill_prep": "C7511 at the register limit, measured no slower (docs/kernels.md)",
+    # The same code at blocks_per_sm=3 (168 registers): serialised as the shipped prep is; a
+    # candidate behind kda_prefill_launch.PREP_3CTA, off until bench/kda_prep_ab.py times it.
+    "kda_prefill_prep_3cta": "C7511 as kda_prefill_prep, a candidate not yet measured",
 }
 KERNELS = [
     pytest.param(p, id=p.stem, marks=pytest.mark.xfail(strict=True, reason=MEASURED_SERIAL[p.stem]))

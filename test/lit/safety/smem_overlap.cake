@@ -36,5 +36,5 @@ def gemm(lm, A: LM.tma2d, B: LM.tma2d, C: LM.tma2d, K: LM.i32):
 # CHECK-NEXT: {{.*}}smem_overlap.cake:7:10: note: `sa` is declared here
 # CHECK-NEXT: {{^}}    sa = pool.view(offset=0, shape=(128, 64), dtype=lm.bf16, stage=3, swizzle=128b)
 # CHECK-NEXT: {{^}}         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-# CHECK-NEXT: help: place `sb` at offset=49152 or later
+# CHECK-NEXT: help: place `sb` at offset=49152 or later, or declare it with `reuses=sa` where `sa` is dead before `sb` is first used
 # CHECK-NOT: [CAKE-S0

@@ -1,0 +1,1 @@
+../../cakec/kernels/kda_prefill_prep_3cta.cake
