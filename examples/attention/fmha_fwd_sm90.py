@@ -13,8 +13,9 @@ K, V [B, S_k, H_kv, D] bf16 (the layout flash-attn takes, and torch SDPA users h
   1.00–1.06× causal; LAZY below has the numbers), up to HM_KEYS keys its head-major tile
   order (fmha_fwd_sm90_overlap_lazy_hm.cake; HEAD_MAJOR below); at 64 the two consumer
   warpgroups in ping-pong, persistent, with the same overlapped epilogue and lazy rescale,
-  head-major, with a three-stage K/V ring (fmha_fwd_sm90_d64_lazy_hm3.cake), but causal
-  calls of few keys (fmha_fwd_sm90_d64_overlap.cake) or many (fmha_fwd_sm90_d64_lazy.cake).
+  head-major, with a three-stage K/V ring and the causal mask as one compare a score
+  (fmha_fwd_sm90_d64_lazy_hm3m.cake), but causal calls of many keys
+  (fmha_fwd_sm90_d64_lazy.cake).
   OVERLAP_BY_DEFAULT = False gives head dim 128 back to fmha_fwd_sm90.cake (the README's
   example, its epilogue from registers); test/gpu/test_fmha_gpu.py and bench/fmha.py check
   and time every schedule.
@@ -45,8 +46,8 @@ KERNELS = {128: "fmha_fwd_sm90.cake", 64: "fmha_fwd_sm90_d64.cake"}
 OVERLAP = "fmha_fwd_sm90_overlap.cake"
 #: Whether `fmha` runs LAZY[128] at head dim 128 (else KERNELS[128]).
 OVERLAP_BY_DEFAULT = True
-#: The head-dim-64 ping-pong with the same overlapped epilogue: `fmha`'s at D64 below
-#: D64_LONG_KEYS keys.
+#: The head-dim-64 ping-pong with the same overlapped epilogue (`fmha`'s at D64 below
+#: D64_LONG_KEYS keys until the head-major kernels below replaced it).
 OVERLAP_D64 = "fmha_fwd_sm90_d64_overlap.cake"
 #: OVERLAP with the tile before's last P·V issued behind the next tile's S_0: timed beside
 #: LAZY[128], which measured faster at every bench shape (below).
@@ -62,10 +63,9 @@ XT = "fmha_fwd_sm90_xt.cake"
 #: 0.427/0.802/1.480/2.479/4.929, causal (OVERLAP_D64) 0.270/0.445/0.768/1.345/2.548 →
 #: 0.273/0.452/0.773/1.291/2.429: 1.04–1.11× from 8k keys, 0.98–0.99× below.
 LAZY = {128: "fmha_fwd_sm90_overlap_lazy.cake", 64: "fmha_fwd_sm90_d64_lazy.cake"}
-#: With a causal mask at D64, `fmha` runs LAZY[64] above this many keys and OVERLAP_D64 up to
-#: D64_SHORT_CAUSAL_KEYS; every other D64 call runs D64_HM3 (below).
+#: With a causal mask at D64, `fmha` runs LAZY[64] above this many keys; every other D64 call
+#: runs D64_MASKED (below).
 D64_LONG_KEYS = 8192
-D64_SHORT_CAUSAL_KEYS = 1024
 #: `fmha`'s kernels with their tiles in a head-major order (a head's tiles side by side;
 #: causal: a CTA takes a long and a short tile of one head in consecutive rounds), so the
 #: CTAs at work share a head's K and V in L2. The order they replace walks every head at one
@@ -77,8 +77,8 @@ D64_SHORT_CAUSAL_KEYS = 1024
 #: unmasked 0.251/0.452/0.851/1.686/3.269 → 0.241/0.449/0.874/1.688/3.334 at S = 1k … 16k,
 #: causal 0.194/0.314/0.492/0.890/1.711 → 0.176/0.298/0.542/0.963/1.841: faster up to
 #: HM_KEYS keys (causal 1.05–1.10×), slower from 4k, so `fmha` runs it at D128 up to there.
-#: At D64 the lazy head-major kernel with a three-stage ring (D64_HM3) is `fmha`'s but for
-#: causal calls of at most D64_SHORT_CAUSAL_KEYS or more than D64_LONG_KEYS keys. H100 80GB
+#: At D64 the lazy head-major kernel with a three-stage ring (D64_HM3) was `fmha`'s (until
+#: D64_MASKED replaced it) but for causal calls of at most 1k or more than D64_LONG_KEYS keys. H100 80GB
 #: HBM3, 2026-12-05, two runs of `bench/fmha.py` (every kernel through `launch`, ms at S =
 #: 1k … 16k, OVERLAP_D64 / LAZY[64] → D64_HM3, the second run's): unmasked 0.423 / 0.793 /
 #: 1.460 → 0.347 / 0.650 / 1.307 at 1k–4k (1.12–1.22×), LAZY[64] 2.673 / 5.360 → 2.562 /
@@ -86,18 +86,28 @@ D64_SHORT_CAUSAL_KEYS = 1024
 #: 0.705 (0.96× at 1k, 1.10–1.13× at 2k / 4k), LAZY[64] 1.338 / 2.471 → 1.311 / 2.556 (1.02×
 #: at 8k, 0.97× at 16k; the first run 1.00× and 0.96×).
 D64_HM3 = "fmha_fwd_sm90_d64_lazy_hm3.cake"
+#: D64_HM3 with the causal mask (and a ragged key tail) as one compare a score against each
+#: row's last visible key (docs/codegen.md, "The causal mask"): `fmha`'s kernel at D64 but for
+#: causal calls of more than D64_LONG_KEYS keys. H100 80GB HBM3, 2026-12-06, one run of
+#: `bench/fmha.py --head-dim 64` (ms at S = 1k … 16k, D64_HM3 → D64_MASKED, same rounds):
+#: unmasked 0.342 / 0.643 / 1.241 / 2.495 / 4.800 → 0.337 / 0.636 / 1.243 / 2.496 / 4.785
+#: (level), causal 0.291 / 0.394 / 0.686 / 1.294 / 2.519 → 0.253 / 0.377 / 0.678 / 1.285 /
+#: 2.497 (1.01–1.15×); at 1k causal also ahead of OVERLAP_D64 (0.266 ms, its one-compare
+#: form 0.261), which `fmha` ran there before; LAZY[64] kept above 8k causal (2.479 ms).
+D64_MASKED = "fmha_fwd_sm90_d64_lazy_hm3m.cake"
 HEAD_MAJOR = {128: ["fmha_fwd_sm90_overlap_lazy_hm.cake"],
               64: ["fmha_fwd_sm90_d64_overlap_hm.cake", "fmha_fwd_sm90_d64_lazy_hm.cake",
-                   "fmha_fwd_sm90_d64_overlap_hm3.cake", D64_HM3]}
+                   "fmha_fwd_sm90_d64_overlap_hm3.cake", D64_HM3, D64_MASKED]}
 #: At D128, up to this many keys `fmha` runs HEAD_MAJOR[128][0] (both masks), above it LAZY[128].
 HM_KEYS = 2048
-#: Candidates for `fmha`'s kernels, not yet timed (docs/codegen.md, "The causal mask"): the
-#: causal mask (and a ragged key tail) as one compare a score against each row's last
-#: visible key (`_m`: 170 instructions a warp in a masked block, against 359–390), and at D64
-#: D64_HM3's ring with a fourth stage as well (`_hm4m`).
+#: The other kernels with the one-compare mask (`_m`: 170 instructions a warp in a masked
+#: block, against 359–390; docs/codegen.md, "The causal mask"), and at D64 D64_MASKED's ring
+#: with a fourth stage (`_hm4m`, not timed). H100 80GB HBM3, 2026-12-06 (the run above): at D64
+#: OVERLAP_D64's `_m` form level or slower; at D128 each within 0.97–1.02× of the kernel it
+#: masks (LAZY[128] → `_m` causal 8k / 16k 0.867 / 1.647 → 0.889 / 1.695 ms, HEAD_MAJOR[128] →
+#: `_m` causal 1k / 2k 0.160 / 0.258 → 0.157 / 0.255), so `fmha` keeps those.
 MASK_CANDIDATES = {
-    64: ["fmha_fwd_sm90_d64_overlap_m.cake", "fmha_fwd_sm90_d64_lazy_hm3m.cake",
-         "fmha_fwd_sm90_d64_lazy_hm4m.cake"],
+    64: ["fmha_fwd_sm90_d64_overlap_m.cake", "fmha_fwd_sm90_d64_lazy_hm4m.cake"],
     128: ["fmha_fwd_sm90_overlap_lazy_m.cake", "fmha_fwd_sm90_overlap_lazy_hm_m.cake"]}
 #: Every schedule of each head dim (same parameters and result).
 SCHEDULES = {128: [KERNELS[128], OVERLAP, XT, LAZY[128], *HEAD_MAJOR[128],
@@ -145,11 +155,9 @@ def kernel_file(d: int, causal: bool = False, s_k: int = 0) -> str:
         if not OVERLAP_BY_DEFAULT:
             return KERNELS[128]
         return HEAD_MAJOR[128][0] if s_k <= HM_KEYS else LAZY[128]
-    if causal and s_k <= D64_SHORT_CAUSAL_KEYS:
-        return OVERLAP_D64
     if causal and s_k > D64_LONG_KEYS:
         return LAZY[64]
-    return D64_HM3
+    return D64_MASKED
 
 
 def kernel(d: int, causal: bool = False, s_k: int = 0):

@@ -18,14 +18,12 @@ def ex():
     return load_example(ROOT / "examples" / "attention" / "fmha_fwd_sm90.cake")
 
 
-def test_d64_three_stage_head_major_but_short_or_long_causal(ex):
-    short, long = ex.D64_SHORT_CAUSAL_KEYS, ex.D64_LONG_KEYS
-    for s_k in (1, short, short + 1, long, long + 1, 1 << 20):
-        assert ex.kernel_file(64, False, s_k) == ex.D64_HM3
-    assert ex.kernel_file(64, True, 1) == ex.OVERLAP_D64
-    assert ex.kernel_file(64, True, short) == ex.OVERLAP_D64
-    assert ex.kernel_file(64, True, short + 1) == ex.D64_HM3
-    assert ex.kernel_file(64, True, long) == ex.D64_HM3
+def test_d64_masked_head_major_but_long_causal(ex):
+    long = ex.D64_LONG_KEYS
+    for s_k in (1, 1024, long, long + 1, 1 << 20):
+        assert ex.kernel_file(64, False, s_k) == ex.D64_MASKED
+    assert ex.kernel_file(64, True, 1) == ex.D64_MASKED
+    assert ex.kernel_file(64, True, long) == ex.D64_MASKED
     assert ex.kernel_file(64, True, long + 1) == ex.LAZY[64]
 
 
