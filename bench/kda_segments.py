@@ -85,11 +85,14 @@ def segment_rows(shapes: list[str]) -> None:
 
         def entry(segmented: bool):
             def run():
-                before, launch.SEGMENTED_STATE_PASS = launch.SEGMENTED_STATE_PASS, segmented
+                # on: state_segments' pick at any length (the entry's floor, which this
+                # bench measures, set aside)
+                before = launch.SEGMENTED_STATE_PASS, launch.SEGMENTED_FROM_CHUNKS
+                launch.SEGMENTED_STATE_PASS, launch.SEGMENTED_FROM_CHUNKS = segmented, 1
                 try:
                     return kda_prefill(**x, output_final_state=True, kernel="kda_prefill_split")
                 finally:
-                    launch.SEGMENTED_STATE_PASS = before
+                    launch.SEGMENTED_STATE_PASS, launch.SEGMENTED_FROM_CHUNKS = before
             return run
 
         args = (x["q"], x["k"], x["v"], x["g"], x["beta"], None, 128 ** -0.5,

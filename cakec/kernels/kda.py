@@ -20,8 +20,8 @@ import torch
 from cakec.kernels import build, checks
 from cakec.kernels.kda_prefill_launch import (  # noqa: F401 (re-exported: kda's public names)
     CHUNK_DECAY_MIN, CHUNKED_BY_DEFAULT, CHUNKED_MIN_T, DIM, PREFILL_KERNELS, RUNS,
-    SEGMENTED_STATE_PASS, SPLIT_MIN_T, by_length, decay_in_range, default_kernel, recurrent,
-    sm_count, split_launches, state_segments)
+    SEGMENTED_STATE_PASS, SPLIT_MIN_T, by_length, decay_in_range, default_kernel,
+    entry_segments, recurrent, sm_count, split_launches, state_segments)
 from cakec.kernels.kda_varlen import prefill_varlen
 
 _ENTRY = "cakec.kernels.kda_decode"
@@ -197,9 +197,13 @@ def _padded(x: torch.Tensor, cu: list[int], t_max: int) -> torch.Tensor:
 #: Whether kda_prefill runs a variable-length batch (cu_seqlens) in groups (kda_varlen.py:
 #: the longest sequences alone on views of the packed inputs, the rest padded per class of
 #: length, the groups on several streams) rather than padding every sequence to the longest.
-#: Off until a GPU run measures it correct and faster (bench/kda.py's varlen rows time both;
-#: CPU-simulated only, 2026-12-05).
-VARLEN_GROUPED = False
+#: H100 80GB HBM3, 2026-12-06, `bench/kda_segments.py --varlen` (both in the same interleaved
+#: rounds; grouped against padded o 2e-5–2e-4, S 2e-5–1.2e-3): varlen5x16 2.075 → 1.371 ms
+#: (1.51×), varlen9x16 3.279 → 1.574 (2.08×), varlen64x16 6.465 → 3.356 (1.93×), varlen1x16
+#: 0.907 → 0.765 (1.19×); the GPU tests ran with it on (test_kda_gpu.py -k varlen).
+VARLEN_GROUPED = True
+
+
 def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
                 beta: torch.Tensor, scale: float | None = None,
                 initial_state: torch.Tensor | None = None,
@@ -224,7 +228,7 @@ def kda_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tens
     PREFILL_KERNELS instead. Variable-length batches run in groups (kda_varlen.py: the
     longest sequences alone on views of the packed inputs, the others padded per class of
     length, the groups on several streams, each group on its own default kernel or the one
-    named) once VARLEN_GROUPED is on; while it is off (the default) they are padded to the
+    named) while VARLEN_GROUPED is on (the default); with it off they are padded to the
     longest sequence first (zero keys and gates leave the state unchanged)."""
     cu = _check_prefill(q, k, v, g, beta, initial_state, cu_seqlens)
     if kernel is not None and kernel not in PREFILL_KERNELS:

@@ -173,10 +173,9 @@ def chunked_into(q, k, v, g, io: ChunkIO, scale: float, target: str) -> None:
 def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
     """kda_prefill_prep.cake over every chunk into a bf16 workspace (about 1 KiB per token
     and value head), then kda_prefill_state.cake's state pass, two CTAs per sequence, value
-    head and sequence segment (state_segments: one segment unless SEGMENTED_STATE_PASS)."""
+    head and sequence segment (entry_segments)."""
     b, t, _, _ = q.shape
-    segments = state_segments(b, t, v.shape[2], sm_count(q.device)) if (
-        SEGMENTED_STATE_PASS) else 1
+    segments = entry_segments(b, t, v.shape[2], sm_count(q.device))
     prep, state, result = split_launches(q, k, v, g, beta, initial_state, scale, target,
                                          segments=segments)
     prep()
@@ -185,21 +184,28 @@ def _split(q, k, v, g, beta, initial_state, scale: float, target: str):
 
 
 #: Whether kernel='kda_prefill_split' (and so the default from SPLIT_MIN_T) runs its state
-#: pass in the segments state_segments picks, or as one segment per sequence. Off until a GPU
-#: run times it faster end to end (bench/kda_segments.py: the entry with this switch off and
-#: on in the same interleaved rounds, the pair at each P of a sweep, the host's time a call).
-#: The one end-to-end A/B so far (H200, 2026-12-05, per-call synchronised timing) cannot
-#: tell: 1x8192x16 and 2x8192x8, the same work (16 heads, 128 chunks, P = 3, the same grids),
-#: came out 1.15x and 0.90x. The H100 sweep of the state pass alone (2026-12-05) plus the prep
-#: alone predicts 1.50x end to end at 1x32768x8 (P = 9), 1.35x at 1x16384x8 (P = 4), 1.07x at
-#: 1x8192x16 (P = 3), if the entry's host work stays hidden behind the kernels.
-SEGMENTED_STATE_PASS = False
+#: pass in the segments state_segments picks for sequences of at least SEGMENTED_FROM_CHUNKS
+#: chunks, or as one segment per sequence. H100 80GB HBM3, 2026-12-06, `bench/kda_segments.py`
+#: (the entry with the switch off and on in the same interleaved rounds, CUDA-event medians;
+#: every result equal to the one-segment entry's): 1x32768x8 (512 chunks, P = 9) 1.409 →
+#: 0.941 ms (1.50×), 1x16384x8 (256 chunks, P = 5) 0.736 → 0.651 (1.13×), but 1x8192x16 and
+#: 2x8192x8 (128 chunks, P = 3) 0.491 → 0.528 and 0.486 → 0.520 (0.93×): there the segmented
+#: call's host work (0.47 ms a call against 0.16, its chain of small launches and matmuls)
+#: is no longer hidden behind 0.46 ms of kernels, though the pair alone gains (0.459 ms).
+SEGMENTED_STATE_PASS = True
+#: The shortest sequence, in chunks, whose state pass is segmented (see SEGMENTED_STATE_PASS:
+#: a gain measured at 256 and 512 chunks, a loss at 128).
+SEGMENTED_FROM_CHUNKS = 256
 #: Whether kernel='kda_prefill_split' runs its prep as kda_prefill_prep_3cta.cake (the same
 #: math in 72 KiB of SMEM, `sx` reusing the dead `skn`'s bytes, three CTAs an SM at 168
 #: registers, ptxas spilling a little) instead of kda_prefill_prep.cake (80 KiB, two CTAs of
 #: 255 registers). The prep is latency-bound with two warps per scheduler (docs/kernels.md,
 #: "Where the prep's instructions go"): a third CTA is the lever left. Off until a GPU run
-#: times it faster (bench/kda_prep_ab.py, both files in the same interleaved rounds).
+#: times it faster (bench/kda_prep_ab.py, both files in the same interleaved rounds). H100
+#: 80GB HBM3, 2026-12-06, `bench/kda_prep_ab.py --no-fla` (bit for bit the shipped prep's
+#: results): the prep alone 0.260 → 0.335 ms at 1x8192x16, 0.483 → 0.629 at 1x32768x8, 0.915
+#: → 1.225 at 4x4096x32 (0.74–0.78×): the spills of a 168-register budget cost more than a
+#: third CTA an SM gains, so it stays off.
 PREP_3CTA = False
 #: state_segments' cost of one more segment, in chunk steps of the state pass (≈ 1.75 µs
 #: each): the chain's f32 matmul and the extra CTAs (not measured apart). A least-squares fit
@@ -235,6 +241,15 @@ def state_segments(b: int, t: int, hv: int, sms: int) -> int:
 
     parts = min(range(1, max(1, chunks // SEGMENT_MIN_CHUNKS) + 1), key=cost)
     return -(-chunks // -(-chunks // parts))  # no empty segment
+
+
+def entry_segments(b: int, t: int, hv: int, sms: int) -> int:
+    """The segments kda_prefill's split path runs its state pass in: state_segments' pick
+    while SEGMENTED_STATE_PASS is on and a sequence has SEGMENTED_FROM_CHUNKS chunks or more,
+    else one."""
+    if not SEGMENTED_STATE_PASS or -(-t // _CHUNK) < SEGMENTED_FROM_CHUNKS:
+        return 1
+    return state_segments(b, t, hv, sms)
 
 
 _sms: dict[torch.device, int] = {}

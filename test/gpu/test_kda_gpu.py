@@ -253,10 +253,15 @@ def test_prefill_default_kernel(t):
     assert not torch.equal(o, oo)  # the two kernels round differently: the pick is visible
 
 
+@pytest.mark.parametrize("grouped", [True, False])
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_prefill_varlen_matches_each_sequence(kernel):
-    """cu_seqlens: each sequence of the flattened batch against its own recurrence."""
+def test_prefill_varlen_matches_each_sequence(kernel, grouped, monkeypatch):
+    """cu_seqlens: each sequence of the flattened batch against its own recurrence, in
+    groups (the default) and padded to the longest (VARLEN_GROUPED off)."""
+    from cakec.kernels import kda
     from cakec.kernels.kda import kda_prefill
+
+    monkeypatch.setattr(kda, "VARLEN_GROUPED", grouped)
 
     lens = [37, 1, 200, 64]
     cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], device="cuda")
@@ -510,17 +515,23 @@ def test_kda_prefill_split_state_in_segments(segments, t, with_state):
     assert (torch.equal(o, o1) and torch.equal(s, s1)) == (segments == 2)
 
 
-def test_kda_prefill_split_picks_segments_for_few_heads():
+def test_kda_prefill_split_picks_segments_for_few_heads(monkeypatch):
     """kda_prefill's split pair at 1×8192×2 (2 heads, 128 chunks): state_segments picks 4
     segments there on any GPU of 20 SMs or more (one at many heads; on 132 SMs 9 at
-    1×32768×8, 5 at 1×16384×8), the entry runs them when SEGMENTED_STATE_PASS says so (bit
-    for bit those launches) and matches the float32 recurrence."""
-    from cakec.kernels import checks
-    from cakec.kernels.kda import (SEGMENTED_STATE_PASS, kda_prefill, sm_count,
-                                   split_launches, state_segments)
+    1×32768×8, 5 at 1×16384×8), the entry runs them when entry_segments says so (bit for bit
+    those launches: here with the floor of SEGMENTED_FROM_CHUNKS lowered, which by default
+    keeps 128 chunks in one segment) and matches the float32 recurrence."""
+    from cakec.kernels import checks, kda_prefill_launch
+    from cakec.kernels.kda import (entry_segments, kda_prefill, sm_count, split_launches,
+                                   state_segments)
 
     x = _sequence(1, 8192, 2, 2, seed=77)
-    assert state_segments(1, 8192, 2, sm_count(x["q"].device)) == 4
+    sms = sm_count(x["q"].device)
+    assert state_segments(1, 8192, 2, sms) == 4
+    assert entry_segments(1, 8192, 2, sms) == 1  # below the default floor
+    monkeypatch.setattr(kda_prefill_launch, "SEGMENTED_FROM_CHUNKS", 128)
+    segments = entry_segments(1, 8192, 2, sms)
+    assert segments == (4 if kda_prefill_launch.SEGMENTED_STATE_PASS else 1)
     assert state_segments(8, 2048, 16, 132) == 1 and state_segments(1, 32768, 8, 132) == 9
     # the H100 sweep's best or near it (kda_prefill_launch.SEGMENT_COST): not P = 8 there
     assert state_segments(1, 16384, 8, 132) == 5 and state_segments(1, 65536, 4, 132) == 9
@@ -528,7 +539,7 @@ def test_kda_prefill_split_picks_segments_for_few_heads():
     o, s = kda_prefill(*args, initial_state=x["state"], output_final_state=True)
     prep, state, result = split_launches(*args, x["state"], 128 ** -0.5,
                                          checks.target("test", x["q"]),
-                                         segments=4 if SEGMENTED_STATE_PASS else 1)
+                                         segments=segments)
     prep()
     state()
     po, ps = result()
