@@ -18,9 +18,9 @@ from xdsl.dialects.builtin import ModuleOp, i1
 from xdsl.passes import ModulePass
 
 from cakec.dialects import cake
-from cakec.interned import i64_array, string_attr
+from cakec.interned import i64_array, integer_attr, string_attr
 from cakec.passes.base import target_of
-from cakec.passes.derive_common import int_attr, walk
+from cakec.passes.derive_common import walk
 from cakec.passes.protocol.accounting import accounting_of, first_wait_free
 from cakec.passes.protocol.model import Kernel
 from cakec.passes.protocol.parity import parities
@@ -47,18 +47,18 @@ def _derive(k: Kernel, ex: Exploration, target: str) -> None:
     acct = accounting_of(k, ex, target)
     for b, free, arrivals, tx in zip(k.barriers, fwf, acct.arrivals, acct.tx_bytes):
         attrs = b.op.attributes
-        attrs["cake.smem_offset"] = int_attr(MBARRIER_BYTES * b.base)
-        attrs["cake.arrivals"] = int_attr(arrivals)
-        attrs["cake.tx_bytes"] = int_attr(tx)
-        attrs["cake.first_wait_free"] = int_attr(int(free), i1)
+        attrs["cake.smem_offset"] = integer_attr(MBARRIER_BYTES * b.base)
+        attrs["cake.arrivals"] = integer_attr(arrivals)
+        attrs["cake.tx_bytes"] = integer_attr(tx)
+        attrs["cake.first_wait_free"] = integer_attr(int(free), i1)
     for wait, parity in parities(k, fwf).items():
         free = fwf[k.barriers.index(k.barrier_of(wait.operands[0]))]
         wait.attributes["cake.parity"] = (string_attr(parity) if isinstance(parity, str)
                                           else i64_array(parity))
-        wait.attributes["cake.initial_parity"] = int_attr(int(free))
+        wait.attributes["cake.initial_parity"] = integer_attr(int(free))
     for skip in (o for o in walk(kernel) if isinstance(o, cake.SkipOp)):
         # A skip flips the same phase bits as the role's waits: it starts them when it
         # comes first.
         free = fwf[k.barriers.index(k.barrier_of(skip.barrier))]
-        skip.attributes["cake.initial_parity"] = int_attr(int(free))
-    kernel.attributes["cake.barrier_smem"] = int_attr(MBARRIER_BYTES * k.total_elems)
+        skip.attributes["cake.initial_parity"] = integer_attr(int(free))
+    kernel.attributes["cake.barrier_smem"] = integer_attr(MBARRIER_BYTES * k.total_elems)

@@ -184,11 +184,7 @@ def set_int(op: Operation, name: str, value: int) -> None:
     # i64 attributes hold two's complement: descriptors with bit 63 set read back negative.
     if value > (1 << 63) - 1:
         value -= 1 << 64
-    op.attributes[name] = int_attr(value) if type(value) is int else IntegerAttr(value, i64)
-
-
-#: `IntegerAttr(value, type_)` of an int (i64 unless given), one instance per value and type
-int_attr = integer_attr
+    op.attributes[name] = integer_attr(value) if type(value) is int else IntegerAttr(value, i64)
 
 
 def set_str(op: Operation, name: str, value: str) -> None:
